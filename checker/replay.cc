@@ -1,0 +1,806 @@
+// The replay engine: a port of simrd's RuntimeV1 and RuntimeV2 family.
+//
+// State invariants (as in simrd):
+//  - A storage is in the eviction pool iff it is material and holds no lock
+//    (ref_int == 0); pinned storages hold one lock forever. The pool keeps the
+//    order in which storages last became evictable.
+//  - A tensor is defined only while its storage is material; evicting a
+//    storage undefines all its tensors (aliases included).
+//  - Children, storage tensor lists and (RuntimeV1) parents grow and shrink
+//    exactly as simrd's lists do, so that every traversal sees what simrd sees,
+//    including outputs of the operator being computed, which are created
+//    (immaterial) before their parents are materialized.
+//  - With an optimizing runtime and a heuristic that reads them, each material
+//    storage carries two incrementally maintained evicted regions and, once
+//    evicted, a union-find equivalence class. Their values are simrd's
+//    incremental ones, stale storage compute included; we never recompute them
+//    from scratch where simrd does not.
+#include "checker/replay.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include "checker/exact_divide.h"
+#include "model/error.h"
+
+namespace dtr {
+
+std::string_view RuntimeName(RuntimeKind kind) {
+  switch (kind) {
+    case RuntimeKind::kV1: return "RuntimeV1";
+    case RuntimeKind::kV2: return "RuntimeV2";
+    case RuntimeKind::kV2Eager: return "RuntimeV2Eager";
+    case RuntimeKind::kV2Optimized: return "RuntimeV2Optimized";
+    case RuntimeKind::kV2EagerOptimized: return "RuntimeV2EagerOptimized";
+  }
+  return "?";
+}
+
+std::vector<std::string_view> RuntimeNames() {
+  return {"RuntimeV1", "RuntimeV2", "RuntimeV2Eager", "RuntimeV2Optimized", "RuntimeV2EagerOptimized"};
+}
+
+RuntimeKind ParseRuntime(std::string_view name) {
+  for (RuntimeKind k : {RuntimeKind::kV1, RuntimeKind::kV2, RuntimeKind::kV2Eager, RuntimeKind::kV2Optimized,
+                        RuntimeKind::kV2EagerOptimized})
+    if (RuntimeName(k) == name) return k;
+  throw Error(fmt::format(
+      "unknown runtime '{}' (known: RuntimeV1, RuntimeV2, RuntimeV2Eager, RuntimeV2Optimized, "
+      "RuntimeV2EagerOptimized)",
+      name));
+}
+
+std::string_view OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kPass: return "pass";
+    case Outcome::kOom: return "oom";
+    case Outcome::kThrash: return "thrash";
+  }
+  return "?";
+}
+
+int64_t BudgetForRatio(int64_t baseline_memory, double ratio) {
+  return static_cast<int64_t>(static_cast<double>(baseline_memory) * ratio);
+}
+
+double RematLimit(int64_t baseline_compute, double overhead_limit) {
+  return static_cast<double>(baseline_compute) * (overhead_limit - 1.0);
+}
+
+double Overhead(int64_t clock, int64_t baseline_compute) {
+  bool negative = clock < 0;
+  double q = ExactDivide(static_cast<uint64_t>(negative ? -clock : clock), static_cast<uint64_t>(baseline_compute));
+  return negative ? -q : q;
+}
+
+namespace {
+
+constexpr int64_t kNever = INT64_MIN;  // simrd's -math.inf last access time
+
+struct OomSignal {};
+struct ThrashSignal {};
+
+struct Region {
+  std::vector<StorageId> interior;  // sorted
+  std::vector<StorageId> frontier;  // sorted
+  int64_t compute = 0;
+  void Clear() {
+    interior.clear();
+    frontier.clear();
+    compute = 0;
+  }
+};
+
+class Engine {
+ public:
+  Engine(const Trace& trace, const ReplayConfig& config);
+  RunResult Run();
+
+ private:
+  bool v1() const { return runtime_ == RuntimeKind::kV1; }
+  bool eager() const {
+    return runtime_ == RuntimeKind::kV2Eager || runtime_ == RuntimeKind::kV2EagerOptimized;
+  }
+  StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
+
+  // The budget comparison `memory + need > budget`, recording which budgets
+  // give the same answer.
+  bool OverBudget(int64_t need) {
+    int64_t total = memory_ + need;
+    if (total > budget_) {
+      budget_hi_ = std::min(budget_hi_, total - 1);
+      return true;
+    }
+    budget_lo_ = std::max(budget_lo_, total);
+    return false;
+  }
+
+  void ComputeOp(OpId op);
+  void Get(TensorId t);
+  void Release(TensorId t);
+  void Pin(TensorId t);
+  void Materialize(TensorId t, bool remat);
+  void ComputeTensor(TensorId t, bool remat, size_t remat_siblings_at);
+  void Free(int64_t size);
+  void Evict(StorageId s, bool by_heuristic);
+  void Lock(StorageId s);
+  void Unlock(StorageId s);
+  void MakeEvictable(StorageId s);
+  void MakeUnevictable(StorageId s);
+  void TryBanish(StorageId s);
+  void Bottleneck(TensorId t);
+  [[noreturn]] void SimrdAssertion(const std::string& what) const;
+
+  StorageId Choose();
+  double Score(StorageId s);
+  int64_t EqClassCompute(StorageId s);
+  void Rebuild(Region& r, StorageId base, bool reverse);
+  void Absorb(Region& r, StorageId fs, bool reverse);
+  int32_t NewNode(int64_t value);
+  int32_t Find(int32_t node);
+  void Merge(int32_t a, int32_t b);
+  void CaptureOom();
+
+  const Trace& trace_;
+  const RuntimeKind runtime_;
+  const HeuristicSpec* heuristic_;
+  const int64_t budget_;
+  const double remat_limit_;
+  const bool maintain_regions_;
+  const bool maintain_eq_;
+  std::mt19937_64 rng_;
+
+  RunResult result_;
+  int64_t memory_ = 0;
+  int64_t budget_lo_ = 0, budget_hi_ = kInfiniteBudget;
+  int32_t step_ = 0;
+  TensorId tensor_count_ = 0;
+
+  // Per tensor.
+  std::vector<uint8_t> defined_;
+  std::vector<int32_t> tensor_ref_;
+  std::vector<std::vector<TensorId>> children_;
+  std::vector<std::vector<TensorId>> parents_;  // RuntimeV1 edits these; V2 reads op args
+
+  // Per storage.
+  std::vector<uint8_t> material_, pinned_, banished_;
+  std::vector<int32_t> ref_int_, ref_ext_;
+  std::vector<int64_t> compute_, last_access_;
+  std::vector<std::vector<TensorId>> storage_tensors_;
+  std::vector<int32_t> pool_pos_;
+  std::vector<Region> fwd_, rev_;
+  std::vector<int32_t> ecn_;
+  std::vector<std::unordered_set<TensorId>> evicted_dependents_;  // RuntimeV1
+
+  // The pool: slots in insertion order, -1 for removed entries.
+  std::vector<StorageId> pool_;
+  int32_t pool_live_ = 0;
+
+  // Union-find nodes of the equivalence classes.
+  std::vector<int32_t> node_parent_;
+  std::vector<int64_t> node_value_;
+
+  // Scratch.
+  std::vector<TensorId> frames_;  // pending materializations, outermost first
+  std::vector<TensorId> scratch_;
+  std::vector<StorageId> dfs_, merge_tmp_, diff_, affected_, affected_rev_, remat_storages_;
+  std::vector<uint32_t> mark_a_, mark_b_;
+  uint32_t stamp_ = 0;
+  Region unopt_fwd_, unopt_rev_;
+};
+
+Engine::Engine(const Trace& trace, const ReplayConfig& config)
+    : trace_(trace),
+      runtime_(config.runtime),
+      heuristic_(config.heuristic),
+      budget_(config.budget),
+      remat_limit_(config.remat_limit),
+      maintain_regions_(heuristic_ && (heuristic_->features & kFeatureRegions) &&
+                        (config.runtime == RuntimeKind::kV2Optimized ||
+                         config.runtime == RuntimeKind::kV2EagerOptimized)),
+      maintain_eq_(heuristic_ && (heuristic_->features & kFeatureEqClass) &&
+                   (config.runtime == RuntimeKind::kV2Optimized ||
+                    config.runtime == RuntimeKind::kV2EagerOptimized)),
+      rng_(config.seed) {
+  if (heuristic_) {
+    unsigned supported = kFeatureLastAccess;
+    if (runtime_ == RuntimeKind::kV2Optimized || runtime_ == RuntimeKind::kV2EagerOptimized)
+      supported |= kFeatureRegions | kFeatureEqClass;
+    unsigned missing = heuristic_->features & ~supported;
+    if (missing)
+      throw Error(fmt::format("heuristic {} needs {}, which {} does not maintain (use RuntimeV2Optimized or "
+                              "RuntimeV2EagerOptimized)",
+                              heuristic_->name, (missing & kFeatureRegions) ? "evicted regions" : "equivalence classes",
+                              RuntimeName(runtime_)));
+  } else if (budget_ != kInfiniteBudget) {
+    throw Error("a finite budget needs a heuristic");
+  }
+  size_t nt = trace.tensors.size(), ns = trace.storages.size();
+  defined_.assign(nt, 0);
+  tensor_ref_.assign(nt, 0);
+  children_.resize(nt);
+  if (v1()) parents_.resize(nt);
+  material_.assign(ns, 0);
+  pinned_.assign(ns, 0);
+  ref_int_.assign(ns, 0);
+  ref_ext_.assign(ns, 0);
+  compute_.assign(ns, 0);
+  last_access_.assign(ns, kNever);
+  storage_tensors_.resize(ns);
+  pool_pos_.assign(ns, -1);
+  if (maintain_regions_) {
+    fwd_.resize(ns);
+    rev_.resize(ns);
+  }
+  if (maintain_eq_) ecn_.assign(ns, -1);
+  if (v1()) {
+    banished_.assign(ns, 0);
+    evicted_dependents_.resize(ns);
+  }
+  mark_a_.assign(ns, 0);
+  mark_b_.assign(ns, 0);
+  result_.budget = budget_;
+  result_.evict_count.assign(ns, 0);
+  result_.heuristic_evict_count.assign(ns, 0);
+}
+
+void Engine::SimrdAssertion(const std::string& what) const {
+  throw Error(fmt::format("{}:{}: {} (simrd stops with an assertion here)", trace_.source,
+                          trace_.program[step_].line, what));
+}
+
+RunResult Engine::Run() {
+  try {
+    for (step_ = 0; step_ < static_cast<int32_t>(trace_.program.size()); ++step_) {
+      const Step& st = trace_.program[step_];
+      switch (st.kind) {
+        case StepKind::kCompute: ComputeOp(st.target); break;
+        case StepKind::kGet: Get(st.target); break;
+        case StepKind::kRelease: Release(st.target); break;
+        case StepKind::kPin:
+          if (!defined_[st.target]) Materialize(st.target, true);
+          Pin(st.target);
+          break;
+      }
+    }
+    result_.outcome = Outcome::kPass;
+  } catch (const OomSignal&) {
+    result_.outcome = Outcome::kOom;
+  } catch (const ThrashSignal&) {
+    result_.outcome = Outcome::kThrash;
+  }
+  for (size_t s = 0; s < result_.evict_count.size(); ++s) {
+    result_.distinct_evicted += result_.evict_count[s] > 0;
+    result_.distinct_heuristic_evicted += result_.heuristic_evict_count[s] > 0;
+  }
+  result_.budget_lo = budget_lo_;
+  result_.budget_hi = budget_hi_;
+  return std::move(result_);
+}
+
+// simrd: Runtime.compute() with Tensor.from_op().
+void Engine::ComputeOp(OpId id) {
+  const Operator& op = trace_.ops[id];
+  for (int32_t i = 0; i < op.num_outputs; ++i) {
+    TensorId u = op.first_output + i;
+    const Tensor& t = trace_.tensors[u];
+    StorageId s = t.storage;
+    bool fresh = !t.is_alias;
+    storage_tensors_[s].push_back(u);
+    ++ref_ext_[s];
+    compute_[s] = t.storage_compute_after;
+    tensor_ref_[u] = 1;
+    if (op.is_constant) result_.const_memory += t.size;
+    if (fresh) {
+      if (maintain_eq_) ecn_[s] = NewNode(0);
+    }
+    if (v1()) {
+      for (TensorId p : op.args)
+        if (storage(p) != s) evicted_dependents_[storage(p)].insert(u);
+      parents_[u] = op.args;
+    }
+  }
+  tensor_count_ = op.first_output + op.num_outputs;
+  for (TensorId p : op.args)
+    for (int32_t i = 0; i < op.num_outputs; ++i) children_[p].push_back(op.first_output + i);
+
+  Materialize(op.first_output, false);
+
+  for (int32_t i = 0; i < op.num_outputs; ++i) last_access_[storage(op.first_output + i)] = result_.clock;
+}
+
+void Engine::Get(TensorId t) {
+  ++ref_ext_[storage(t)];
+  ++tensor_ref_[t];
+}
+
+void Engine::Release(TensorId t) {
+  StorageId s = storage(t);
+  --ref_ext_[s];
+  --tensor_ref_[t];
+  if (v1()) {
+    if (ref_ext_[s] == 0) TryBanish(s);
+  } else if (eager() && ref_ext_[s] == 0 && material_[s] && !pinned_[s]) {
+    Evict(s, false);
+  }
+}
+
+void Engine::Pin(TensorId t) {
+  StorageId s = storage(t);
+  if (!material_[s]) SimrdAssertion(fmt::format("cannot pin '{}', whose storage is evicted", trace_.tensors[t].name));
+  if (pinned_[s]) return;
+  Lock(s);
+  pinned_[s] = 1;
+}
+
+void Engine::Lock(StorageId s) {
+  if (v1() && banished_[s]) SimrdAssertion("cannot lock a banished storage");
+  if (ref_int_[s] == 0) MakeUnevictable(s);
+  ++ref_int_[s];
+}
+
+void Engine::Unlock(StorageId s) {
+  if (--ref_int_[s] == 0) MakeEvictable(s);
+}
+
+void Engine::MakeEvictable(StorageId s) {
+  if (pool_pos_[s] >= 0) return;
+  pool_pos_[s] = static_cast<int32_t>(pool_.size());
+  pool_.push_back(s);
+  ++pool_live_;
+}
+
+void Engine::MakeUnevictable(StorageId s) {
+  int32_t pos = pool_pos_[s];
+  if (pos < 0) return;
+  pool_[pos] = -1;
+  pool_pos_[s] = -1;
+  --pool_live_;
+  size_t dead = pool_.size() - pool_live_;
+  if (dead > 64 && dead > static_cast<size_t>(pool_live_)) {
+    size_t w = 0;
+    for (StorageId x : pool_)
+      if (x >= 0) {
+        pool_pos_[x] = static_cast<int32_t>(w);
+        pool_[w++] = x;
+      }
+    pool_.resize(w);
+  }
+}
+
+// simrd: _materialize().
+void Engine::Materialize(TensorId t, bool remat) {
+  frames_.push_back(t);
+  const Operator& op = trace_.op_of(t);
+  const std::vector<TensorId>& parents = v1() ? parents_[t] : op.args;
+  for (TensorId p : parents) {
+    StorageId ps = storage(p);
+    if (v1() && ref_ext_[ps] <= 0) continue;  // RuntimeV1 only updates externally referenced storages
+    last_access_[ps] = result_.clock;
+  }
+  // Lock the defined parents first, then materialize and lock the others; both
+  // lists are taken before any of it happens (simrd wraps the filters in list()).
+  size_t base = scratch_.size();
+  for (TensorId p : parents)
+    if (defined_[p]) scratch_.push_back(p);
+  size_t undefined_at = scratch_.size();
+  for (TensorId p : parents)
+    if (!defined_[p]) scratch_.push_back(p);
+  size_t end = scratch_.size();
+  for (size_t i = base; i < undefined_at; ++i) Lock(storage(scratch_[i]));
+  for (size_t i = undefined_at; i < end; ++i) {
+    TensorId p = scratch_[i];
+    if (!defined_[p]) Materialize(p, true);  // a sibling may have defined it meanwhile
+    Lock(storage(p));
+  }
+  scratch_.resize(base);
+
+  if (OverBudget(op.total_size)) Free(op.total_size);
+
+  size_t siblings_at = scratch_.size();
+  ComputeTensor(t, remat, siblings_at);
+
+  if (v1()) {
+    // simrd iterates the live list: a banished parent removes itself from it.
+    for (size_t i = 0; i < parents_[t].size(); ++i) {
+      StorageId ps = storage(parents_[t][i]);
+      Unlock(ps);
+      auto& deps = evicted_dependents_[ps];
+      for (size_t k = siblings_at; k < scratch_.size(); ++k)
+        if (storage(scratch_[k]) != ps) deps.erase(scratch_[k]);
+      if (storage(t) != ps) deps.erase(t);
+      TryBanish(ps);
+    }
+  } else {
+    for (TensorId p : op.args) Unlock(storage(p));
+  }
+  scratch_.resize(siblings_at);
+
+  if (static_cast<double>(result_.remat_compute) > remat_limit_) throw ThrashSignal{};
+  Bottleneck(t);
+  frames_.pop_back();
+}
+
+void Engine::Bottleneck(TensorId t) {
+  const Operator& op = trace_.op_of(t);
+  int64_t need = op.total_size;
+  for (TensorId p : v1() ? parents_[t] : op.args) need += trace_.tensors[p].size;
+  result_.bottleneck_memory = std::max(result_.bottleneck_memory, need);
+}
+
+// simrd: _compute(). Leaves the rematerialized siblings on scratch_ from
+// remat_siblings_at (RuntimeV1 needs them).
+void Engine::ComputeTensor(TensorId t, bool remat, size_t remat_siblings_at) {
+  const Operator& op = trace_.op_of(t);
+  // Siblings in output order, then t: which were defined, which storages were evicted.
+  std::vector<StorageId>& remat_storages = remat_storages_;
+  remat_storages.clear();
+  for (int32_t i = 0; i < op.num_outputs; ++i) {
+    TensorId u = op.first_output + i;
+    if (u == t) continue;
+    if (!defined_[u]) scratch_.push_back(u);
+    if (!material_[storage(u)]) remat_storages.push_back(storage(u));
+  }
+  if (!material_[storage(t)]) remat_storages.push_back(storage(t));
+
+  const size_t n_remat_storages = remat_storages.size();
+  result_.clock += op.compute;
+  memory_ += op.total_size;
+  result_.max_memory = std::max(result_.max_memory, memory_);
+  material_[storage(t)] = 1;
+  defined_[t] = 1;
+  (remat ? result_.remat_compute : result_.model_compute) += op.compute;
+  for (size_t k = remat_siblings_at; k < scratch_.size(); ++k) {
+    material_[storage(scratch_[k])] = 1;
+    defined_[scratch_[k]] = 1;
+  }
+  // Outputs that were already defined were computed twice; free the copies.
+  for (int32_t i = 0; i < op.num_outputs; ++i) {
+    TensorId u = op.first_output + i;
+    if (u == t) continue;
+    bool was_rematerialized = false;
+    for (size_t k = remat_siblings_at; k < scratch_.size(); ++k) was_rematerialized |= scratch_[k] == u;
+    if (!was_rematerialized) memory_ -= trace_.tensors[u].size;
+  }
+  for (size_t i = 0; i < n_remat_storages; ++i) MakeEvictable(remat_storages[i]);
+
+  if (maintain_regions_) {
+    affected_.clear();
+    affected_rev_.clear();
+    for (size_t i = 0; i < n_remat_storages; ++i) {
+      StorageId us = remat_storages[i];
+      Rebuild(fwd_[us], us, false);
+      Rebuild(rev_[us], us, true);
+      // Rebuild() moves the stamp; collect the affected sets afterwards.
+    }
+    uint32_t mark = ++stamp_;
+    for (size_t i = 0; i < n_remat_storages; ++i) {
+      StorageId us = remat_storages[i];
+      for (StorageId x : rev_[us].frontier)
+        if (mark_a_[x] != mark) {
+          mark_a_[x] = mark;
+          affected_.push_back(x);
+        }
+      for (StorageId x : fwd_[us].frontier)
+        if (mark_b_[x] != mark) {
+          mark_b_[x] = mark;
+          affected_rev_.push_back(x);
+        }
+    }
+    for (StorageId x : affected_) Rebuild(fwd_[x], x, false);
+    for (StorageId x : affected_rev_) Rebuild(rev_[x], x, true);
+  }
+  if (maintain_eq_) {
+    for (size_t i = 0; i < n_remat_storages; ++i) {
+      StorageId s = remat_storages[i];
+      if (ecn_[s] < 0) SimrdAssertion("a rematerialized storage has no equivalence class");
+      node_value_[Find(ecn_[s])] -= compute_[s];
+      ecn_[s] = -1;
+    }
+  }
+}
+
+void Engine::Free(int64_t size) {
+  while (OverBudget(size)) {
+    if (pool_live_ == 0) {
+      CaptureOom();
+      throw OomSignal{};
+    }
+    Evict(Choose(), true);
+  }
+}
+
+void Engine::CaptureOom() {
+  OomContext c;
+  TensorId inner = frames_.back();
+  c.program_op = trace_.op_of(frames_.front()).name;
+  c.op = trace_.op_of(inner).name;
+  c.tensor = trace_.tensors[inner].name;
+  c.request = trace_.op_of(inner).total_size;
+  c.memory_usage = memory_;
+  for (size_t s = 0; s < material_.size(); ++s) {
+    if (!material_[s]) continue;
+    if (pinned_[s]) {
+      c.pinned_memory += trace_.storages[s].size;
+    } else if (ref_int_[s] > 0) {
+      c.locked_memory += trace_.storages[s].size;
+      ++c.locked_storages;
+    }
+  }
+  c.remat_depth = static_cast<int32_t>(frames_.size()) - 1;
+  c.program_step = step_;
+  result_.oom = std::move(c);
+}
+
+// simrd: _evict() of the runtime in use, including RuntimeV2Optimized's
+// region and equivalence-class updates.
+void Engine::Evict(StorageId s, bool by_heuristic) {
+  if (!v1() && pinned_[s]) SimrdAssertion("tried to evict a pinned storage");
+  material_[s] = 0;
+  memory_ -= trace_.storages[s].size;
+  MakeUnevictable(s);
+  for (TensorId t : storage_tensors_[s]) {
+    defined_[t] = 0;
+    if (v1())
+      for (TensorId p : parents_[t])
+        if (storage(p) != s) evicted_dependents_[storage(p)].insert(t);
+  }
+  ++result_.evict_count[s];
+  if (by_heuristic) {
+    ++result_.heuristic_evictions;
+    ++result_.heuristic_evict_count[s];
+  } else {
+    ++result_.eager_evictions;
+  }
+
+  if (maintain_regions_) {
+    // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
+    std::vector<StorageId> rev_frontier = rev_[s].frontier;
+    for (StorageId ps : rev_frontier) Absorb(fwd_[ps], s, false);
+    std::vector<StorageId> fwd_frontier = fwd_[s].frontier;
+    for (StorageId cs : fwd_frontier) Absorb(rev_[cs], s, true);
+    fwd_[s].Clear();
+    rev_[s].Clear();
+  }
+  if (maintain_eq_) {
+    if (ecn_[s] >= 0) SimrdAssertion("an evicted storage already has an equivalence class");
+    ecn_[s] = NewNode(compute_[s]);
+    for (TensorId t : storage_tensors_[s]) {
+      for (TensorId p : trace_.op_of(t).args) {
+        StorageId n = storage(p);
+        if (!material_[n] && n != s) Merge(ecn_[n], ecn_[s]);
+      }
+      for (TensorId c : children_[t]) {
+        StorageId n = storage(c);
+        if (!material_[n] && n != s) Merge(ecn_[n], ecn_[s]);
+      }
+    }
+  }
+}
+
+// simrd: RuntimeV1._try_banish_V1().
+void Engine::TryBanish(StorageId s) {
+  if (ref_ext_[s] > 0 || !evicted_dependents_[s].empty()) return;
+  for (TensorId t : storage_tensors_[s])
+    if (tensor_ref_[t] != 0) SimrdAssertion("tried to banish a storage with live tensors");
+  if (material_[s]) {
+    ref_int_[s] = 0;
+    Evict(s, false);
+  }
+  for (TensorId t : storage_tensors_[s]) {
+    for (size_t i = 0; i < parents_[t].size(); ++i) {
+      TensorId p = parents_[t][i];
+      StorageId ps = storage(p);
+      if (ps == s) continue;
+      evicted_dependents_[ps].erase(t);
+      auto& kids = children_[p];
+      auto it = std::find(kids.begin(), kids.end(), t);
+      if (it == kids.end()) SimrdAssertion("banishing a tensor missing from its parent's children");
+      kids.erase(it);
+    }
+    for (size_t i = 0; i < children_[t].size(); ++i) {
+      TensorId c = children_[t][i];
+      if (storage(c) == s) continue;
+      auto& ps = parents_[c];
+      auto it = std::find(ps.begin(), ps.end(), t);
+      if (it == ps.end()) SimrdAssertion("banishing a tensor missing from its child's parents");
+      ps.erase(it);
+      Pin(c);
+    }
+  }
+  banished_[s] = 1;
+}
+
+StorageId Engine::Choose() {
+  if (heuristic_->cost == CostTerm::kRandom) {
+    ++result_.heuristic_evals;
+    std::uniform_int_distribution<int32_t> pick(0, pool_live_ - 1);
+    int32_t k = pick(rng_);
+    for (StorageId s : pool_)
+      if (s >= 0 && k-- == 0) return s;
+  }
+  double best = std::numeric_limits<double>::infinity();
+  StorageId best_s = -1;
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    StorageId s = pool_[i];
+    if (s < 0) continue;
+    double score = Score(s);
+    ++result_.heuristic_evals;
+    if (score <= best) {  // the last of equal scores wins
+      best = score;
+      best_s = s;
+    }
+    if (score == 0) break;
+  }
+  if (best_s < 0) SimrdAssertion("no storage scored at most +inf");
+  return best_s;
+}
+
+double Engine::Score(StorageId s) {
+  const HeuristicSpec& h = *heuristic_;
+  int64_t num = 0;
+  int64_t last = last_access_[s];
+  switch (h.cost) {
+    case CostTerm::kRegions: num = compute_[s] + fwd_[s].compute + rev_[s].compute; break;
+    case CostTerm::kReverseRegion: num = compute_[s] + rev_[s].compute; break;
+    case CostTerm::kEqClass: num = EqClassCompute(s); break;
+    case CostTerm::kLocal: num = compute_[s]; break;
+    case CostTerm::kOne: num = 1; break;
+    case CostTerm::kLastAccess:
+      return last == kNever ? -std::numeric_limits<double>::infinity() : static_cast<double>(last);
+    case CostTerm::kUnoptimized: {
+      // simrd: Heuristic.evicted_neighborhood(), fresh regions in both directions.
+      Rebuild(unopt_fwd_, s, false);
+      Rebuild(unopt_rev_, s, true);
+      num = compute_[s];
+      ++stamp_;
+      for (const Region* r : {&unopt_fwd_, &unopt_rev_})
+        for (StorageId u : r->interior)
+          if (mark_a_[u] != stamp_) {
+            mark_a_[u] = stamp_;
+            num += compute_[u];
+            if (last_access_[u] != kNever && (last == kNever || last_access_[u] > last)) last = last_access_[u];
+          }
+      break;
+    }
+    case CostTerm::kRandom: break;
+  }
+  if (!h.divide_by_size && !h.divide_by_staleness) return static_cast<double>(num);
+  uint128 den = h.divide_by_size ? static_cast<uint128>(trace_.storages[s].size) : 1;
+  if (h.divide_by_staleness) {
+    if (last == kNever) {
+      // staleness is +inf: size * inf is nan for size 0 (score inf), inf otherwise (score 0.0).
+      return den == 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    }
+    den *= static_cast<uint128>(result_.clock - last);
+  }
+  if (den == 0) return std::numeric_limits<double>::infinity();
+  if (num < 0) return -ExactDivide(static_cast<uint64_t>(-num), den);
+  return ExactDivide(static_cast<uint64_t>(num), den);
+}
+
+// simrd: DTREqClass.evaluate(): s.compute plus the value of each distinct
+// class among the evicted neighbours.
+int64_t Engine::EqClassCompute(StorageId s) {
+  int64_t total = compute_[s];
+  size_t base = dfs_.size();
+  auto visit = [&](TensorId u) {
+    StorageId n = storage(u);
+    if (material_[n] || n == s) return;
+    int32_t root = Find(ecn_[n]);
+    for (size_t i = base; i < dfs_.size(); ++i)
+      if (dfs_[i] == root) return;
+    dfs_.push_back(root);
+    total += node_value_[root];
+  };
+  for (TensorId t : storage_tensors_[s]) {
+    for (TensorId p : trace_.op_of(t).args) visit(p);
+    for (TensorId c : children_[t]) visit(c);
+  }
+  dfs_.resize(base);
+  return total;
+}
+
+// simrd: Region.rebuild(): the evicted storages reachable from base through
+// evicted storages (interior) and the material storages at its edge (frontier).
+void Engine::Rebuild(Region& r, StorageId base, bool reverse) {
+  r.Clear();
+  uint32_t mark = ++stamp_;
+  dfs_.clear();
+  dfs_.push_back(base);
+  while (!dfs_.empty()) {
+    StorageId s = dfs_.back();
+    dfs_.pop_back();
+    for (TensorId t : storage_tensors_[s]) {
+      const std::vector<TensorId>& next =
+          reverse ? (v1() ? parents_[t] : trace_.op_of(t).args) : children_[t];
+      for (TensorId u : next) {
+        StorageId us = storage(u);
+        if (material_[us]) {
+          if (us != base && mark_b_[us] != mark) {
+            mark_b_[us] = mark;
+            r.frontier.push_back(us);
+          }
+          continue;
+        }
+        if (mark_a_[us] != mark) {
+          mark_a_[us] = mark;
+          r.compute += compute_[us];
+          r.interior.push_back(us);
+          dfs_.push_back(us);
+        }
+      }
+    }
+  }
+  std::sort(r.interior.begin(), r.interior.end());
+  std::sort(r.frontier.begin(), r.frontier.end());
+}
+
+// simrd: Region.absorb(): r's frontier storage fs was just evicted; fs joins
+// the interior with the interior of its own region, whose frontier joins r's.
+// Quirk kept from simrd (optimization/region.py): fs's compute is added even
+// if fs is already in the interior, and every compute is the storage's
+// current one, not the one it had when the region was built.
+void Engine::Absorb(Region& r, StorageId fs, bool reverse) {
+  Region& own = reverse ? rev_[fs] : fwd_[fs];
+  Region copy;
+  const Region& reg = (&own == &r) ? (copy = own, copy) : own;
+  auto it = std::lower_bound(r.frontier.begin(), r.frontier.end(), fs);
+  if (it == r.frontier.end() || *it != fs) SimrdAssertion("an evicted storage is missing from a region frontier");
+  r.frontier.erase(it);
+  merge_tmp_.clear();
+  std::set_union(r.frontier.begin(), r.frontier.end(), reg.frontier.begin(), reg.frontier.end(),
+                 std::back_inserter(merge_tmp_));
+  r.frontier.swap(merge_tmp_);
+  diff_.clear();
+  std::set_difference(reg.interior.begin(), reg.interior.end(), r.interior.begin(), r.interior.end(),
+                      std::back_inserter(diff_));
+  auto pos = std::lower_bound(diff_.begin(), diff_.end(), fs);
+  if (pos == diff_.end() || *pos != fs) diff_.insert(pos, fs);
+  for (StorageId d : diff_) r.compute += compute_[d];
+  merge_tmp_.clear();
+  std::set_union(r.interior.begin(), r.interior.end(), diff_.begin(), diff_.end(), std::back_inserter(merge_tmp_));
+  r.interior.swap(merge_tmp_);
+}
+
+int32_t Engine::NewNode(int64_t value) {
+  node_parent_.push_back(-1);
+  node_value_.push_back(value);
+  return static_cast<int32_t>(node_parent_.size() - 1);
+}
+
+int32_t Engine::Find(int32_t node) {
+  int32_t root = node;
+  while (node_parent_[root] >= 0) root = node_parent_[root];
+  while (node_parent_[node] >= 0) {
+    int32_t next = node_parent_[node];
+    node_parent_[node] = root;
+    node = next;
+  }
+  return root;
+}
+
+// simrd: EqClassNode.merge(): a's class joins b's; b's root keeps the sum.
+void Engine::Merge(int32_t a, int32_t b) {
+  int32_t l = Find(a), r = Find(b);
+  if (l == r) return;
+  node_parent_[l] = r;
+  node_value_[r] += node_value_[l];
+}
+
+}  // namespace
+
+RunResult Replay(const Trace& trace, const ReplayConfig& config) { return Engine(trace, config).Run(); }
+
+Baseline ComputeBaseline(const Trace& trace) {
+  ReplayConfig config;
+  config.runtime = RuntimeKind::kV1;
+  RunResult r = Replay(trace, config);
+  return {r.max_memory, r.model_compute, r.const_memory, r.bottleneck_memory};
+}
+
+}  // namespace dtr

@@ -1,0 +1,102 @@
+// The deterministic replay of a trace under a memory budget, reproducing
+// simrd's runtimes (runtime/v1.py, runtime/v2.py) bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checker/heuristic.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+enum class RuntimeKind {
+  kV1,                 // banishing (RuntimeV1); also computes the baseline
+  kV2,                 // lazy, no incremental regions (RuntimeV2)
+  kV2Eager,            // eager eviction, no incremental regions (RuntimeV2Eager)
+  kV2Optimized,        // lazy, incremental regions and eq-classes (RuntimeV2Optimized)
+  kV2EagerOptimized,   // the default (RuntimeV2EagerOptimized)
+};
+
+std::string_view RuntimeName(RuntimeKind kind);
+RuntimeKind ParseRuntime(std::string_view name);  // throws Error for an unknown name
+std::vector<std::string_view> RuntimeNames();
+
+constexpr int64_t kInfiniteBudget = std::numeric_limits<int64_t>::max();
+
+enum class Outcome { kPass, kOom, kThrash };
+std::string_view OutcomeName(Outcome o);  // "pass", "oom", "thrash"
+
+struct ReplayConfig {
+  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
+  const HeuristicSpec* heuristic = nullptr;  // nullptr: no heuristic (only valid with an infinite budget)
+  int64_t budget = kInfiniteBudget;
+  // Thrash when remat_compute > remat_limit (simrd compares an int with a float).
+  double remat_limit = std::numeric_limits<double>::infinity();
+  uint64_t seed = 0;  // RandomStorage / AbRandom only
+};
+
+// The state at an OOM: the pending materializations when the eviction pool ran empty.
+struct OomContext {
+  std::string program_op;  // the top-level program operator being computed
+  std::string op;          // operator of the innermost pending materialization
+  std::string tensor;      // its tensor
+  int64_t request = 0;     // that operator's total output size
+  int64_t memory_usage = 0;
+  int64_t pinned_memory = 0;   // material pinned storages
+  int64_t locked_memory = 0;   // material, unpinned storages holding locks
+  int32_t locked_storages = 0;
+  int32_t remat_depth = 0;     // pending materializations below the program operator
+  int32_t program_step = 0;    // index into Trace::program
+};
+
+struct RunResult {
+  Outcome outcome = Outcome::kPass;
+  int64_t budget = 0;
+  int64_t clock = 1;  // simrd's clock starts at 1
+  int64_t remat_compute = 0;
+  int64_t model_compute = 0;
+  int64_t heuristic_evals = 0;
+  int64_t max_memory = 0;
+  int64_t bottleneck_memory = 0;
+  int64_t const_memory = 0;
+  int64_t heuristic_evictions = 0;
+  int64_t eager_evictions = 0;  // eager (V2 Eager) or banishing (V1) evictions
+  int32_t distinct_heuristic_evicted = 0;
+  int32_t distinct_evicted = 0;
+  std::vector<int32_t> evict_count;            // per storage, both kinds
+  std::vector<int32_t> heuristic_evict_count;  // per storage
+  std::optional<OomContext> oom;
+  // Every budget in [budget_lo, budget_hi] (bytes) makes every budget
+  // comparison of this run come out the same, hence the same run.
+  int64_t budget_lo = 0;
+  int64_t budget_hi = kInfiniteBudget;
+
+  int64_t evictions() const { return heuristic_evictions + eager_evictions; }
+};
+
+// Throws Error if the heuristic needs a feature the runtime lacks, or if the
+// run reaches a state where simrd itself stops with an assertion.
+RunResult Replay(const Trace& trace, const ReplayConfig& config);
+
+// simrd's baseline: RuntimeV1 with an infinite budget.
+struct Baseline {
+  int64_t memory = 0;   // peak memory
+  int64_t compute = 0;  // model compute
+  int64_t const_memory = 0;
+  int64_t bottleneck_memory = 0;
+};
+Baseline ComputeBaseline(const Trace& trace);
+
+// int(baseline_memory * ratio), in doubles, as simrd computes it.
+int64_t BudgetForRatio(int64_t baseline_memory, double ratio);
+// baseline_compute * (overhead_limit - 1), as a double.
+double RematLimit(int64_t baseline_compute, double overhead_limit);
+// clock / baseline_compute, correctly rounded.
+double Overhead(int64_t clock, int64_t baseline_compute);
+
+}  // namespace dtr

@@ -1,0 +1,40 @@
+// Many replays of one trace: the baseline once, then one run per (heuristic,
+// budget) point, spread over worker threads. Results come back in input order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checker/ratio_grid.h"
+#include "checker/replay.h"
+
+namespace dtr {
+
+struct RunSpec {
+  const HeuristicSpec* heuristic = nullptr;
+  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
+  std::optional<Ratio> ratio;     // the budget is int(baseline_memory * ratio) ...
+  std::optional<int64_t> budget;  // ... unless given in bytes
+  std::optional<double> overhead_limit;
+  uint64_t seed = 0;
+};
+
+struct RunRecord {
+  RunSpec spec;
+  RunResult result;
+  double overhead = 0;  // clock / baseline compute
+};
+
+// Called after each finished run with (done, total); from worker threads, serialized.
+using ProgressFn = std::function<void(size_t, size_t)>;
+
+ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
+RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
+// jobs <= 0 means one per hardware thread.
+std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
+                               int jobs, const ProgressFn& progress = nullptr);
+
+}  // namespace dtr

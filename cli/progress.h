@@ -1,0 +1,23 @@
+// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace dtr::cli {
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label);
+  ~ProgressBar();
+  void Update(size_t done, size_t total);
+
+ private:
+  std::string label_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+  bool drawn_ = false;
+};
+
+}  // namespace dtr::cli

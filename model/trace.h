@@ -1,0 +1,78 @@
+// The trace model: operators, tensors and storages of one DTR execution log,
+// and the program (compute / get / pin / release) that simrd replays.
+//
+// Ids are dense and follow simrd's creation order: operator i is the i-th
+// operator created (constants included), tensor ids count every output of
+// every operator in that order (simrd's Tensor.id), and a storage is created
+// with its root (non-alias) tensor. An aliasing output shares the storage of
+// the argument it aliases. Every operator appears exactly once in the program,
+// as a kCompute step, in id order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtr {
+
+using OpId = int32_t;
+using TensorId = int32_t;
+using StorageId = int32_t;
+
+struct Operator {
+  std::string name;        // simrd's unique name "NAME/ID", ID counting all operators from 0
+  int64_t compute = 0;     // the TIME of the CALL or MUTATE; 0 for constants
+  int64_t total_size = 0;  // sum of output sizes; aliasing outputs count 0
+  std::vector<TensorId> args;  // argument order, duplicates kept
+  TensorId first_output = 0;   // outputs are first_output .. first_output + num_outputs - 1
+  int32_t num_outputs = 0;
+  bool is_constant = false;
+  int32_t line = 0;  // trace line of the instruction that created it
+};
+
+struct Tensor {
+  std::string name;
+  OpId op = 0;
+  int32_t index = 0;  // output index within the operator
+  StorageId storage = 0;
+  int64_t size = 0;  // the operator's size for this output; 0 for an alias
+  bool is_alias = false;
+  // simrd's Storage.compute right after this tensor joined its storage: the
+  // sum of compute over the distinct operators of the storage's tensors so far.
+  int64_t storage_compute_after = 0;
+  // Outputs of later operators taking this tensor, one entry per argument
+  // occurrence, in creation order (simrd's Tensor.children).
+  std::vector<TensorId> children;
+};
+
+struct Storage {
+  int64_t size = 0;
+  TensorId root = 0;
+  std::vector<TensorId> tensors;  // creation order, root first
+};
+
+enum class StepKind : uint8_t {
+  kCompute,  // create and materialize an operator's outputs (target: OpId)
+  kGet,      // add an external reference (target: TensorId)
+  kPin,      // rematerialize if needed, then pin (target: TensorId)
+  kRelease,  // drop an external reference (target: TensorId)
+};
+
+struct Step {
+  StepKind kind;
+  int32_t target;
+  int32_t line;  // trace line that produced the step
+};
+
+struct Trace {
+  std::string source;  // file name used in messages
+  std::vector<Operator> ops;
+  std::vector<Tensor> tensors;
+  std::vector<Storage> storages;
+  std::vector<Step> program;
+
+  const Operator& op_of(TensorId t) const { return ops[tensors[t].op]; }
+  const Tensor& tensor_named(const std::string& name) const;  // throws Error if absent
+};
+
+}  // namespace dtr

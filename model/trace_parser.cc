@@ -1,0 +1,422 @@
+#include "model/trace_parser.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "model/error.h"
+
+namespace dtr {
+
+const Tensor& Trace::tensor_named(const std::string& name) const {
+  for (const Tensor& t : tensors)
+    if (t.name == name) return t;
+  throw Error(fmt::format("{}: no tensor named '{}'", source, name));
+}
+
+namespace {
+
+using nlohmann::json;
+
+enum class Kind { kConstant, kMemory, kCopy, kRelease, kCall, kMutate, kAnnotate, kCopyFrom, kAlias };
+
+// One decoded line. Only the fields of its kind are set.
+struct Instruction {
+  Kind kind;
+  int line;
+  std::string name;  // NAME; DST for COPY / COPY_FROM; ANNOTATION for ANNOTATE
+  std::string src;   // SRC for COPY / COPY_FROM
+  std::vector<std::string> args, results;
+  std::vector<int64_t> mutate;
+  int64_t number = 0;  // MEMORY, TIME or ALIAS
+};
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kConstant: return "CONSTANT";
+    case Kind::kMemory: return "MEMORY";
+    case Kind::kCopy: return "COPY";
+    case Kind::kRelease: return "RELEASE";
+    case Kind::kCall: return "CALL";
+    case Kind::kMutate: return "MUTATE";
+    case Kind::kAnnotate: return "ANNOTATE";
+    case Kind::kCopyFrom: return "COPY_FROM";
+    case Kind::kAlias: return "ALIAS";
+  }
+  return "?";
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string source) { trace_.source = std::move(source); }
+
+  Trace Parse(std::istream& in);
+
+ private:
+  [[noreturn]] void Fail(int line, const std::string& message) const {
+    throw Error(fmt::format("{}:{}: {}", trace_.source, line, message));
+  }
+
+  Instruction Decode(const std::string& text, int line) const;
+  const json& Field(const json& j, const char* key, int line) const;
+  std::string StringField(const json& j, const char* key, int line) const;
+  int64_t IntegerField(const json& j, const char* key, int line) const;
+  std::vector<std::string> StringList(const json& j, const char* key, int line) const;
+
+  void Build(const std::vector<Instruction>& code, size_t start);
+  TensorId Lookup(const std::string& name, int line, const char* role) const;
+  OpId MakeOp(const std::string& base, int64_t compute, const std::vector<TensorId>& args,
+              const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
+              const std::vector<std::string>& names, bool constant, int line);
+  void Bind(const std::string& name, TensorId t);
+  void Get(TensorId t, int line, const std::string& what);
+  void Release(TensorId t, int line, const std::string& what);
+
+  Trace trace_;
+  std::unordered_map<std::string, TensorId> names_;  // simrd's tensor_map
+  std::vector<std::string> name_order_;              // its keys in insertion order
+  std::unordered_set<std::string> tensor_names_;     // every tensor name ever created
+  std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
+  std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
+};
+
+const json& Parser::Field(const json& j, const char* key, int line) const {
+  auto it = j.find(key);
+  if (it == j.end()) Fail(line, fmt::format("missing key \"{}\"", key));
+  return *it;
+}
+
+std::string Parser::StringField(const json& j, const char* key, int line) const {
+  const json& v = Field(j, key, line);
+  if (!v.is_string()) Fail(line, fmt::format("\"{}\" must be a string", key));
+  return v.get<std::string>();
+}
+
+// simrd applies Python's int() to these fields; traces write them as strings
+// of decimal digits ("733881", "-1"). JSON integers are accepted too.
+int64_t Parser::IntegerField(const json& j, const char* key, int line) const {
+  const json& v = Field(j, key, line);
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    size_t i = 0;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+    if (i == s.size()) Fail(line, fmt::format("\"{}\" must be an integer, got \"{}\"", key, s));
+    int64_t value = 0;
+    for (; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9')
+        Fail(line, fmt::format("\"{}\" must be an integer, got \"{}\"", key, s));
+      if (value > (INT64_MAX - 9) / 10) Fail(line, fmt::format("\"{}\" is too large: {}", key, s));
+      value = value * 10 + (s[i] - '0');
+    }
+    return negative ? -value : value;
+  }
+  Fail(line, fmt::format("\"{}\" must be an integer", key));
+}
+
+std::vector<std::string> Parser::StringList(const json& j, const char* key, int line) const {
+  const json& v = Field(j, key, line);
+  if (!v.is_array()) Fail(line, fmt::format("\"{}\" must be a list of names", key));
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (const json& e : v) {
+    if (!e.is_string()) Fail(line, fmt::format("\"{}\" must be a list of names", key));
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+Instruction Parser::Decode(const std::string& text, int line) const {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    if (text.empty()) Fail(line, "empty line where an instruction was expected");
+    Fail(line, "malformed JSON");
+  }
+  if (!j.is_object()) Fail(line, "expected a JSON object");
+  std::string instr = StringField(j, "INSTRUCTION", line);
+  Instruction in{};
+  in.line = line;
+  if (instr == "CONSTANT") {
+    in.kind = Kind::kConstant;
+    in.name = StringField(j, "NAME", line);
+  } else if (instr == "MEMORY") {
+    in.kind = Kind::kMemory;
+    in.name = StringField(j, "NAME", line);
+    in.number = IntegerField(j, "MEMORY", line);
+    if (in.number < 0) Fail(line, fmt::format("MEMORY of {} is negative", in.name));
+  } else if (instr == "COPY" || instr == "COPY_FROM") {
+    in.kind = instr == "COPY" ? Kind::kCopy : Kind::kCopyFrom;
+    in.name = StringField(j, "DST", line);
+    in.src = StringField(j, "SRC", line);
+  } else if (instr == "RELEASE") {
+    in.kind = Kind::kRelease;
+    in.name = StringField(j, "NAME", line);
+  } else if (instr == "CALL") {
+    in.kind = Kind::kCall;
+    in.results = StringList(j, "RESULT", line);
+    in.name = StringField(j, "NAME", line);
+    in.args = StringList(j, "ARGS", line);
+    in.number = IntegerField(j, "TIME", line);
+    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", in.name));
+  } else if (instr == "MUTATE") {
+    in.kind = Kind::kMutate;
+    in.name = StringField(j, "NAME", line);
+    in.args = StringList(j, "ARGS", line);
+    const json& m = Field(j, "MUTATE", line);
+    if (!m.is_array()) Fail(line, "\"MUTATE\" must be a list of argument indices");
+    for (const json& e : m) {
+      if (!e.is_number_integer()) Fail(line, "\"MUTATE\" must be a list of argument indices");
+      in.mutate.push_back(e.get<int64_t>());
+    }
+    in.number = IntegerField(j, "TIME", line);
+    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", in.name));
+  } else if (instr == "ANNOTATE") {
+    in.kind = Kind::kAnnotate;
+    in.name = StringField(j, "ANNOTATION", line);
+  } else if (instr == "ALIAS") {
+    in.kind = Kind::kAlias;
+    in.name = StringField(j, "NAME", line);
+    in.number = IntegerField(j, "ALIAS", line);
+  } else {
+    Fail(line, fmt::format("unknown instruction \"{}\"", instr));
+  }
+  return in;
+}
+
+Trace Parser::Parse(std::istream& in) {
+  // Like simrd, every line is decoded before replay starts, so an error
+  // before START is still an error.
+  std::vector<Instruction> code;
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
+      text.pop_back();
+    code.push_back(Decode(text, line));
+  }
+  if (in.bad()) throw Error(fmt::format("{}: read error", trace_.source));
+  if (line == 0) throw Error(fmt::format("{}: empty trace", trace_.source));
+  size_t start = 0;
+  while (start < code.size() &&
+         !(code[start].kind == Kind::kAnnotate && code[start].name == "START"))
+    ++start;
+  if (start == code.size())
+    throw Error(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
+  Build(code, start + 1);
+  return std::move(trace_);
+}
+
+TensorId Parser::Lookup(const std::string& name, int line, const char* role) const {
+  auto it = names_.find(name);
+  if (it == names_.end()) Fail(line, fmt::format("{} '{}' is not defined", role, name));
+  return it->second;
+}
+
+void Parser::Bind(const std::string& name, TensorId t) {
+  auto [it, inserted] = names_.emplace(name, t);
+  if (inserted)
+    name_order_.push_back(name);
+  else
+    it->second = t;
+}
+
+// simrd's runtime asserts ref_ext > 0 on get and release; the counts do not
+// depend on the budget, so such a trace is rejected here, with its line.
+void Parser::Get(TensorId t, int line, const std::string& what) {
+  if (storage_refs_[trace_.tensors[t].storage] <= 0)
+    Fail(line, fmt::format("{} refers to '{}' after its last reference was released", what,
+                           trace_.tensors[t].name));
+  ++storage_refs_[trace_.tensors[t].storage];
+  ++tensor_refs_[t];
+  trace_.program.push_back({StepKind::kGet, t, line});
+}
+
+void Parser::Release(TensorId t, int line, const std::string& what) {
+  if (tensor_refs_[t] <= 0 || storage_refs_[trace_.tensors[t].storage] <= 0)
+    Fail(line, fmt::format("{} releases '{}', which holds no reference any more", what,
+                           trace_.tensors[t].name));
+  --storage_refs_[trace_.tensors[t].storage];
+  --tensor_refs_[t];
+  trace_.program.push_back({StepKind::kRelease, t, line});
+}
+
+OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<TensorId>& args,
+                    const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
+                    const std::vector<std::string>& names, bool constant, int line) {
+  OpId id = static_cast<OpId>(trace_.ops.size());
+  Operator op;
+  op.name = fmt::format("{}/{}", base, id);
+  op.compute = compute;
+  op.args = args;
+  op.first_output = static_cast<TensorId>(trace_.tensors.size());
+  op.num_outputs = static_cast<int32_t>(names.size());
+  op.is_constant = constant;
+  op.line = line;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!tensor_names_.insert(names[i]).second)
+      Fail(line, fmt::format("tensor name '{}' is defined twice", names[i]));
+    TensorId tid = static_cast<TensorId>(trace_.tensors.size());
+    Tensor t;
+    t.name = names[i];
+    t.op = id;
+    t.index = static_cast<int32_t>(i);
+    t.size = sizes[i];
+    op.total_size += sizes[i];
+    if (aliases[i] >= 0) {
+      t.is_alias = true;
+      t.storage = trace_.tensors[args[aliases[i]]].storage;
+    } else {
+      t.storage = static_cast<StorageId>(trace_.storages.size());
+      Storage s;
+      s.size = sizes[i];
+      s.root = tid;
+      trace_.storages.push_back(s);
+      storage_refs_.push_back(0);
+    }
+    Storage& s = trace_.storages[t.storage];
+    bool op_seen = false;
+    for (TensorId other : s.tensors) op_seen |= trace_.tensors[other].op == id;
+    int64_t before = s.tensors.empty() ? 0 : trace_.tensors[s.tensors.back()].storage_compute_after;
+    t.storage_compute_after = before + (op_seen ? 0 : compute);
+    s.tensors.push_back(tid);
+    ++storage_refs_[t.storage];
+    tensor_refs_.push_back(1);
+    trace_.tensors.push_back(std::move(t));
+  }
+  for (TensorId a : args)
+    for (int32_t i = 0; i < op.num_outputs; ++i)
+      trace_.tensors[a].children.push_back(op.first_output + i);
+  trace_.ops.push_back(std::move(op));
+  trace_.program.push_back({StepKind::kCompute, id, line});
+  return id;
+}
+
+void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
+  auto next = [&](const Instruction& owner, Kind want, const std::string& result) -> const Instruction& {
+    if (pc >= code.size())
+      Fail(owner.line, fmt::format("{} result {} has no {} line (the trace ends)", KindName(owner.kind),
+                                   result, KindName(want)));
+    const Instruction& in = code[pc++];
+    if (in.kind != want)
+      Fail(in.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
+                                KindName(owner.kind), result, KindName(in.kind)));
+    if (in.name != result)
+      Fail(in.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
+                                in.name, KindName(owner.kind), result));
+    return in;
+  };
+
+  while (pc < code.size()) {
+    const Instruction& in = code[pc++];
+    switch (in.kind) {
+      case Kind::kConstant: {
+        if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", in.name));
+        const Instruction& mem = next(in, Kind::kMemory, in.name);
+        OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
+        TensorId t = trace_.ops[op].first_output;
+        trace_.program.push_back({StepKind::kPin, t, in.line});
+        Bind(in.name, t);
+        break;
+      }
+      case Kind::kCopy: {
+        if (names_.count(in.name)) Fail(in.line, fmt::format("COPY destination '{}' is already defined", in.name));
+        TensorId t = Lookup(in.src, in.line, "COPY source");
+        Get(t, in.line, "COPY");
+        Bind(in.name, t);
+        break;
+      }
+      case Kind::kRelease: {
+        auto it = names_.find(in.name);
+        if (it != names_.end()) Release(it->second, in.line, "RELEASE");  // unknown names are ignored
+        break;
+      }
+      case Kind::kCall: {
+        if (in.results.empty()) Fail(in.line, fmt::format("CALL {} has no results", in.name));
+        std::vector<TensorId> args;
+        for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
+        std::vector<int64_t> sizes, aliases;
+        for (const std::string& r : in.results) {
+          if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", r));
+          const Instruction& mem = next(in, Kind::kMemory, r);
+          const Instruction& alias = next(in, Kind::kAlias, r);
+          if (alias.number < -1 || alias.number >= static_cast<int64_t>(args.size()))
+            Fail(alias.line, fmt::format("ALIAS of {} is {}, but {} has {} arguments", r, alias.number,
+                                         in.name, args.size()));
+          aliases.push_back(alias.number);
+          sizes.push_back(alias.number != -1 ? 0 : mem.number);
+        }
+        MakeOp(in.name, in.number, args, sizes, aliases, in.results, false, in.line);
+        OpId op = static_cast<OpId>(trace_.ops.size() - 1);
+        for (size_t i = 0; i < in.results.size(); ++i) Bind(in.results[i], trace_.ops[op].first_output + i);
+        break;
+      }
+      case Kind::kMutate: {
+        std::vector<TensorId> args;
+        for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
+        std::vector<int64_t> sizes, aliases;
+        std::vector<std::string> names;
+        for (int64_t m : in.mutate) {
+          if (m < 0 || m >= static_cast<int64_t>(args.size()))
+            Fail(in.line, fmt::format("MUTATE index {} is out of range for {} arguments", m, args.size()));
+          const Tensor& old = trace_.tensors[args[m]];
+          sizes.push_back(trace_.storages[old.storage].size);
+          aliases.push_back(-1);
+          names.push_back(old.name + "$");
+        }
+        OpId op = MakeOp(in.name, in.number, args, sizes, aliases, names, false, in.line);
+        for (size_t i = 0; i < in.mutate.size(); ++i) {
+          const std::string& arg_name = in.args[in.mutate[i]];
+          TensorId old = names_.at(arg_name);
+          Bind(arg_name, trace_.ops[op].first_output + static_cast<TensorId>(i));
+          Release(old, in.line, "MUTATE");
+        }
+        break;
+      }
+      case Kind::kAnnotate:
+        break;  // BACKWARD and other annotations do not change the replay
+      case Kind::kCopyFrom: {
+        TensorId old = Lookup(in.name, in.line, "COPY_FROM destination");
+        TensorId src = Lookup(in.src, in.line, "COPY_FROM source");
+        names_[in.name] = src;
+        Release(old, in.line, "COPY_FROM");
+        Get(src, in.line, "COPY_FROM");
+        break;
+      }
+      case Kind::kMemory:
+      case Kind::kAlias:
+        Fail(in.line, fmt::format("{} line for '{}' does not follow a CONSTANT or CALL", KindName(in.kind),
+                                  in.name));
+    }
+  }
+
+  // Every name still referenced is rematerialized if needed and pinned, in the
+  // order in which the names first appeared (simrd iterates its dict).
+  int end_line = code.empty() ? 0 : code.back().line;
+  for (const std::string& name : name_order_) {
+    TensorId t = names_.at(name);
+    if (tensor_refs_[t] > 0) trace_.program.push_back({StepKind::kPin, t, end_line});
+  }
+}
+
+}  // namespace
+
+Trace ParseTrace(std::istream& in, const std::string& source) { return Parser(source).Parse(in); }
+
+Trace ParseTraceString(std::string_view text, const std::string& source) {
+  std::istringstream in{std::string(text)};
+  return ParseTrace(in, source);
+}
+
+Trace LoadTrace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open the trace file", path));
+  return ParseTrace(in, path);
+}
+
+}  // namespace dtr

@@ -1,0 +1,123 @@
+#include "reports/run_report.h"
+
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+
+#include <filesystem>
+
+namespace dtr {
+
+TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline) {
+  return {std::filesystem::path(trace_path).filename().string(), baseline};
+}
+
+nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run) {
+  const RunResult& r = run.result;
+  nlohmann::ordered_json j;
+  j["log"] = summary.log;
+  j["heuristic"] = std::string(run.spec.heuristic->name);
+  j["runtime"] = std::string(RuntimeName(run.spec.runtime));
+  j["baseline_memory"] = summary.baseline.memory;
+  j["baseline_compute"] = summary.baseline.compute;
+  j["const_memory"] = summary.baseline.const_memory;
+  j["bottleneck_memory"] = summary.baseline.bottleneck_memory;
+  if (run.spec.overhead_limit) j["overhead_limit"] = *run.spec.overhead_limit;
+  if (run.spec.ratio)
+    j["ratio"] = run.spec.ratio->value;
+  else
+    j["ratio"] = nullptr;
+  j["budget"] = r.budget;
+  j["result"] = std::string(OutcomeName(r.outcome));
+  j["overhead"] = run.overhead;
+  j["clock"] = r.clock;
+  j["remat_compute"] = r.remat_compute;
+  j["model_compute"] = r.model_compute;
+  j["heuristic_evals"] = r.heuristic_evals;
+  j["max_memory"] = r.max_memory;
+  j["heuristic_evictions"] = r.heuristic_evictions;
+  j["distinct_heuristic_evicted"] = r.distinct_heuristic_evicted;
+  j["eager_evictions"] = r.eager_evictions;
+  j["evictions"] = r.evictions();
+  j["distinct_evicted"] = r.distinct_evicted;
+  if (r.oom) {
+    const OomContext& o = *r.oom;
+    j["oom"] = {{"op", o.op},
+                {"tensor", o.tensor},
+                {"request", o.request},
+                {"memory_usage", o.memory_usage},
+                {"pinned_memory", o.pinned_memory},
+                {"locked_memory", o.locked_memory},
+                {"locked_storages", o.locked_storages},
+                {"remat_depth", o.remat_depth},
+                {"program_op", o.program_op}};
+  }
+  j["budget_lo"] = r.budget_lo;
+  j["budget_hi"] = r.budget_hi;
+  return j;
+}
+
+namespace {
+
+std::string RatioText(const RunRecord& run) { return run.spec.ratio ? run.spec.ratio->text : "-"; }
+
+std::string Bytes(int64_t b) {
+  if (b >= 1'000'000'000) return fmt::format("{:.3f} GB", b / 1e9);
+  if (b >= 1'000'000) return fmt::format("{:.3f} MB", b / 1e6);
+  return fmt::format("{} B", b);
+}
+
+}  // namespace
+
+void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run) {
+  const RunResult& r = run.result;
+  fmt::print(out, "{}  {} on {}\n", summary.log, run.spec.heuristic->name, RuntimeName(run.spec.runtime));
+  fmt::print(out, "  budget      {} bytes (ratio {}, {})\n", r.budget, RatioText(run), Bytes(r.budget));
+  fmt::print(out, "  result      {}\n", OutcomeName(r.outcome));
+  fmt::print(out, "  overhead    {} (clock {}, baseline compute {})\n", run.overhead, r.clock,
+             summary.baseline.compute);
+  fmt::print(out, "  compute     model {}, remat {}\n", r.model_compute, r.remat_compute);
+  fmt::print(out, "  memory      peak {} of budget {}\n", r.max_memory, r.budget);
+  fmt::print(out, "  evictions   {} heuristic ({} distinct storages), {} eager, {} in all ({} distinct)\n",
+             r.heuristic_evictions, r.distinct_heuristic_evicted, r.eager_evictions, r.evictions(),
+             r.distinct_evicted);
+  fmt::print(out, "  heuristic   {} evaluations\n", r.heuristic_evals);
+  fmt::print(out, "  same run    for every budget in [{}, {}] bytes\n", r.budget_lo, r.budget_hi);
+  if (r.oom) {
+    const OomContext& o = *r.oom;
+    fmt::print(out, "  OOM while computing {} (program operator {}), {} pending rematerializations below it\n",
+               o.op, o.program_op, o.remat_depth);
+    fmt::print(out, "      request {} + in use {} > budget {}; pool empty\n", o.request, o.memory_usage, r.budget);
+    fmt::print(out, "      in use: pinned {}, locked {} in {} storages\n", o.pinned_memory, o.locked_memory,
+               o.locked_storages);
+  }
+}
+
+void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs) {
+  fmt::print(out, "{}: baseline memory {}, baseline compute {}\n", summary.log, summary.baseline.memory,
+             summary.baseline.compute);
+  fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>18} {:>10} {:>9} {:>9}\n", "heuristic", "ratio", "budget", "result",
+             "overhead", "evictions", "distinct", "evals");
+  for (const RunRecord& run : runs) {
+    const RunResult& r = run.result;
+    fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>18} {:>10} {:>9} {:>9}\n", run.spec.heuristic->name, RatioText(run),
+               r.budget, OutcomeName(r.outcome), run.overhead, r.evictions(), r.distinct_evicted,
+               r.heuristic_evals);
+  }
+}
+
+void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary) {
+  size_t constants = 0, aliases = 0;
+  for (const Operator& op : trace.ops) constants += op.is_constant;
+  for (const Tensor& t : trace.tensors) aliases += t.is_alias;
+  fmt::print(out, "{}\n", summary.log);
+  fmt::print(out, "  operators          {} ({} constants)\n", trace.ops.size(), constants);
+  fmt::print(out, "  tensors            {} ({} aliases)\n", trace.tensors.size(), aliases);
+  fmt::print(out, "  storages           {}\n", trace.storages.size());
+  fmt::print(out, "  program steps      {}\n", trace.program.size());
+  fmt::print(out, "  baseline memory    {} bytes ({})\n", summary.baseline.memory, Bytes(summary.baseline.memory));
+  fmt::print(out, "  baseline compute   {}\n", summary.baseline.compute);
+  fmt::print(out, "  constant memory    {} bytes\n", summary.baseline.const_memory);
+  fmt::print(out, "  bottleneck memory  {} bytes\n", summary.baseline.bottleneck_memory);
+}
+
+}  // namespace dtr

@@ -1,0 +1,28 @@
+// Renders replay results: one JSON object per run whose field names are those
+// of simrd's reference files (docs/run_json.md), and a plain-text table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "checker/sweep.h"
+
+namespace dtr {
+
+struct TraceSummary {
+  std::string log;  // file name of the trace
+  Baseline baseline;
+};
+
+TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline);
+
+// Header fields of the trace and the run, then the run's own fields.
+nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run);
+
+void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run);
+void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs);
+void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary);
+
+}  // namespace dtr
