@@ -59,6 +59,7 @@ std::string_view OutcomeName(Outcome o) {
     case Outcome::kPass: return "pass";
     case Outcome::kOom: return "oom";
     case Outcome::kThrash: return "thrash";
+    case Outcome::kInvalidScript: return "invalid-script";
   }
   return "?";
 }
@@ -83,10 +84,11 @@ constexpr int64_t kNever = INT64_MIN;  // simrd's -math.inf last access time
 
 struct OomSignal {};
 struct ThrashSignal {};
+struct ScriptSignal {};
 
 struct Region {
-  std::vector<StorageId> interior;  // sorted
-  std::vector<StorageId> frontier;  // sorted
+  std::vector<StorageId> interior;  // a set: no duplicates, any order
+  std::vector<StorageId> frontier;  // a set: no duplicates, any order
   int64_t compute = 0;
   void Clear() {
     interior.clear();
@@ -136,9 +138,20 @@ class Engine {
   [[noreturn]] void SimrdAssertion(const std::string& what) const;
 
   StorageId Choose();
+  StorageId ChooseObserved(const DecisionPoint& where);
   double Score(StorageId s);
+  ScoreTerms Terms(StorageId s);
+  void ApplyScript();
   int64_t EqClassCompute(StorageId s);
   void Rebuild(Region& r, StorageId base, bool reverse);
+  // Calls f(n) for each storage n != s holding a visible parent or child of
+  // one of s's tensors (simrd: Storage.evicted_neighbors before its filter),
+  // possibly more than once. RuntimeV2 family only.
+  template <class F>
+  void ForEachNeighbour(StorageId s, F&& f) {
+    for (const StorageAdjacency* adj : {&trace_.storage_parents, &trace_.storage_children})
+      for (const StorageEdge* e = adj->begin(s); e != adj->end(s) && e->key < tensor_count_; ++e) f(e->storage);
+  }
   void Absorb(Region& r, StorageId fs, bool reverse);
   int32_t NewNode(int64_t value);
   int32_t Find(int32_t node);
@@ -153,6 +166,13 @@ class Engine {
   const bool maintain_regions_;
   const bool maintain_eq_;
   std::mt19937_64 rng_;
+  ReplayObserver* const observer_;
+  const std::vector<std::pair<int64_t, StorageId>> overrides_;
+  const std::vector<ScriptedEviction>* const script_;
+  size_t next_override_ = 0;
+  size_t next_script_ = 0;
+  int64_t events_ = 0;
+  int64_t decisions_ = 0;
 
   RunResult result_;
   int64_t memory_ = 0;
@@ -163,8 +183,10 @@ class Engine {
   // Per tensor.
   std::vector<uint8_t> defined_;
   std::vector<int32_t> tensor_ref_;
+  // RuntimeV1 only: simrd's Tensor.children and Tensor.parents, which it edits
+  // while banishing. The V2 family walks Trace::storage_children/parents.
   std::vector<std::vector<TensorId>> children_;
-  std::vector<std::vector<TensorId>> parents_;  // RuntimeV1 edits these; V2 reads op args
+  std::vector<std::vector<TensorId>> parents_;
 
   // Per storage.
   std::vector<uint8_t> material_, pinned_, banished_;
@@ -205,7 +227,10 @@ Engine::Engine(const Trace& trace, const ReplayConfig& config)
       maintain_eq_(heuristic_ && (heuristic_->features & kFeatureEqClass) &&
                    (config.runtime == RuntimeKind::kV2Optimized ||
                     config.runtime == RuntimeKind::kV2EagerOptimized)),
-      rng_(config.seed) {
+      rng_(config.seed),
+      observer_(config.observer),
+      overrides_(config.overrides),
+      script_(config.script) {
   if (heuristic_) {
     unsigned supported = kFeatureLastAccess;
     if (runtime_ == RuntimeKind::kV2Optimized || runtime_ == RuntimeKind::kV2EagerOptimized)
@@ -216,14 +241,16 @@ Engine::Engine(const Trace& trace, const ReplayConfig& config)
                               "RuntimeV2EagerOptimized)",
                               heuristic_->name, (missing & kFeatureRegions) ? "evicted regions" : "equivalence classes",
                               RuntimeName(runtime_)));
-  } else if (budget_ != kInfiniteBudget) {
-    throw Error("a finite budget needs a heuristic");
+  } else if (budget_ != kInfiniteBudget && !script_) {
+    throw Error("a finite budget needs a heuristic or an eviction script");
   }
   size_t nt = trace.tensors.size(), ns = trace.storages.size();
   defined_.assign(nt, 0);
   tensor_ref_.assign(nt, 0);
-  children_.resize(nt);
-  if (v1()) parents_.resize(nt);
+  if (v1()) {
+    children_.resize(nt);
+    parents_.resize(nt);
+  }
   material_.assign(ns, 0);
   pinned_.assign(ns, 0);
   ref_int_.assign(ns, 0);
@@ -272,7 +299,15 @@ RunResult Engine::Run() {
     result_.outcome = Outcome::kOom;
   } catch (const ThrashSignal&) {
     result_.outcome = Outcome::kThrash;
+  } catch (const ScriptSignal&) {
+    result_.outcome = result_.script_failure->entry >= 0 ? Outcome::kInvalidScript : Outcome::kOom;
   }
+  if (script_ && result_.outcome == Outcome::kPass && next_script_ < script_->size()) {
+    result_.outcome = Outcome::kInvalidScript;
+    result_.script_failure = ScriptFailure{static_cast<int64_t>(next_script_), (*script_)[next_script_].event,
+                                           "the run ended before this event"};
+  }
+  result_.events = events_;
   for (size_t s = 0; s < result_.evict_count.size(); ++s) {
     result_.distinct_evicted += result_.evict_count[s] > 0;
     result_.distinct_heuristic_evicted += result_.heuristic_evict_count[s] > 0;
@@ -305,8 +340,9 @@ void Engine::ComputeOp(OpId id) {
     }
   }
   tensor_count_ = op.first_output + op.num_outputs;
-  for (TensorId p : op.args)
-    for (int32_t i = 0; i < op.num_outputs; ++i) children_[p].push_back(op.first_output + i);
+  if (v1())
+    for (TensorId p : op.args)
+      for (int32_t i = 0; i < op.num_outputs; ++i) children_[p].push_back(op.first_output + i);
 
   Materialize(op.first_output, false);
 
@@ -326,6 +362,7 @@ void Engine::Release(TensorId t) {
     if (ref_ext_[s] == 0) TryBanish(s);
   } else if (eager() && ref_ext_[s] == 0 && material_[s] && !pinned_[s]) {
     Evict(s, false);
+    if (observer_) observer_->OnEagerEviction({s, events_, result_.clock, step_});
   }
 }
 
@@ -399,7 +436,19 @@ void Engine::Materialize(TensorId t, bool remat) {
   }
   scratch_.resize(base);
 
-  if (OverBudget(op.total_size)) Free(op.total_size);
+  if (script_) {
+    ApplyScript();
+    if (OverBudget(op.total_size)) {
+      CaptureOom();
+      result_.script_failure = ScriptFailure{
+          -1, events_,
+          fmt::format("computing {} needs {} bytes with {} in use, over the budget of {}", trace_.tensors[t].name,
+                      op.total_size, memory_, budget_)};
+      throw ScriptSignal{};
+    }
+  } else if (OverBudget(op.total_size)) {
+    Free(op.total_size);
+  }
 
   size_t siblings_at = scratch_.size();
   ComputeTensor(t, remat, siblings_at);
@@ -451,6 +500,10 @@ void Engine::ComputeTensor(TensorId t, bool remat, size_t remat_siblings_at) {
   result_.clock += op.compute;
   memory_ += op.total_size;
   result_.max_memory = std::max(result_.max_memory, memory_);
+  if (observer_)
+    observer_->OnComputation({events_, t, remat, result_.clock, memory_, step_,
+                              static_cast<int32_t>(frames_.size()) - 1});
+  ++events_;
   material_[storage(t)] = 1;
   defined_[t] = 1;
   (remat ? result_.remat_compute : result_.model_compute) += op.compute;
@@ -510,7 +563,98 @@ void Engine::Free(int64_t size) {
       CaptureOom();
       throw OomSignal{};
     }
-    Evict(Choose(), true);
+    if (observer_ || next_override_ < overrides_.size()) {
+      DecisionPoint where;
+      where.index = decisions_;
+      where.event = events_;
+      where.clock = result_.clock;
+      where.program_step = step_;
+      where.remat_depth = static_cast<int32_t>(frames_.size()) - 1;
+      where.tensor = frames_.back();
+      where.request = size;
+      where.memory_usage = memory_;
+      where.pool_size = pool_live_;
+      Evict(ChooseObserved(where), true);
+    } else {
+      Evict(Choose(), true);
+    }
+    ++decisions_;
+  }
+}
+
+// Choose() plus the runner-up, the terms of both, overrides and the observer.
+StorageId Engine::ChooseObserved(const DecisionPoint& where) {
+  DecisionPoint d = where;
+  if (heuristic_->cost == CostTerm::kRandom) {
+    d.chosen = Choose();
+  } else {
+    double best = std::numeric_limits<double>::infinity(), second = best;
+    StorageId best_s = -1, second_s = -1;
+    for (StorageId s : pool_) {
+      if (s < 0) continue;
+      double score = Score(s);
+      ++result_.heuristic_evals;
+      if (score <= best) {
+        second = best;
+        second_s = best_s;
+        best = score;
+        best_s = s;
+      } else if (score <= second) {
+        second = score;
+        second_s = s;
+      }
+      if (score == 0) break;
+    }
+    if (best_s < 0) SimrdAssertion("no storage scored at most +inf");
+    d.chosen = best_s;
+    d.score = best;
+    d.runner_up = second_s;
+    d.runner_up_score = second;
+    d.terms = Terms(best_s);
+    if (second_s >= 0) d.runner_up_terms = Terms(second_s);
+  }
+  if (next_override_ < overrides_.size() && overrides_[next_override_].first == decisions_) {
+    StorageId s = overrides_[next_override_++].second;
+    if (s < 0 || s >= static_cast<StorageId>(pool_pos_.size()) || pool_pos_[s] < 0)
+      throw Error(fmt::format("override at decision {}: storage {} is not in the eviction pool then", decisions_,
+                              s >= 0 && s < static_cast<StorageId>(trace_.storages.size())
+                                  ? trace_.tensors[trace_.storages[s].root].name
+                                  : std::to_string(s)));
+    d.chosen = s;
+    d.overridden = true;
+    if (heuristic_->cost != CostTerm::kRandom) {
+      d.score = Score(s);
+      d.terms = Terms(s);
+    }
+  }
+  if (observer_) observer_->OnDecision(d);
+  return d.chosen;
+}
+
+// Script mode: evict the entries scheduled before computation events_.
+void Engine::ApplyScript() {
+  while (next_script_ < script_->size() && (*script_)[next_script_].event < events_) {
+    result_.script_failure = ScriptFailure{static_cast<int64_t>(next_script_), (*script_)[next_script_].event,
+                                           "entries must be sorted by event"};
+    throw ScriptSignal{};
+  }
+  while (next_script_ < script_->size() && (*script_)[next_script_].event == events_) {
+    StorageId s = (*script_)[next_script_].storage;
+    std::string why;
+    if (s < 0 || s >= static_cast<StorageId>(material_.size()))
+      why = "no such storage";
+    else if (!material_[s])
+      why = fmt::format("storage {} is not material", trace_.tensors[trace_.storages[s].root].name);
+    else if (pinned_[s])
+      why = fmt::format("storage {} is pinned", trace_.tensors[trace_.storages[s].root].name);
+    else if (ref_int_[s] > 0)
+      why = fmt::format("storage {} is locked by a pending computation", trace_.tensors[trace_.storages[s].root].name);
+    if (!why.empty()) {
+      result_.script_failure = ScriptFailure{static_cast<int64_t>(next_script_), events_, why};
+      throw ScriptSignal{};
+    }
+    Evict(s, true);
+    ++next_script_;
   }
 }
 
@@ -533,6 +677,8 @@ void Engine::CaptureOom() {
   }
   c.remat_depth = static_cast<int32_t>(frames_.size()) - 1;
   c.program_step = step_;
+  c.event = events_;
+  c.frames = frames_;
   result_.oom = std::move(c);
 }
 
@@ -569,16 +715,9 @@ void Engine::Evict(StorageId s, bool by_heuristic) {
   if (maintain_eq_) {
     if (ecn_[s] >= 0) SimrdAssertion("an evicted storage already has an equivalence class");
     ecn_[s] = NewNode(compute_[s]);
-    for (TensorId t : storage_tensors_[s]) {
-      for (TensorId p : trace_.op_of(t).args) {
-        StorageId n = storage(p);
-        if (!material_[n] && n != s) Merge(ecn_[n], ecn_[s]);
-      }
-      for (TensorId c : children_[t]) {
-        StorageId n = storage(c);
-        if (!material_[n] && n != s) Merge(ecn_[n], ecn_[s]);
-      }
-    }
+    ForEachNeighbour(s, [&](StorageId n) {
+      if (!material_[n]) Merge(ecn_[n], ecn_[s]);
+    });
   }
 }
 
@@ -590,6 +729,7 @@ void Engine::TryBanish(StorageId s) {
   if (material_[s]) {
     ref_int_[s] = 0;
     Evict(s, false);
+    if (observer_) observer_->OnEagerEviction({s, events_, result_.clock, step_});
   }
   for (TensorId t : storage_tensors_[s]) {
     for (size_t i = 0; i < parents_[t].size(); ++i) {
@@ -640,47 +780,58 @@ StorageId Engine::Choose() {
   return best_s;
 }
 
+// simrd's evaluate() of each heuristic, from the terms: cost / (size *
+// staleness) with the factors the heuristic uses; +inf for a zero denominator.
 double Engine::Score(StorageId s) {
   const HeuristicSpec& h = *heuristic_;
-  int64_t num = 0;
-  int64_t last = last_access_[s];
-  switch (h.cost) {
-    case CostTerm::kRegions: num = compute_[s] + fwd_[s].compute + rev_[s].compute; break;
-    case CostTerm::kReverseRegion: num = compute_[s] + rev_[s].compute; break;
-    case CostTerm::kEqClass: num = EqClassCompute(s); break;
-    case CostTerm::kLocal: num = compute_[s]; break;
-    case CostTerm::kOne: num = 1; break;
-    case CostTerm::kLastAccess:
-      return last == kNever ? -std::numeric_limits<double>::infinity() : static_cast<double>(last);
+  ScoreTerms t = Terms(s);
+  if (h.cost == CostTerm::kLastAccess)
+    return t.cost == kNever ? -std::numeric_limits<double>::infinity() : static_cast<double>(t.cost);
+  if (!h.divide_by_size && !h.divide_by_staleness) return static_cast<double>(t.cost);
+  uint128 den = h.divide_by_size ? static_cast<uint128>(t.size) : 1;
+  if (h.divide_by_staleness) {
+    if (t.staleness < 0) {
+      // staleness is +inf: size * inf is nan for size 0 (score inf), inf otherwise (score 0.0).
+      return den == 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    }
+    den *= static_cast<uint128>(t.staleness);
+  }
+  if (den == 0) return std::numeric_limits<double>::infinity();
+  if (t.cost < 0) return -ExactDivide(static_cast<uint64_t>(-t.cost), den);
+  return ExactDivide(static_cast<uint64_t>(t.cost), den);
+}
+
+// The terms of s's score under the current heuristic (see ScoreTerms).
+ScoreTerms Engine::Terms(StorageId s) {
+  ScoreTerms t;
+  t.size = trace_.storages[s].size;
+  t.staleness = last_access_[s] == kNever ? -1 : result_.clock - last_access_[s];
+  switch (heuristic_->cost) {
+    case CostTerm::kRegions: t.cost = compute_[s] + fwd_[s].compute + rev_[s].compute; break;
+    case CostTerm::kReverseRegion: t.cost = compute_[s] + rev_[s].compute; break;
+    case CostTerm::kEqClass: t.cost = EqClassCompute(s); break;
+    case CostTerm::kLocal: t.cost = compute_[s]; break;
+    case CostTerm::kOne: t.cost = 1; break;
+    case CostTerm::kLastAccess: t.cost = last_access_[s]; break;
     case CostTerm::kUnoptimized: {
-      // simrd: Heuristic.evicted_neighborhood(), fresh regions in both directions.
       Rebuild(unopt_fwd_, s, false);
       Rebuild(unopt_rev_, s, true);
-      num = compute_[s];
+      int64_t last = last_access_[s];
+      t.cost = compute_[s];
       ++stamp_;
       for (const Region* r : {&unopt_fwd_, &unopt_rev_})
         for (StorageId u : r->interior)
           if (mark_a_[u] != stamp_) {
             mark_a_[u] = stamp_;
-            num += compute_[u];
+            t.cost += compute_[u];
             if (last_access_[u] != kNever && (last == kNever || last_access_[u] > last)) last = last_access_[u];
           }
+      t.staleness = last == kNever ? -1 : result_.clock - last;
       break;
     }
     case CostTerm::kRandom: break;
   }
-  if (!h.divide_by_size && !h.divide_by_staleness) return static_cast<double>(num);
-  uint128 den = h.divide_by_size ? static_cast<uint128>(trace_.storages[s].size) : 1;
-  if (h.divide_by_staleness) {
-    if (last == kNever) {
-      // staleness is +inf: size * inf is nan for size 0 (score inf), inf otherwise (score 0.0).
-      return den == 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    }
-    den *= static_cast<uint128>(result_.clock - last);
-  }
-  if (den == 0) return std::numeric_limits<double>::infinity();
-  if (num < 0) return -ExactDivide(static_cast<uint64_t>(-num), den);
-  return ExactDivide(static_cast<uint64_t>(num), den);
+  return t;
 }
 
 // simrd: DTREqClass.evaluate(): s.compute plus the value of each distinct
@@ -688,19 +839,15 @@ double Engine::Score(StorageId s) {
 int64_t Engine::EqClassCompute(StorageId s) {
   int64_t total = compute_[s];
   size_t base = dfs_.size();
-  auto visit = [&](TensorId u) {
-    StorageId n = storage(u);
-    if (material_[n] || n == s) return;
+  auto visit = [&](StorageId n) {
+    if (material_[n]) return;
     int32_t root = Find(ecn_[n]);
     for (size_t i = base; i < dfs_.size(); ++i)
       if (dfs_[i] == root) return;
     dfs_.push_back(root);
     total += node_value_[root];
   };
-  for (TensorId t : storage_tensors_[s]) {
-    for (TensorId p : trace_.op_of(t).args) visit(p);
-    for (TensorId c : children_[t]) visit(c);
-  }
+  ForEachNeighbour(s, visit);
   dfs_.resize(base);
   return total;
 }
@@ -712,32 +859,30 @@ void Engine::Rebuild(Region& r, StorageId base, bool reverse) {
   uint32_t mark = ++stamp_;
   dfs_.clear();
   dfs_.push_back(base);
+  auto visit = [&](StorageId us) {
+    if (material_[us]) {
+      if (us != base && mark_b_[us] != mark) {
+        mark_b_[us] = mark;
+        r.frontier.push_back(us);
+      }
+    } else if (mark_a_[us] != mark) {
+      mark_a_[us] = mark;
+      r.compute += compute_[us];
+      r.interior.push_back(us);
+      dfs_.push_back(us);
+    }
+  };
   while (!dfs_.empty()) {
     StorageId s = dfs_.back();
     dfs_.pop_back();
-    for (TensorId t : storage_tensors_[s]) {
-      const std::vector<TensorId>& next =
-          reverse ? (v1() ? parents_[t] : trace_.op_of(t).args) : children_[t];
-      for (TensorId u : next) {
-        StorageId us = storage(u);
-        if (material_[us]) {
-          if (us != base && mark_b_[us] != mark) {
-            mark_b_[us] = mark;
-            r.frontier.push_back(us);
-          }
-          continue;
-        }
-        if (mark_a_[us] != mark) {
-          mark_a_[us] = mark;
-          r.compute += compute_[us];
-          r.interior.push_back(us);
-          dfs_.push_back(us);
-        }
-      }
+    if (v1()) {  // RuntimeV1 edits its lists while banishing: walk them as they are
+      for (TensorId t : storage_tensors_[s])
+        for (TensorId u : reverse ? parents_[t] : children_[t]) visit(storage(u));
+    } else {
+      const StorageAdjacency& adj = reverse ? trace_.storage_parents : trace_.storage_children;
+      for (const StorageEdge* e = adj.begin(s); e != adj.end(s) && e->key < tensor_count_; ++e) visit(e->storage);
     }
   }
-  std::sort(r.interior.begin(), r.interior.end());
-  std::sort(r.frontier.begin(), r.frontier.end());
 }
 
 // simrd: Region.absorb(): r's frontier storage fs was just evicted; fs joins
@@ -749,22 +894,34 @@ void Engine::Absorb(Region& r, StorageId fs, bool reverse) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
   const Region& reg = (&own == &r) ? (copy = own, copy) : own;
-  auto it = std::lower_bound(r.frontier.begin(), r.frontier.end(), fs);
-  if (it == r.frontier.end() || *it != fs) SimrdAssertion("an evicted storage is missing from a region frontier");
-  r.frontier.erase(it);
-  merge_tmp_.clear();
-  std::set_union(r.frontier.begin(), r.frontier.end(), reg.frontier.begin(), reg.frontier.end(),
-                 std::back_inserter(merge_tmp_));
-  r.frontier.swap(merge_tmp_);
+  auto it = std::find(r.frontier.begin(), r.frontier.end(), fs);
+  if (it == r.frontier.end()) SimrdAssertion("an evicted storage is missing from a region frontier");
+  *it = r.frontier.back();
+  r.frontier.pop_back();
+  uint32_t mark = ++stamp_;
+  for (StorageId x : r.frontier) mark_a_[x] = mark;
+  for (StorageId x : reg.frontier)
+    if (mark_a_[x] != mark) {
+      mark_a_[x] = mark;
+      r.frontier.push_back(x);
+    }
+  for (StorageId x : r.interior) mark_b_[x] = mark;
+  bool fs_in_interior = mark_b_[fs] == mark;
   diff_.clear();
-  std::set_difference(reg.interior.begin(), reg.interior.end(), r.interior.begin(), r.interior.end(),
-                      std::back_inserter(diff_));
-  auto pos = std::lower_bound(diff_.begin(), diff_.end(), fs);
-  if (pos == diff_.end() || *pos != fs) diff_.insert(pos, fs);
-  for (StorageId d : diff_) r.compute += compute_[d];
-  merge_tmp_.clear();
-  std::set_union(r.interior.begin(), r.interior.end(), diff_.begin(), diff_.end(), std::back_inserter(merge_tmp_));
-  r.interior.swap(merge_tmp_);
+  for (StorageId x : reg.interior)
+    if (mark_b_[x] != mark) {
+      mark_b_[x] = mark;
+      diff_.push_back(x);
+    }
+  bool fs_in_diff = !fs_in_interior && mark_b_[fs] == mark;
+  for (StorageId d : diff_) {
+    r.compute += compute_[d];
+    r.interior.push_back(d);
+  }
+  if (!fs_in_diff) {
+    r.compute += compute_[fs];
+    if (!fs_in_interior) r.interior.push_back(fs);
+  }
 }
 
 int32_t Engine::NewNode(int64_t value) {

@@ -28,8 +28,82 @@ std::vector<std::string_view> RuntimeNames();
 
 constexpr int64_t kInfiniteBudget = std::numeric_limits<int64_t>::max();
 
-enum class Outcome { kPass, kOom, kThrash };
-std::string_view OutcomeName(Outcome o);  // "pass", "oom", "thrash"
+enum class Outcome {
+  kPass,
+  kOom,            // the eviction pool ran empty (or, with a script, memory exceeded the budget)
+  kThrash,         // remat compute passed the overhead limit
+  kInvalidScript,  // a scripted eviction named a storage that could not be evicted then
+};
+std::string_view OutcomeName(Outcome o);  // "pass", "oom", "thrash", "invalid-script"
+
+// What a score is made of, to explain a decision. staleness is -1 for +inf
+// (never accessed); terms a heuristic does not use are still filled in.
+struct ScoreTerms {
+  int64_t cost = 0;  // the heuristic's cost term (compute, e*, eq-class, 1, or last access for LRU)
+  int64_t size = 0;
+  int64_t staleness = 0;
+};
+
+// A moment where the heuristic chose a storage to evict. An "event" counts
+// operator computations (model and remat) from 0; the eviction makes room
+// for computation number `event`.
+struct DecisionPoint {
+  int64_t index = 0;  // heuristic decisions before this one in the run
+  int64_t event = 0;
+  int64_t clock = 0;
+  int32_t program_step = 0;  // index into Trace::program
+  int32_t remat_depth = 0;   // pending materializations below the program operator
+  TensorId tensor = 0;       // the tensor being materialized
+  int64_t request = 0;       // its operator's total output size
+  int64_t memory_usage = 0;
+  int32_t pool_size = 0;
+  StorageId chosen = -1;
+  double score = 0;
+  ScoreTerms terms;
+  StorageId runner_up = -1;  // best of the rest by the same rule; -1 if none was scored
+  double runner_up_score = 0;
+  ScoreTerms runner_up_terms;
+  bool overridden = false;   // chosen came from ReplayConfig::overrides
+};
+
+struct EagerEviction {
+  StorageId storage = 0;
+  int64_t event = 0;  // computations before it
+  int64_t clock = 0;
+  int32_t program_step = 0;
+};
+
+struct Computation {
+  int64_t event = 0;
+  TensorId tensor = 0;
+  bool remat = false;
+  int64_t clock = 0;         // after it
+  int64_t memory_usage = 0;  // right after its outputs were allocated
+  int32_t program_step = 0;
+  int32_t remat_depth = 0;
+};
+
+// Receives a run's events as they happen; all optional.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  virtual void OnDecision(const DecisionPoint&) {}
+  virtual void OnEagerEviction(const EagerEviction&) {}
+  virtual void OnComputation(const Computation&) {}
+};
+
+// An eviction script: before computation `event`, evict `storage`. Entries
+// sorted by event; several may share one.
+struct ScriptedEviction {
+  int64_t event = 0;
+  StorageId storage = 0;
+};
+
+struct ScriptFailure {
+  int64_t entry = -1;  // index of the offending script entry, -1 if memory exceeded the budget
+  int64_t event = 0;
+  std::string reason;
+};
 
 struct ReplayConfig {
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
@@ -38,6 +112,14 @@ struct ReplayConfig {
   // Thrash when remat_compute > remat_limit (simrd compares an int with a float).
   double remat_limit = std::numeric_limits<double>::infinity();
   uint64_t seed = 0;  // RandomStorage / AbRandom only
+  ReplayObserver* observer = nullptr;
+  // Decision index -> storage to evict instead of the heuristic's choice
+  // (sorted by index). The storage must be in the pool at that decision.
+  std::vector<std::pair<int64_t, StorageId>> overrides;
+  // With a script, no heuristic runs: exactly the scripted storages are
+  // evicted (eager evictions of the runtime still happen), and the run fails
+  // as soon as an allocation does not fit the budget.
+  const std::vector<ScriptedEviction>* script = nullptr;
 };
 
 // The state at an OOM: the pending materializations when the eviction pool ran empty.
@@ -52,6 +134,8 @@ struct OomContext {
   int32_t locked_storages = 0;
   int32_t remat_depth = 0;     // pending materializations below the program operator
   int32_t program_step = 0;    // index into Trace::program
+  int64_t event = 0;           // the computation that did not fit
+  std::vector<TensorId> frames;  // pending materializations, outermost first
 };
 
 struct RunResult {
@@ -70,7 +154,9 @@ struct RunResult {
   int32_t distinct_evicted = 0;
   std::vector<int32_t> evict_count;            // per storage, both kinds
   std::vector<int32_t> heuristic_evict_count;  // per storage
+  int64_t events = 0;  // computations performed
   std::optional<OomContext> oom;
+  std::optional<ScriptFailure> script_failure;
   // Every budget in [budget_lo, budget_hi] (bytes) makes every budget
   // comparison of this run come out the same, hence the same run.
   int64_t budget_lo = 0;

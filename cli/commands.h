@@ -8,6 +8,11 @@
 
 namespace dtr::cli {
 
-void RegisterCommands(CLI::App& app, std::vector<std::function<int()>>& actions);
+using Actions = std::vector<std::function<int()>>;
+
+// Adds every subcommand. Each Register* below lives in its own cli/*.cc file.
+void RegisterCommands(CLI::App& app, Actions& actions);
+
+void RegisterReplayCommands(CLI::App& app, Actions& actions);  // info, replay, sweep
 
 }  // namespace dtr::cli

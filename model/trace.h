@@ -51,6 +51,22 @@ struct Storage {
   std::vector<TensorId> tensors;  // creation order, root first
 };
 
+// Storage-level edges for traversals: an edge to another storage through some
+// tensor pair, visible to the replay once tensor `key` exists (keys are tensor
+// ids, so "key < number of tensors created so far"). Each storage's list is
+// sorted by key and holds each neighbour once, with its smallest key.
+struct StorageEdge {
+  TensorId key;
+  StorageId storage;
+};
+
+struct StorageAdjacency {
+  std::vector<int32_t> offset;  // storages + 1 entries
+  std::vector<StorageEdge> edges;
+  const StorageEdge* begin(StorageId s) const { return edges.data() + offset[s]; }
+  const StorageEdge* end(StorageId s) const { return edges.data() + offset[s + 1]; }
+};
+
 enum class StepKind : uint8_t {
   kCompute,  // create and materialize an operator's outputs (target: OpId)
   kGet,      // add an external reference (target: TensorId)
@@ -70,9 +86,15 @@ struct Trace {
   std::vector<Tensor> tensors;
   std::vector<Storage> storages;
   std::vector<Step> program;
+  // Derived from the above by BuildStorageAdjacency(): children of a storage
+  // are the storages of its tensors' children (key: the child tensor);
+  // parents are the storages of its tensors' arguments (key: its own tensor).
+  StorageAdjacency storage_children, storage_parents;
 
   const Operator& op_of(TensorId t) const { return ops[tensors[t].op]; }
   const Tensor& tensor_named(const std::string& name) const;  // throws Error if absent
 };
+
+void BuildStorageAdjacency(Trace& trace);
 
 }  // namespace dtr

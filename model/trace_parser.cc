@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,6 +17,39 @@ const Tensor& Trace::tensor_named(const std::string& name) const {
   for (const Tensor& t : tensors)
     if (t.name == name) return t;
   throw Error(fmt::format("{}: no tensor named '{}'", source, name));
+}
+
+void BuildStorageAdjacency(Trace& trace) {
+  size_t ns = trace.storages.size();
+  std::vector<std::vector<StorageEdge>> kids(ns), pars(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    for (TensorId t : trace.storages[s].tensors) {
+      for (TensorId c : trace.tensors[t].children) kids[s].push_back({c, trace.tensors[c].storage});
+      for (TensorId p : trace.op_of(t).args) pars[s].push_back({t, trace.tensors[p].storage});
+    }
+  }
+  auto pack = [&](std::vector<std::vector<StorageEdge>>& lists, StorageAdjacency& out) {
+    out.offset.assign(ns + 1, 0);
+    out.edges.clear();
+    std::vector<TensorId> best(ns, -1);
+    for (size_t s = 0; s < ns; ++s) {
+      out.offset[s] = static_cast<int32_t>(out.edges.size());
+      std::vector<StorageEdge>& l = lists[s];
+      for (const StorageEdge& e : l)
+        if (e.storage != static_cast<StorageId>(s) && (best[e.storage] < 0 || e.key < best[e.storage]))
+          best[e.storage] = e.key;
+      for (const StorageEdge& e : l)
+        if (best[e.storage] >= 0) {
+          out.edges.push_back({best[e.storage], e.storage});
+          best[e.storage] = -1;
+        }
+      std::sort(out.edges.begin() + out.offset[s], out.edges.end(),
+                [](const StorageEdge& a, const StorageEdge& b) { return a.key < b.key; });
+    }
+    out.offset[ns] = static_cast<int32_t>(out.edges.size());
+  };
+  pack(kids, trace.storage_children);
+  pack(pars, trace.storage_parents);
 }
 
 namespace {
@@ -209,6 +243,7 @@ Trace Parser::Parse(std::istream& in) {
   if (start == code.size())
     throw Error(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
   Build(code, start + 1);
+  BuildStorageAdjacency(trace_);
   return std::move(trace_);
 }
 
