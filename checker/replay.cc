@@ -157,8 +157,6 @@ class Engine {
   int32_t Find(int32_t node);
   void Merge(int32_t a, int32_t b);
   void CaptureOom();
-  DecisionPoint Where(int64_t request) const;
-  void NotifyState(const DecisionPoint& where) const;
 
   const Trace& trace_;
   const RuntimeKind runtime_;
@@ -442,7 +440,6 @@ void Engine::Materialize(TensorId t, bool remat) {
     ApplyScript();
     if (OverBudget(op.total_size)) {
       CaptureOom();
-      NotifyState(Where(op.total_size));
       result_.script_failure = ScriptFailure{
           -1, events_,
           fmt::format("computing {} needs {} bytes with {} in use, over the budget of {}", trace_.tensors[t].name,
@@ -560,34 +557,23 @@ void Engine::ComputeTensor(TensorId t, bool remat, size_t remat_siblings_at) {
   }
 }
 
-DecisionPoint Engine::Where(int64_t request) const {
-  DecisionPoint where;
-  where.index = decisions_;
-  where.event = events_;
-  where.clock = result_.clock;
-  where.program_step = step_;
-  where.remat_depth = static_cast<int32_t>(frames_.size()) - 1;
-  where.tensor = frames_.back();
-  where.request = request;
-  where.memory_usage = memory_;
-  where.pool_size = pool_live_;
-  return where;
-}
-
-void Engine::NotifyState(const DecisionPoint& where) const {
-  if (observer_) observer_->OnState(where, ReplayState{material_, pinned_, ref_int_, defined_, frames_});
-}
-
 void Engine::Free(int64_t size) {
   while (OverBudget(size)) {
     if (pool_live_ == 0) {
       CaptureOom();
-      NotifyState(Where(size));
       throw OomSignal{};
     }
     if (observer_ || next_override_ < overrides_.size()) {
-      DecisionPoint where = Where(size);
-      NotifyState(where);
+      DecisionPoint where;
+      where.index = decisions_;
+      where.event = events_;
+      where.clock = result_.clock;
+      where.program_step = step_;
+      where.remat_depth = static_cast<int32_t>(frames_.size()) - 1;
+      where.tensor = frames_.back();
+      where.request = size;
+      where.memory_usage = memory_;
+      where.pool_size = pool_live_;
       Evict(ChooseObserved(where), true);
     } else {
       Evict(Choose(), true);

@@ -83,24 +83,10 @@ struct Computation {
   int32_t remat_depth = 0;
 };
 
-// Read access to the runtime's state, for analyses that need more than the
-// event stream (diagnose/remat_frontier). Valid during the call only.
-struct ReplayState {
-  const std::vector<uint8_t>& material;  // per storage
-  const std::vector<uint8_t>& pinned;    // per storage
-  const std::vector<int32_t>& locks;     // per storage: one per locked argument of a pending frame, one if pinned
-  const std::vector<uint8_t>& defined;   // per tensor
-  const std::vector<TensorId>& frames;   // pending materializations, outermost first
-};
-
 // Receives a run's events as they happen; all optional.
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
-  // Before each heuristic decision (where.chosen is -1: not chosen yet), and
-  // when an allocation cannot fit: the pool ran empty, or a scripted run went
-  // over the budget (where.index is then the number of decisions so far).
-  virtual void OnState(const DecisionPoint& /*where*/, const ReplayState& /*state*/) {}
   virtual void OnDecision(const DecisionPoint&) {}
   virtual void OnEagerEviction(const EagerEviction&) {}
   virtual void OnComputation(const Computation&) {}

@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "model/trace_parser.h"
@@ -14,6 +16,8 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   std::string out = "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n";
   std::vector<std::string> live;  // names holding a reference
+  std::map<std::string, std::string> tensor_of;  // name -> the tensor it is bound to
+  std::set<std::string> tensors;                 // every tensor name made so far
   int next_name = 0, made = 0;
   auto fresh = [&] { return fmt::format("x{}", next_name++); };
   int constants = uniform(0, 2);
@@ -22,6 +26,7 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
     out += fmt::format("{{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"{}\"}}\n", n);
     out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", uniform(1, 3), n);
     live.push_back(n);
+    tensor_of[n] = n;
   }
   if (live.empty()) {  // a first operator without arguments
     std::string n = fresh();
@@ -30,6 +35,7 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
     out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", uniform(1, 8), n);
     out += fmt::format("{{\"ALIAS\":\"-1\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", n);
     live.push_back(n);
+    tensor_of[n] = n;
     ++made;
   }
   while (made < storages) {
@@ -38,8 +44,13 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
     for (int i = 0; i < nargs; ++i) args.push_back(live[uniform(0, static_cast<int>(live.size()) - 1)]);
     std::string arg_list;
     for (const std::string& a : args) arg_list += (arg_list.empty() ? "\"" : ",\"") + a + "\"";
-    if (uniform(0, 9) == 0 && live.size() > 1) {
+    // MUTATE names its new tensor after the old one plus '$'; skip it when that
+    // name exists (a COPY still bound to an already mutated tensor).
+    if (uniform(0, 9) == 0 && live.size() > 1 && !tensors.count(tensor_of[args[0]] + "$")) {
       // MUTATE the first argument: a new storage of its size replaces it.
+      std::string made_name = tensor_of[args[0]] + "$";
+      tensors.insert(made_name);
+      tensor_of[args[0]] = made_name;
       out += fmt::format(
           "{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"mut\",\"TIME\":\"{}\"}}\n", arg_list,
           uniform(1, 9));
@@ -58,13 +69,15 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
         out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", alias ? 0 : -1, r);
         made += !alias;
         live.push_back(r);
+        tensor_of[r] = r;
       }
     }
     if (uniform(0, 5) == 0) {
       std::string n = fresh();
-      out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY\",\"SRC\":\"{}\"}}\n", n,
-                         live[uniform(0, static_cast<int>(live.size()) - 1)]);
+      std::string src = live[uniform(0, static_cast<int>(live.size()) - 1)];
+      out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY\",\"SRC\":\"{}\"}}\n", n, src);
       live.push_back(n);
+      tensor_of[n] = tensor_of[src];
     }
     // Release some names, keeping the newest.
     for (size_t i = 0; i + 1 < live.size();) {
