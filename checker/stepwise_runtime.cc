@@ -154,4 +154,26 @@ void StepwiseRuntime::AppendKey(std::string& key) const {
   bits(material_);
 }
 
+StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script, size_t entries,
+                             int64_t event) {
+  StepwiseRuntime rt(trace, eager);
+  size_t next = 0;
+  entries = std::min(entries, script.entries.size());
+  for (;;) {
+    if (!rt.Advance()) throw Error(fmt::format("the run ends before event {}", event));
+    while (next < entries && script.entries[next].event == rt.event()) {
+      StorageId s = script.entries[next].storage;
+      if (!rt.Evictable(s))
+        throw Error(fmt::format("script entry {} (event {}): storage {} cannot be evicted then", next, rt.event(),
+                                trace.tensors[trace.storages[s].root].name));
+      rt.Evict(s);
+      ++next;
+    }
+    if (rt.event() == event) return rt;
+    if (next < entries && script.entries[next].event < rt.event())
+      throw Error(fmt::format("script entry {} names event {}, which has passed", next, script.entries[next].event));
+    rt.Compute();
+  }
+}
+
 }  // namespace dtr

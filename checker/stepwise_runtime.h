@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/eviction_script.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -78,5 +79,13 @@ class StepwiseRuntime {
   std::vector<uint8_t> material_, pinned_;             // per storage
   std::vector<int32_t> locks_, external_refs_;         // per storage
 };
+
+// The state of a scripted run at the computation point of `event`, after the
+// script's first `entries` entries (those of earlier events and, at `event`
+// itself, the ones among the first `entries`) were applied. Throws Error if
+// the run ends, or an entry cannot be applied, before that point. Memory is
+// not checked against any budget on the way.
+StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script, size_t entries,
+                             int64_t event);
 
 }  // namespace dtr
