@@ -89,10 +89,26 @@ class ScriptRecorder : public ReplayObserver {
 ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config) {
   if (config.observer) throw Error("ScriptOfRun: the configuration already has an observer");
   ScriptedRun out;
-  ScriptRecorder recorder(out.script);
+  EvictionScript decisions;
+  ScriptRecorder recorder(decisions);
   ReplayConfig c = config;
   c.observer = &recorder;
   out.run = Replay(trace, c);
+  if (!config.script) {
+    out.script = std::move(decisions);
+    return out;
+  }
+  // A scripted start with a heuristic rest: at each event the scripted
+  // entries were applied before the heuristic decided.
+  int64_t reached = out.run.oom ? out.run.oom->event : out.run.events;
+  size_t d = 0;
+  for (const ScriptedEviction& e : *config.script) {
+    if (e.event > reached) break;
+    while (d < decisions.entries.size() && decisions.entries[d].event < e.event)
+      out.script.entries.push_back(decisions.entries[d++]);
+    out.script.entries.push_back(e);
+  }
+  while (d < decisions.entries.size()) out.script.entries.push_back(decisions.entries[d++]);
   return out;
 }
 

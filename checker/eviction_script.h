@@ -36,7 +36,8 @@ void WriteEvictionScript(std::ostream& out, const Trace& trace, const EvictionSc
 void SaveEvictionScript(const std::string& path, const Trace& trace, const EvictionScript& script,
                         const std::vector<std::string>& comment = {});
 
-// A run and the script of its heuristic evictions (overrides included). At
+// A run and the script of its heuristic evictions (overrides included, and
+// the scripted ones if config has both a script and a heuristic). At
 // any budget of at least run.max_memory, that script replays to the same run
 // (same events, clock and evictions) and passes if the run passed; below it,
 // it fails at the computation where the run's memory peaked first.

@@ -234,9 +234,6 @@ class WindowSolver {
       }
       if (ranks.size() > 1) solver_.add(z3::distinct(ranks));
     }
-    if (entry)
-      for (size_t x = 0; x < v; ++x)
-        if (model_.created_at[x] >= 0) solver_.add(!c[0][x]);  // not made yet before the first point
   }
 
   z3::expr Sum(const z3::expr_vector& terms) {
@@ -279,7 +276,7 @@ WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget, con
 }
 
 WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi, const SolverLimits& limits,
-                        const SolverProgress& progress) {
+                        const SolverProgress& progress, int64_t resolution) {
   WindowModel model = BuildWindow(trace, window);
   WindowBound b;
   b.window = window;
@@ -292,7 +289,7 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
     WindowSolver solver(trace, model, nullptr);
     // Invariant: lo is proven infeasible (or assumed so by the caller), and
     // the region between lo and hi is still to be decided.
-    while (hi - lo > 1) {
+    while (hi - lo > std::max<int64_t>(1, resolution)) {
       int64_t mid = lo + (hi - lo) / 2;
       WindowQuery q;
       q.window = window;

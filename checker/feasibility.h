@@ -73,8 +73,9 @@ struct WindowBound {
   int32_t storages = 0;
 };
 using SolverProgress = std::function<void(const WindowQuery&)>;
+// Bisection stops once the open interval is at most `resolution` bytes wide.
 WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi, const SolverLimits& limits,
-                        const SolverProgress& progress = nullptr);
+                        const SolverProgress& progress = nullptr, int64_t resolution = 1);
 
 // Witness planning: the same encoding with the entry state fixed to
 // `entry_material` (per storage; for a window starting at operator 0 every

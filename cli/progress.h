@@ -12,6 +12,8 @@ class ProgressBar {
   explicit ProgressBar(std::string label);
   ~ProgressBar();
   void Update(size_t done, size_t total);
+  // One line of status text instead of a bar (long single steps, e.g. solver calls).
+  void Status(const std::string& text);
 
  private:
   std::string label_;

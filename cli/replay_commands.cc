@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checker/eviction_script.h"
 #include "checker/heuristic.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
@@ -90,12 +91,15 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     struct Flags : ReplayFlags {
       std::string ratio;
       int64_t budget = -1;
+      std::string emit_script;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
     AddTrace(cmd, *f);
     cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
+    cmd->add_option("--emit-script", f->emit_script,
+                    "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
     AddReplayFlags(cmd, *f, false);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -106,7 +110,17 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        PrintRuns(summary, {RunOne(trace, baseline, spec)}, f->json);
+        if (f->emit_script.empty()) {
+          PrintRuns(summary, {RunOne(trace, baseline, spec)}, f->json);
+          return 0;
+        }
+        ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
+        RunRecord run{spec, sr.run, Overhead(sr.run.clock, baseline.compute)};
+        SaveEvictionScript(f->emit_script, trace, sr.script,
+                           {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
+                                        sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),
+                            fmt::format("valid at any budget >= {} (the run's peak)", sr.run.max_memory)});
+        PrintRuns(summary, {run}, f->json);
         return 0;
       });
     });
