@@ -5,6 +5,8 @@
 #include "checker/exhaustive_search.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
+#include "checker/schedule_checker.h"
+#include "checker/script_builder.h"
 #include "model/trace_parser.h"
 #include "tests/tiny_traces.h"
 
@@ -78,6 +80,45 @@ TEST_CASE("feasibility: a window proves what the static bound cannot") {
   CHECK(wb.infeasible_below == 30);
   CHECK(wb.sat_from == 30);
   CHECK(wb.unknowns == 0);
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// Z3 plans as witnesses: at the optimum, the whole-program plan with the
+// empty entry state is SAT (the relaxation admits the real schedule), and a
+// script built by following it is, when the builder completes, passed by the
+// engine's checker: the stepwise runtime and the engine agree.
+TEST_CASE("feasibility: Z3 whole-program plans turn into checked scripts") {
+  SolverLimits limits;
+  int built = 0, tried = 0;
+  for (uint64_t seed = 100; seed < 112; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 5 + static_cast<int>(seed % 6));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    for (int64_t budget : {best, best + 3}) {
+      WindowPlan plan = PlanWindow(trace, {0, static_cast<OpId>(trace.ops.size()) - 1}, budget,
+                                   std::vector<uint8_t>(trace.storages.size(), 0), limits);
+      CHECK(plan.answer == SolverAnswer::kSat);
+      if (plan.answer != SolverAnswer::kSat) continue;
+      ++tried;
+      ScriptBuilderOptions o;
+      o.budget = budget;
+      o.plan = &plan;
+      BuiltScript s = BuildScript(trace, o);
+      if (!s.completed) continue;
+      ++built;
+      ScheduleCheck c = CheckSchedule(trace, budget, s.script);
+      CHECK(c.passed());
+      CHECK(c.run.max_memory == s.peak_memory);
+    }
+  }
+  MESSAGE("plans followed to a passing script: ", built, " of ", tried);
+  CHECK(built > 0);
 }
 
 }  // namespace
