@@ -210,6 +210,10 @@ class WindowSolver {
         z3::expr before = j == 0 ? ctx_.bool_val((*entry)[model_.tracked[x]] != 0) : m_[j - 1][x];
         if (model_.created_at[x] != static_cast<int32_t>(j) - 1 || j == 0)
           solver_.add(z3::implies(m_[j][x], before || c[j][x]));
+        // Plans only (not a proof): a storage from before the window that is
+        // material on entry is kept or lost, never reloaded; the runtime would
+        // have to rematerialize its ancestors, which the relaxation ignores.
+        if (entry && model_.created_at[x] < 0 && (*entry)[model_.tracked[x]]) solver_.add(!c[j][x]);
         // (C4) at x's last computation in the interval.
         std::vector<int32_t> args, siblings{xi};
         int64_t request = size(xi);

@@ -79,7 +79,11 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
 
 // Witness planning: the same encoding with the entry state fixed to
 // `entry_material` (per storage; for a window starting at operator 0 every
-// storage is immaterial). When SAT, the storages the model keeps material at
+// storage is immaterial), and storages from before the window that are
+// material on entry never reloaded once evicted (plans are followed by a real
+// runtime, which would rematerialize their ancestors). A plan proves nothing:
+// only the script built from it, once checked, is evidence.
+// When SAT, the storages the model keeps material at
 // each time point of the window; a script builder follows them, and the
 // schedule checker decides whether that script really fits.
 struct WindowPlan {

@@ -28,14 +28,39 @@ class Builder {
         uses_[trace.tensors[st.target].storage].push_back(step);
       }
     }
+    last_compute_step_ = -1;
+    for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step)
+      if (trace.program[step].kind == StepKind::kCompute) last_compute_step_ = step;
     if (o.plan) {
       if (o.plan->answer != SolverAnswer::kSat) throw Error("BuildScript: the plan is not a SAT plan");
-      keep_.assign(o.plan->keep.size(), std::vector<uint8_t>(trace.storages.size(), 0));
-      for (size_t j = 0; j < o.plan->keep.size(); ++j)
-        for (StorageId s : o.plan->keep[j]) keep_[j][s] = 1;
-      last_compute_step_ = -1;
-      for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step)
-        if (trace.program[step].kind == StepKind::kCompute) last_compute_step_ = step;
+      Follow(*o.plan);
+    }
+  }
+
+  void Follow(const WindowPlan& plan) {
+    plan_ = &plan;
+    keep_.assign(plan.keep.size(), std::vector<uint8_t>(trace_.storages.size(), 0));
+    for (size_t j = 0; j < plan.keep.size(); ++j)
+      for (StorageId s : plan.keep[j]) keep_[j][s] = 1;
+  }
+
+  // Rolling plans: a new plan at the first computation of every stride-th operator.
+  void MaybeReplan(const StepwiseRuntime& rt, BuiltScript& out) {
+    if (o_.rolling_ops <= 0) return;
+    const Step& st = trace_.program[rt.program_step()];
+    if (st.kind != StepKind::kCompute || st.target < next_plan_op_) return;
+    const OpId nops = static_cast<OpId>(trace_.ops.size());
+    OpId first = st.target, last = std::min<OpId>(nops - 1, first + o_.rolling_ops - 1);
+    next_plan_op_ = first + std::max(1, o_.rolling_stride);
+    std::vector<uint8_t> entry(trace_.storages.size(), 0);
+    for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
+    rolling_ = PlanWindow(trace_, {first, last}, o_.budget, entry, o_.limits);
+    ++out.plans;
+    if (rolling_.answer == SolverAnswer::kSat) {
+      Follow(rolling_);
+    } else {
+      ++out.plans_failed;
+      plan_ = nullptr;
     }
   }
 
@@ -60,6 +85,7 @@ class Builder {
           Evict(rt, s, out);
         }
       } else {
+        MaybeReplan(rt, out);
         Choose(rt, out);
       }
       if (rt.memory() + rt.request() > o_.budget) {
@@ -87,12 +113,12 @@ class Builder {
 
   // The plan's time point for the current program step, or -1 outside the window.
   int32_t PlanPoint(const StepwiseRuntime& rt) const {
-    if (!o_.plan) return -1;
+    if (!plan_) return -1;
     const Step& st = trace_.program[rt.program_step()];
-    const OpWindow& w = o_.plan->window;
+    const OpWindow& w = plan_->window;
     if (st.kind == StepKind::kCompute && st.target >= w.first && st.target <= w.last) return st.target - w.first;
-    if (st.kind == StepKind::kPin && o_.plan->reaches_end && rt.program_step() > last_compute_step_)
-      return static_cast<int32_t>(o_.plan->keep.size()) - 1;
+    if (st.kind == StepKind::kPin && plan_->reaches_end && rt.program_step() > last_compute_step_)
+      return static_cast<int32_t>(plan_->keep.size()) - 1;
     return -1;
   }
 
@@ -151,6 +177,9 @@ class Builder {
   const Trace& trace_;
   const ScriptBuilderOptions& o_;
   std::vector<std::vector<int32_t>> uses_;
+  const WindowPlan* plan_ = nullptr;  // the plan followed now
+  WindowPlan rolling_;
+  OpId next_plan_op_ = 0;
   std::vector<std::vector<uint8_t>> keep_;
   std::vector<uint8_t> needed_;
   int32_t last_compute_step_ = -1;

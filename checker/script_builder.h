@@ -5,7 +5,8 @@
 //
 // The policy, at each computation point:
 //  - before `prefix_events`: the prefix script's entries, verbatim;
-//  - inside a Z3 plan's window (checker/feasibility.h, PlanWindow): evict
+//  - inside a Z3 plan's window (checker/feasibility.h, PlanWindow; given, or
+//    made on the way for rolling windows from the current state): evict
 //    every storage the plan does not keep at this time point and that the
 //    rest of the current recursion does not need;
 //  - then, if the computation still does not fit: next-use order (Belady):
@@ -29,6 +30,12 @@ struct ScriptBuilderOptions {
   const EvictionScript* prefix = nullptr;  // applied to events before prefix_events
   int64_t prefix_events = 0;
   const WindowPlan* plan = nullptr;        // a SAT plan, or null
+  // Rolling plans: from the first computation of every `rolling_stride`-th
+  // operator on, plan the next `rolling_ops` operators with Z3 from the
+  // current state (PlanWindow) and follow that plan. 0: off.
+  int32_t rolling_ops = 0;
+  int32_t rolling_stride = 0;
+  SolverLimits limits;
   int64_t max_events = 50'000'000;         // give up after this many computations
   // Stop (completed) at the first computation point of this program step or
   // later; -1: run to the end of the program.
@@ -41,6 +48,8 @@ struct BuiltScript {
   EvictionScript script;
   int64_t peak_memory = 0;
   int64_t events = 0;
+  int32_t plans = 0;          // rolling plans made
+  int32_t plans_failed = 0;   // rolling plans that were not SAT (next-use only there)
 };
 
 BuiltScript BuildScript(const Trace& trace, const ScriptBuilderOptions& options);

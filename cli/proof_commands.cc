@@ -70,6 +70,7 @@ struct ProofFlags : BudgetFlags {
   int32_t windows = 6;
   int32_t window_ops = 6;
   bool no_z3 = false;
+  int32_t rolling = 0;
   bool verbose = false;
   std::string save_script;
 };
@@ -82,6 +83,8 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--windows", f.windows, "Z3 windows tried for an inherent proof (default 6)");
   cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
   cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
+  cmd->add_option("--rolling-z3", f.rolling,
+                  "also try rolling Z3 plans of N operators over the whole program as witnesses (slow; default off)");
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
 }
@@ -94,6 +97,7 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.runtime = runtime;
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
+  o.witness.rolling_ops = f.rolling;
   for (const std::string& h : f.witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
 }

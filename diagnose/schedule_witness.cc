@@ -23,7 +23,7 @@ class Searcher {
   }
 
   WitnessSearch Run() {
-    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan()) {}
+    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() || RollingPlans()) {}
     return std::move(out_);
   }
 
@@ -245,6 +245,24 @@ class Searcher {
       return false;
     }
     return Try("z3 plan", what, std::move(sr->script));
+  }
+
+  bool RollingPlans() {
+    if (!o_.use_z3 || o_.rolling_ops <= 0) return false;
+    ScriptBuilderOptions bo;
+    bo.budget = budget_;
+    bo.eager = IsEager(o_.runtime);
+    bo.rolling_ops = o_.rolling_ops;
+    bo.rolling_stride = std::max(1, o_.rolling_ops / 2);
+    bo.limits = o_.limits;
+    BuiltScript b = BuildScript(trace_, bo);
+    std::string what = fmt::format("rolling Z3 plans of {} operators ({} plans, {} not sat)", o_.rolling_ops,
+                                   b.plans, b.plans_failed);
+    if (!b.completed) {
+      Note("z3 rolling plans", what, b.stopped);
+      return false;
+    }
+    return Try("z3 rolling plans", what, std::move(b.script));
   }
 
   const Trace& trace_;

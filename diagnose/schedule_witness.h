@@ -10,7 +10,8 @@
 //  4. an offline next-use (Belady-like) policy that knows the whole program;
 //  5. Z3: a plan of the window around the failure (or the whole program when
 //     it is small) with the entry state fixed to the run's state there,
-//     turned into script entries and completed by the heuristic.
+//     turned into script entries and completed by the heuristic;
+//  6. optionally, rolling Z3 plans over the whole program.
 // Every candidate is replayed by the schedule checker at the budget; only a
 // passing one is returned. Nothing else is trusted.
 #pragma once
@@ -40,6 +41,9 @@ struct WitnessOptions {
   SolverLimits limits;
   int32_t z3_whole_program_ops = 80;  // plan the whole program up to this many operators
   int32_t z3_window_ops = 8;          // else a window of this many operators before the failure (and 2 after)
+  // 6. (off by default: one Z3 call per few operators) rolling Z3 plans over
+  //    the whole program, each from the state the previous ones led to.
+  int32_t rolling_ops = 0;            // operators per rolling plan; 0: off
 };
 
 struct Witness {

@@ -123,3 +123,31 @@ TEST_CASE("feasibility: Z3 whole-program plans turn into checked scripts") {
 
 }  // namespace
 }  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+TEST_CASE("feasibility: rolling Z3 plans build scripts the checker agrees with") {
+  int completed = 0;
+  for (uint64_t seed = 300; seed < 310; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 6 + static_cast<int>(seed % 5));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    ScriptBuilderOptions o;
+    o.budget = best + 2;
+    o.rolling_ops = 3;
+    o.rolling_stride = 1;
+    BuiltScript s = BuildScript(trace, o);
+    CHECK(s.plans > 0);
+    if (!s.completed) continue;
+    ++completed;
+    ScheduleCheck c = CheckSchedule(trace, o.budget, s.script);
+    CHECK(c.passed());
+    CHECK(c.run.max_memory == s.peak_memory);
+  }
+  MESSAGE("rolling plans completed on ", completed, " of 10 traces");
+}
+
+}  // namespace
+}  // namespace dtr::testing
