@@ -150,3 +150,36 @@ TEST_CASE("schedule checker: the script of an OOM run fails where the run failed
 
 }  // namespace
 }  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// A script and a heuristic together: the scripted evictions happen first and
+// the heuristic frees the rest. Fed its own first decisions as a script, a
+// run is unchanged, and the recorded script (scripted and heuristic entries
+// merged) is the run's own.
+TEST_CASE("replay: a scripted start with a heuristic rest") {
+  Trace resnet = LoadTrace(TracePath("resnet32"));
+  Baseline b = ComputeBaseline(resnet);
+  RunSpec spec;
+  spec.heuristic = &FindHeuristic("DTR");
+  spec.ratio = ParseRatio("0.102");
+  ReplayConfig config = ConfigFor(spec, b);
+  ScriptedRun plain = ScriptOfRun(resnet, config);
+  REQUIRE(plain.script.entries.size() > 100);
+  std::vector<ScriptedEviction> prefix(plain.script.entries.begin(), plain.script.entries.begin() + 100);
+  ReplayConfig hybrid = config;
+  hybrid.script = &prefix;
+  ScriptedRun mixed = ScriptOfRun(resnet, hybrid);
+  CHECK(mixed.run.outcome == plain.run.outcome);
+  CHECK(mixed.run.clock == plain.run.clock);
+  CHECK(mixed.run.heuristic_evictions == plain.run.heuristic_evictions);
+  REQUIRE(mixed.script.entries.size() == plain.script.entries.size());
+  for (size_t i = 0; i < plain.script.entries.size(); ++i) {
+    CHECK(mixed.script.entries[i].event == plain.script.entries[i].event);
+    CHECK(mixed.script.entries[i].storage == plain.script.entries[i].storage);
+  }
+}
+
+}  // namespace
+}  // namespace dtr::testing
