@@ -11,7 +11,8 @@
 
 namespace dtr {
 
-EvictionScript ParseEvictionScript(std::istream& in, const std::string& source, const Trace& trace) {
+EvictionScript ParseEvictionScript(std::istream& in, const std::string& source,
+                                   const Trace& trace) {
   std::unordered_map<std::string_view, StorageId> storage_of;
   storage_of.reserve(trace.tensors.size());
   for (const Tensor& t : trace.tensors) storage_of.emplace(t.name, t.storage);
@@ -19,7 +20,9 @@ EvictionScript ParseEvictionScript(std::istream& in, const std::string& source, 
   std::vector<int> entry_line;
   std::string text;
   int line = 0;
-  auto fail = [&](const std::string& message) { throw Error(fmt::format("{}:{}: {}", source, line, message)); };
+  auto fail = [&](const std::string& message) {
+    throw Error(fmt::format("{}:{}: {}", source, line, message));
+  };
   while (std::getline(in, text)) {
     ++line;
     if (size_t hash = text.find('#'); hash != std::string::npos) text.resize(hash);
@@ -37,8 +40,8 @@ EvictionScript ParseEvictionScript(std::istream& in, const std::string& source, 
     auto it = storage_of.find(name);
     if (it == storage_of.end()) fail(fmt::format("'{}' is not a tensor of {}", name, trace.source));
     if (!script.entries.empty() && event < script.entries.back().event)
-      fail(fmt::format("event {} comes after event {} (line {}); entries must be sorted by event", event,
-                       script.entries.back().event, entry_line.back()));
+      fail(fmt::format("event {} comes after event {} (line {}); entries must be sorted by event",
+                       event, script.entries.back().event, entry_line.back()));
     script.entries.push_back({event, it->second});
     entry_line.push_back(line);
   }
@@ -46,7 +49,8 @@ EvictionScript ParseEvictionScript(std::istream& in, const std::string& source, 
   return script;
 }
 
-EvictionScript ParseEvictionScriptString(std::string_view text, const std::string& source, const Trace& trace) {
+EvictionScript ParseEvictionScriptString(std::string_view text, const std::string& source,
+                                         const Trace& trace) {
   std::istringstream in{std::string(text)};
   return ParseEvictionScript(in, source, trace);
 }
@@ -78,7 +82,9 @@ namespace {
 class ScriptRecorder : public ReplayObserver {
  public:
   explicit ScriptRecorder(EvictionScript& script) : script_(script) {}
-  void OnDecision(const DecisionPoint& d) override { script_.entries.push_back({d.event, d.chosen}); }
+  void OnDecision(const DecisionPoint& d) override {
+    script_.entries.push_back({d.event, d.chosen});
+  }
 
  private:
   EvictionScript& script_;

@@ -27,7 +27,8 @@ struct EvictionScript {
 // written here use the root tensor). Throws Error "SOURCE:LINE: message" for
 // a malformed line, an unknown tensor or events out of order.
 EvictionScript ParseEvictionScript(std::istream& in, const std::string& source, const Trace& trace);
-EvictionScript ParseEvictionScriptString(std::string_view text, const std::string& source, const Trace& trace);
+EvictionScript ParseEvictionScriptString(std::string_view text, const std::string& source,
+                                         const Trace& trace);
 EvictionScript LoadEvictionScript(const std::string& path, const Trace& trace);
 
 // Writes the text format; `comment` lines (may be empty) are written first as '# ' lines.

@@ -35,6 +35,7 @@ ExhaustiveResult SearchAllSchedules(const Trace& trace, const ExhaustiveOptions&
 // The smallest budget at which some script passes, by bisection over
 // SearchAllSchedules (feasibility is monotone in the budget: a script that
 // passes at B passes at every B' > B). -1 if a search gave up.
-int64_t SmallestFeasibleBudget(const Trace& trace, bool eager = true, int64_t max_states = 2'000'000);
+int64_t SmallestFeasibleBudget(const Trace& trace, bool eager = true,
+                               int64_t max_states = 2'000'000);
 
 }  // namespace dtr

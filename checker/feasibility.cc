@@ -54,9 +54,12 @@ namespace dtr {
 
 std::string_view SolverAnswerName(SolverAnswer a) {
   switch (a) {
-    case SolverAnswer::kSat: return "sat";
-    case SolverAnswer::kUnsat: return "unsat";
-    case SolverAnswer::kUnknown: return "unknown";
+    case SolverAnswer::kSat:
+      return "sat";
+    case SolverAnswer::kUnsat:
+      return "unsat";
+    case SolverAnswer::kUnknown:
+      return "unknown";
   }
   return "?";
 }
@@ -73,7 +76,8 @@ struct WindowModel {
     std::vector<int32_t> outputs;  // tracked indices of the operator's new storages
   };
   std::vector<StorageId> tracked;
-  std::vector<int32_t> created_at;  // per tracked: the point whose operator makes it, -1 before the window
+  std::vector<int32_t>
+      created_at;  // per tracked: the point whose operator makes it, -1 before the window
   std::vector<Point> points;
   bool reaches_end = false;
 
@@ -83,8 +87,11 @@ struct WindowModel {
 WindowModel BuildWindow(const Trace& trace, OpWindow w) {
   const OpId nops = static_cast<OpId>(trace.ops.size());
   if (w.first < 0 || w.last < w.first || w.last >= nops)
-    throw Error(fmt::format("window {}..{} is outside the program's operators 0..{}", w.first, w.last, nops - 1));
-  auto constant_storage = [&](StorageId s) { return trace.op_of(trace.storages[s].root).is_constant; };
+    throw Error(fmt::format("window {}..{} is outside the program's operators 0..{}", w.first,
+                            w.last, nops - 1));
+  auto constant_storage = [&](StorageId s) {
+    return trace.op_of(trace.storages[s].root).is_constant;
+  };
   std::vector<int64_t> constants_before(nops + 1, 0);  // bytes of constant storages made by ops < o
   for (OpId o = 0; o < nops; ++o) {
     const Operator& op = trace.ops[o];
@@ -142,7 +149,8 @@ WindowModel BuildWindow(const Trace& trace, OpWindow w) {
 // Wraps one Z3 context holding the encoding of a window with a symbolic budget.
 class WindowSolver {
  public:
-  WindowSolver(const Trace& trace, const WindowModel& model, const std::vector<uint8_t>* entry_material)
+  WindowSolver(const Trace& trace, const WindowModel& model,
+               const std::vector<uint8_t>* entry_material)
       : trace_(trace), model_(model), solver_(ctx_), budget_(ctx_.int_const("budget")) {
     Encode(entry_material);
   }
@@ -197,7 +205,8 @@ class WindowSolver {
       for (int32_t a : p.args) solver_.add(m_[j][a]);
       for (size_t x = 0; x < v; ++x)
         if (model_.Exists(static_cast<int32_t>(x), j))
-          terms.push_back(z3::ite(m_[j][x], ctx_.int_val(size(static_cast<int32_t>(x))), ctx_.int_val(0)));
+          terms.push_back(
+              z3::ite(m_[j][x], ctx_.int_val(size(static_cast<int32_t>(x))), ctx_.int_val(0)));
       solver_.add(ctx_.int_val(p.pinned + p.request) + Sum(terms) <= budget_);
       // The interval before point j: (C3), (C4), (C5). The first interval
       // exists only with a fixed entry state (otherwise M_0 is free).
@@ -231,8 +240,8 @@ class WindowSolver {
           if (!model_.Exists(yi, j)) continue;
           if (std::find(siblings.begin(), siblings.end(), yi) != siblings.end()) continue;
           if (std::find(args.begin(), args.end(), yi) != args.end()) continue;
-          held.push_back(z3::ite(m_[j][y] && (!c[j][y] || pos[j][y] < pos[j][x]), ctx_.int_val(size(yi)),
-                                 ctx_.int_val(0)));
+          held.push_back(z3::ite(m_[j][y] && (!c[j][y] || pos[j][y] < pos[j][x]),
+                                 ctx_.int_val(size(yi)), ctx_.int_val(0)));
         }
         solver_.add(z3::implies(c[j][x], ctx_.int_val(fixed) + Sum(held) <= budget_));
       }
@@ -260,7 +269,8 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget, const SolverLimits& limits) {
+WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget,
+                        const SolverLimits& limits) {
   WindowModel model = BuildWindow(trace, window);
   WindowQuery q;
   q.window = window;
@@ -279,8 +289,9 @@ WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget, con
   return q;
 }
 
-WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi, const SolverLimits& limits,
-                        const SolverProgress& progress, int64_t resolution) {
+WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi,
+                        const SolverLimits& limits, const SolverProgress& progress,
+                        int64_t resolution) {
   WindowModel model = BuildWindow(trace, window);
   WindowBound b;
   b.window = window;
@@ -309,8 +320,10 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
         lo = mid;
         b.infeasible_below = mid + 1;
       } else {
-        if (q.answer == SolverAnswer::kSat) b.sat_from = mid;
-        else ++b.unknowns;
+        if (q.answer == SolverAnswer::kSat)
+          b.sat_from = mid;
+        else
+          ++b.unknowns;
         hi = mid;  // with an unknown, keep proving what can be proven below it
       }
     }
@@ -321,8 +334,8 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
   return b;
 }
 
-WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget, const std::vector<uint8_t>& entry_material,
-                      const SolverLimits& limits) {
+WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget,
+                      const std::vector<uint8_t>& entry_material, const SolverLimits& limits) {
   WindowModel model = BuildWindow(trace, window);
   WindowPlan plan;
   plan.window = window;

@@ -56,7 +56,8 @@ struct WindowQuery {
 };
 
 // Throws Error for a window outside the program.
-WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget, const SolverLimits& limits);
+WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget,
+                        const SolverLimits& limits);
 
 // The smallest budget at which the window's relaxation is satisfiable, by
 // bisection on [lo, hi] (lo: a budget known infeasible or the static bound
@@ -74,8 +75,9 @@ struct WindowBound {
 };
 using SolverProgress = std::function<void(const WindowQuery&)>;
 // Bisection stops once the open interval is at most `resolution` bytes wide.
-WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi, const SolverLimits& limits,
-                        const SolverProgress& progress = nullptr, int64_t resolution = 1);
+WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t hi,
+                        const SolverLimits& limits, const SolverProgress& progress = nullptr,
+                        int64_t resolution = 1);
 
 // Witness planning: the same encoding with the entry state fixed to
 // `entry_material` (per storage; for a window starting at operator 0 every
@@ -95,7 +97,7 @@ struct WindowPlan {
   // the end point if reaches_end).
   std::vector<std::vector<StorageId>> keep;
 };
-WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget, const std::vector<uint8_t>& entry_material,
-                      const SolverLimits& limits);
+WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget,
+                      const std::vector<uint8_t>& entry_material, const SolverLimits& limits);
 
 }  // namespace dtr

@@ -32,7 +32,7 @@ struct MemoryBound {
   // What attains it: an operator (op >= 0) or, if op is -1, the storages
   // pinned at the end of the program (their total is `pinned`).
   OperatorNeed attained_by;
-  int64_t final_pinned = 0;  // total of the storages pinned at the end
+  int64_t final_pinned = 0;          // total of the storages pinned at the end
   std::vector<OperatorNeed> per_op;  // indexed by OpId (each op is computed once, in id order)
 };
 

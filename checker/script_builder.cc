@@ -17,13 +17,15 @@ constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
 
 class Builder {
  public:
-  Builder(const Trace& trace, const ScriptBuilderOptions& o) : trace_(trace), o_(o), uses_(trace.storages.size()) {
+  Builder(const Trace& trace, const ScriptBuilderOptions& o)
+      : trace_(trace), o_(o), uses_(trace.storages.size()) {
     // Program steps at which each storage is needed: as an argument of a
     // model computation, or by a pin.
     for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step) {
       const Step& st = trace.program[step];
       if (st.kind == StepKind::kCompute) {
-        for (TensorId a : trace.ops[st.target].args) uses_[trace.tensors[a].storage].push_back(step);
+        for (TensorId a : trace.ops[st.target].args)
+          uses_[trace.tensors[a].storage].push_back(step);
       } else if (st.kind == StepKind::kPin) {
         uses_[trace.tensors[st.target].storage].push_back(step);
       }
@@ -32,7 +34,8 @@ class Builder {
     for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step)
       if (trace.program[step].kind == StepKind::kCompute) last_compute_step_ = step;
     if (o.plan) {
-      if (o.plan->answer != SolverAnswer::kSat) throw Error("BuildScript: the plan is not a SAT plan");
+      if (o.plan->answer != SolverAnswer::kSat)
+        throw Error("BuildScript: the plan is not a SAT plan");
       Follow(*o.plan);
     }
   }
@@ -89,8 +92,9 @@ class Builder {
         Choose(rt, out);
       }
       if (rt.memory() + rt.request() > o_.budget) {
-        out.stopped = fmt::format("computation {} does not fit: {} in use + {} requested > budget {}", rt.event(),
-                                  rt.memory(), rt.request(), o_.budget);
+        out.stopped =
+            fmt::format("computation {} does not fit: {} in use + {} requested > budget {}",
+                        rt.event(), rt.memory(), rt.request(), o_.budget);
         return Finish(rt, out);
       }
       rt.Compute();
@@ -116,7 +120,8 @@ class Builder {
     if (!plan_) return -1;
     const Step& st = trace_.program[rt.program_step()];
     const OpWindow& w = plan_->window;
-    if (st.kind == StepKind::kCompute && st.target >= w.first && st.target <= w.last) return st.target - w.first;
+    if (st.kind == StepKind::kCompute && st.target >= w.first && st.target <= w.last)
+      return st.target - w.first;
     if (st.kind == StepKind::kPin && plan_->reaches_end && rt.program_step() > last_compute_step_)
       return static_cast<int32_t>(plan_->keep.size()) - 1;
     return -1;
@@ -161,7 +166,8 @@ class Builder {
     std::vector<Candidate> candidates;
     for (StorageId s = 0; s < ns; ++s)
       if (rt.Evictable(s))
-        candidates.push_back({s, needed_[s] != 0, NextUse(s, rt.program_step()), trace_.storages[s].size});
+        candidates.push_back(
+            {s, needed_[s] != 0, NextUse(s, rt.program_step()), trace_.storages[s].size});
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       if (a.needed != b.needed) return !a.needed;
       if (a.next_use != b.next_use) return a.next_use > b.next_use;
@@ -188,7 +194,8 @@ class Builder {
 }  // namespace
 
 BuiltScript BuildScript(const Trace& trace, const ScriptBuilderOptions& options) {
-  if (options.prefix_events > 0 && !options.prefix) throw Error("BuildScript: prefix_events without a prefix");
+  if (options.prefix_events > 0 && !options.prefix)
+    throw Error("BuildScript: prefix_events without a prefix");
   return Builder(trace, options).Run();
 }
 

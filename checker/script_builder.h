@@ -29,27 +29,28 @@ struct ScriptBuilderOptions {
   bool eager = true;
   const EvictionScript* prefix = nullptr;  // applied to events before prefix_events
   int64_t prefix_events = 0;
-  const WindowPlan* plan = nullptr;        // a SAT plan, or null
+  const WindowPlan* plan = nullptr;  // a SAT plan, or null
   // Rolling plans: from the first computation of every `rolling_stride`-th
   // operator on, plan the next `rolling_ops` operators with Z3 from the
   // current state (PlanWindow) and follow that plan. 0: off.
   int32_t rolling_ops = 0;
   int32_t rolling_stride = 0;
   SolverLimits limits;
-  int64_t max_events = 50'000'000;         // give up after this many computations
+  int64_t max_events = 50'000'000;  // give up after this many computations
   // Stop (completed) at the first computation point of this program step or
   // later; -1: run to the end of the program.
   int32_t stop_at_step = -1;
 };
 
 struct BuiltScript {
-  bool completed = false;  // ran to its end (or stop_at_step) within the budget, per the stepwise runtime
-  std::string stopped;     // why not, otherwise
+  bool completed =
+      false;  // ran to its end (or stop_at_step) within the budget, per the stepwise runtime
+  std::string stopped;  // why not, otherwise
   EvictionScript script;
   int64_t peak_memory = 0;
   int64_t events = 0;
-  int32_t plans = 0;          // rolling plans made
-  int32_t plans_failed = 0;   // rolling plans that were not SAT (next-use only there)
+  int32_t plans = 0;         // rolling plans made
+  int32_t plans_failed = 0;  // rolling plans that were not SAT (next-use only there)
 };
 
 BuiltScript BuildScript(const Trace& trace, const ScriptBuilderOptions& options);

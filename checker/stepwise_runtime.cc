@@ -35,8 +35,9 @@ void StepwiseRuntime::StartFrame(TensorId t, bool remat) {
 void StepwiseRuntime::Pin(TensorId t) {
   StorageId s = storage(t);
   if (!material_[s])
-    throw Error(fmt::format("{}:{}: cannot pin '{}', whose storage is evicted (simrd stops with an assertion here)",
-                            trace_->source, trace_->program[step_].line, trace_->tensors[t].name));
+    throw Error(fmt::format(
+        "{}:{}: cannot pin '{}', whose storage is evicted (simrd stops with an assertion here)",
+        trace_->source, trace_->program[step_].line, trace_->tensors[t].name));
   if (pinned_[s]) return;
   Lock(s);
   pinned_[s] = 1;
@@ -52,7 +53,8 @@ bool StepwiseRuntime::Advance() {
       switch (st.kind) {
         case StepKind::kCompute: {
           const Operator& op = trace_->ops[st.target];
-          for (int32_t i = 0; i < op.num_outputs; ++i) ++external_refs_[storage(op.first_output + i)];
+          for (int32_t i = 0; i < op.num_outputs; ++i)
+            ++external_refs_[storage(op.first_output + i)];
           StartFrame(op.first_output, false);
           break;
         }
@@ -154,8 +156,8 @@ void StepwiseRuntime::AppendKey(std::string& key) const {
   bits(material_);
 }
 
-StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script, size_t entries,
-                             int64_t event) {
+StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script,
+                             size_t entries, int64_t event) {
   StepwiseRuntime rt(trace, eager);
   size_t next = 0;
   entries = std::min(entries, script.entries.size());
@@ -164,14 +166,15 @@ StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScrip
     while (next < entries && script.entries[next].event == rt.event()) {
       StorageId s = script.entries[next].storage;
       if (!rt.Evictable(s))
-        throw Error(fmt::format("script entry {} (event {}): storage {} cannot be evicted then", next, rt.event(),
-                                trace.tensors[trace.storages[s].root].name));
+        throw Error(fmt::format("script entry {} (event {}): storage {} cannot be evicted then",
+                                next, rt.event(), trace.tensors[trace.storages[s].root].name));
       rt.Evict(s);
       ++next;
     }
     if (rt.event() == event) return rt;
     if (next < entries && script.entries[next].event < rt.event())
-      throw Error(fmt::format("script entry {} names event {}, which has passed", next, script.entries[next].event));
+      throw Error(fmt::format("script entry {} names event {}, which has passed", next,
+                              script.entries[next].event));
     rt.Compute();
   }
 }

@@ -27,7 +27,7 @@ class StepwiseRuntime {
     bool remat = false;
     std::vector<TensorId> undefined_args;  // arguments undefined when the frame started, in order
     int32_t next = 0;                      // undefined_args before it are materialized and locked
-    bool awaiting = false;                 // undefined_args[next] is being materialized by the frame above
+    bool awaiting = false;  // undefined_args[next] is being materialized by the frame above
   };
 
   // trace must outlive the runtime.
@@ -75,9 +75,9 @@ class StepwiseRuntime {
   int64_t events_ = 0;
   int64_t memory_ = 0, peak_ = 0;
   std::vector<Frame> frames_;
-  std::vector<uint8_t> defined_;                       // per tensor
-  std::vector<uint8_t> material_, pinned_;             // per storage
-  std::vector<int32_t> locks_, external_refs_;         // per storage
+  std::vector<uint8_t> defined_;                // per tensor
+  std::vector<uint8_t> material_, pinned_;      // per storage
+  std::vector<int32_t> locks_, external_refs_;  // per storage
 };
 
 // The state of a scripted run at the computation point of `event`, after the
@@ -85,7 +85,7 @@ class StepwiseRuntime {
 // itself, the ones among the first `entries`) were applied. Throws Error if
 // the run ends, or an entry cannot be applied, before that point. Memory is
 // not checked against any budget on the way.
-StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script, size_t entries,
-                             int64_t event);
+StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script,
+                             size_t entries, int64_t event);
 
 }  // namespace dtr

@@ -34,9 +34,11 @@ struct BudgetFlags {
 
 void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
   cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
-  cmd->add_option("--ratio", f.ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
+  cmd->add_option("--ratio", f.ratio,
+                  "budget as a fraction of the baseline peak memory, e.g. 0.102");
   cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)");
-  cmd->add_option("--runtime", f.runtime, "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+  cmd->add_option("--runtime", f.runtime,
+                  "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
   cmd->add_flag("--json", f.json, "one JSON object (docs/proof_json.md)");
 }
 
@@ -47,9 +49,11 @@ struct Loaded {
 };
 
 Loaded Load(const BudgetFlags& f, const char* command) {
-  if (f.ratio.empty() && f.budget < 0) throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+  if (f.ratio.empty() && f.budget < 0)
+    throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
   RuntimeKind runtime = ParseRuntime(f.runtime);
-  if (runtime == RuntimeKind::kV1) throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
+  if (runtime == RuntimeKind::kV1)
+    throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
   std::optional<Ratio> ratio;
   if (!f.ratio.empty() && f.budget < 0) ratio = ParseRatio(f.ratio);
   Loaded l{LoadTrace(f.trace), {}, {}};
@@ -84,7 +88,8 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
   cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
   cmd->add_option("--rolling-z3", f.rolling,
-                  "also try rolling Z3 plans of N operators over the whole program as witnesses (slow; default off)");
+                  "also try rolling Z3 plans of N operators over the whole program as witnesses "
+                  "(slow; default off)");
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
 }
@@ -98,7 +103,8 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
   o.witness.rolling_ops = f.rolling;
-  for (const std::string& h : f.witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(h));
+  for (const std::string& h : f.witness_heuristics)
+    o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
 }
 
@@ -131,8 +137,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       int64_t at = -1;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "frontier", "the pending rematerializations, their locks and pinned + locked + request at an OOM or decision");
+    CLI::App* cmd = app.add_subcommand("frontier",
+                                       "the pending rematerializations, their locks and pinned + "
+                                       "locked + request at an OOM or decision");
     AddBudgetFlags(cmd, *f);
     cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name (default DTR)");
     cmd->add_option("--at", f->at, "decision index (default: the run's OOM)");
@@ -144,7 +151,8 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         config.runtime = l.header.runtime;
         config.heuristic = &FindHeuristic(f->heuristic);
         config.budget = l.header.budget;
-        RematFrontier fr = f->at >= 0 ? FrontierAtDecision(l.trace, config, f->at) : FrontierAtOom(l.trace, config);
+        RematFrontier fr = f->at >= 0 ? FrontierAtDecision(l.trace, config, f->at)
+                                      : FrontierAtOom(l.trace, config);
         if (f->json)
           std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
         else
@@ -159,8 +167,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       std::string script;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "check", "replay an eviction script under a budget: pass, or where it fails (exit status 2 if it fails)");
+    CLI::App* cmd = app.add_subcommand("check",
+                                       "replay an eviction script under a budget: pass, or where "
+                                       "it fails (exit status 2 if it fails)");
     AddBudgetFlags(cmd, *f);
     cmd->add_option("--script", f->script, "eviction script (docs/eviction_script.md)")->required();
     cmd->callback([f, &actions] {
@@ -169,7 +178,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         EvictionScript script = LoadEvictionScript(f->script, l.trace);
         ScheduleCheck c = CheckSchedule(l.trace, l.header.budget, script, l.header.runtime);
         if (f->json)
-          std::cout << ScheduleCheckJson(l.trace, l.header, f->script, script.entries.size(), c).dump() << "\n";
+          std::cout
+              << ScheduleCheckJson(l.trace, l.header, f->script, script.entries.size(), c).dump()
+              << "\n";
         else
           PrintScheduleCheckText(std::cout, l.trace, l.header, f->script, script.entries.size(), c);
         return c.passed() ? 0 : 2;
@@ -179,11 +190,13 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
   // explain
   {
     auto f = std::make_shared<ProofFlags>();
-    CLI::App* cmd = app.add_subcommand(
-        "explain", "why a heuristic run ran out of memory: its frontier, and whether the OOM is policy-induced or "
-                   "inherent, with a certificate");
+    CLI::App* cmd = app.add_subcommand("explain",
+                                       "why a heuristic run ran out of memory: its frontier, and "
+                                       "whether the OOM is policy-induced or "
+                                       "inherent, with a certificate");
     AddBudgetFlags(cmd, *f);
-    cmd->add_option("--heuristic", f->heuristic, "eviction heuristic of the run, simrd's name (default DTR)");
+    cmd->add_option("--heuristic", f->heuristic,
+                    "eviction heuristic of the run, simrd's name (default DTR)");
     AddProofFlags(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -208,8 +221,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
   {
     auto f = std::make_shared<ProofFlags>();
     CLI::App* cmd = app.add_subcommand(
-        "prove", "whether any eviction order fits a budget: feasible (verified script), inherent (proof) or "
-                 "undetermined");
+        "prove",
+        "whether any eviction order fits a budget: feasible (verified script), inherent (proof) or "
+        "undetermined");
     AddBudgetFlags(cmd, *f);
     AddProofFlags(cmd, *f);
     cmd->callback([f, &actions] {
@@ -242,16 +256,23 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       bool json = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "bounds", "per heuristic the smallest feasible ratio, the best verified schedule and the proven lower bound");
+    CLI::App* cmd = app.add_subcommand("bounds",
+                                       "per heuristic the smallest feasible ratio, the best "
+                                       "verified schedule and the proven lower bound");
     cmd->add_option("trace", f->trace, "DTR execution log (JSON lines)")->required();
-    cmd->add_option("--heuristic", f->heuristics, "heuristic(s), simrd's names (default DTR)")->delimiter(',');
-    cmd->add_option("--runtime", f->runtime, "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
-    cmd->add_option("--ratios", f->grid, "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
-    cmd->add_option("--fine-step", f->fine_step, "finer step below each first pass (default 0.001; '' for none)");
-    cmd->add_option("--overhead-limit", f->overhead_limit, "runs beyond this overhead count as not feasible");
+    cmd->add_option("--heuristic", f->heuristics, "heuristic(s), simrd's names (default DTR)")
+        ->delimiter(',');
+    cmd->add_option("--runtime", f->runtime,
+                    "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+    cmd->add_option("--ratios", f->grid,
+                    "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
+    cmd->add_option("--fine-step", f->fine_step,
+                    "finer step below each first pass (default 0.001; '' for none)");
+    cmd->add_option("--overhead-limit", f->overhead_limit,
+                    "runs beyond this overhead count as not feasible");
     cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
-    cmd->add_option("--windows", f->windows, "Z3 windows bisected for the lower bound (default 3; 0: none)");
+    cmd->add_option("--windows", f->windows,
+                    "Z3 windows bisected for the lower bound (default 3; 0: none)");
     cmd->add_option("--window-ops", f->window_ops, "operators per Z3 window (default 6)");
     cmd->add_option("--timeout", f->timeout, "seconds per Z3 call (default 10)");
     cmd->add_flag("--json", f->json, "one JSON object (docs/proof_json.md)");
@@ -260,17 +281,20 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         BoundsOptions o;
         for (const std::string& h : f->heuristics) o.heuristics.push_back(&FindHeuristic(h));
         o.runtime = ParseRuntime(f->runtime);
-        if (o.runtime == RuntimeKind::kV1) throw Error("bounds needs a RuntimeV2 runtime, not RuntimeV1");
+        if (o.runtime == RuntimeKind::kV1)
+          throw Error("bounds needs a RuntimeV2 runtime, not RuntimeV1");
         o.grid = f->grid;
         ParseRatios(o.grid);  // bad grids fail before any work
         o.fine_step = f->fine_step;
         if (!o.fine_step.empty()) ParseRatio(o.fine_step);
         if (f->overhead_limit != 0) {
           if (!(f->overhead_limit >= 1))
-            throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
+            throw Error(
+                fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
           o.overhead_limit = f->overhead_limit;
         }
-        if (!(f->timeout > 0)) throw Error(fmt::format("--timeout must be positive, got {}", f->timeout));
+        if (!(f->timeout > 0))
+          throw Error(fmt::format("--timeout must be positive, got {}", f->timeout));
         o.jobs = f->jobs;
         o.windows = f->windows;
         o.window_ops = f->window_ops;

@@ -20,8 +20,10 @@ int Decimals(const std::string& text) {
 }
 
 // The fine grid strictly between the last coarse point below `r` and `r`.
-std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse, const std::string& fine_step) {
-  auto it = std::find_if(coarse.begin(), coarse.end(), [&](const Ratio& c) { return c.value == r.value; });
+std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
+                            const std::string& fine_step) {
+  auto it = std::find_if(coarse.begin(), coarse.end(),
+                         [&](const Ratio& c) { return c.value == r.value; });
   if (it == coarse.begin() || it == coarse.end()) return {};
   const Ratio& below = *(it - 1);
   double step = ParseRatio(fine_step).value;
@@ -33,8 +35,8 @@ std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse, co
 
 }  // namespace
 
-BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline, const BoundsOptions& options,
-                           const BoundsProgress& progress) {
+BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
+                           const BoundsOptions& options, const BoundsProgress& progress) {
   BoundsReport rep;
   rep.baseline_memory = baseline.memory;
   rep.grid = options.grid;
@@ -72,15 +74,18 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline, const B
       for (const RunRecord& rr : runs)
         if (rr.result.outcome == Outcome::kPass) {
           std::vector<RunSpec> fine;
-          for (const Ratio& r : FineGrid(*rr.spec.ratio, coarse, options.fine_step)) fine.push_back(spec_for(h, r));
+          for (const Ratio& r : FineGrid(*rr.spec.ratio, coarse, options.fine_step))
+            fine.push_back(spec_for(h, r));
           std::vector<RunRecord> more = run_all(fmt::format("{} on the fine grid", h->name), fine);
           runs.insert(runs.end(), more.begin(), more.end());
           break;
         }
     }
-    std::sort(runs.begin(), runs.end(),
-              [](const RunRecord& a, const RunRecord& b) { return a.spec.ratio->value < b.spec.ratio->value; });
-    for (const RunRecord& rr : runs) {
+    std::vector<std::pair<double, size_t>> by_ratio;
+    for (size_t i = 0; i < runs.size(); ++i) by_ratio.emplace_back(runs[i].spec.ratio->value, i);
+    std::sort(by_ratio.begin(), by_ratio.end());
+    for (const auto& [value, index] : by_ratio) {
+      const RunRecord& rr = runs[index];
       ++hb.runs;
       hb.thrashed += rr.result.outcome == Outcome::kThrash;
       if (rr.result.outcome == Outcome::kPass) {
@@ -98,9 +103,10 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline, const B
   }
 
   // The best schedule: the passing run with the smallest peak, checked at that peak.
-  auto best_run = std::min_element(passing.begin(), passing.end(), [](const RunRecord& a, const RunRecord& b) {
-    return a.result.max_memory < b.result.max_memory;
-  });
+  auto best_run =
+      std::min_element(passing.begin(), passing.end(), [](const RunRecord& a, const RunRecord& b) {
+        return a.result.max_memory < b.result.max_memory;
+      });
   if (best_run != passing.end()) {
     ScriptedRun sr = ScriptOfRun(trace, ConfigFor(best_run->spec, baseline));
     VerifiedSchedule v;
@@ -109,19 +115,23 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline, const B
     v.budget = sr.run.max_memory;
     v.check = CheckSchedule(trace, v.budget, sr.script, options.runtime);
     if (!v.check.passed())
-      throw Error(fmt::format("internal error: the script of {} at ratio {} fails at its own peak: {}",
-                              v.heuristic->name, v.ratio.text, DescribeScheduleCheck(v.check)));
+      throw Error(
+          fmt::format("internal error: the script of {} at ratio {} fails at its own peak: {}",
+                      v.heuristic->name, v.ratio.text, DescribeScheduleCheck(v.check)));
     rep.best = std::move(v);
   }
 
   // Z3 windows raise the proven bound: bisect each between the static bound
   // and the best known schedule.
   int64_t hi = rep.best ? rep.best->budget : baseline.memory;
-  int64_t resolution = std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
-  std::vector<OpWindow> windows = InherentWindows(trace, rep.static_bound, options.windows, options.window_ops);
+  int64_t resolution =
+      std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
+  std::vector<OpWindow> windows =
+      InherentWindows(trace, rep.static_bound, options.windows, options.window_ops);
   for (size_t i = 0; i < windows.size(); ++i) {
     if (progress) progress("Z3 windows", i, windows.size());
-    WindowBound wb = BoundWindow(trace, windows[i], rep.static_bound.bytes - 1, hi, options.limits, nullptr, resolution);
+    WindowBound wb = BoundWindow(trace, windows[i], rep.static_bound.bytes - 1, hi, options.limits,
+                                 nullptr, resolution);
     rep.proven_infeasible_below = std::max(rep.proven_infeasible_below, wb.infeasible_below);
     rep.windows.push_back(wb);
   }

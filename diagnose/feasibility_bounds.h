@@ -28,11 +28,11 @@ namespace dtr {
 struct BoundsOptions {
   std::vector<const HeuristicSpec*> heuristics;  // empty: DTR
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
-  std::string grid = "0.01:1:0.01";  // coarse grid; points below the static bound are not run
-  std::string fine_step = "0.001";   // "" for no refinement
+  std::string grid = "0.01:1:0.01";      // coarse grid; points below the static bound are not run
+  std::string fine_step = "0.001";       // "" for no refinement
   std::optional<double> overhead_limit;  // runs beyond it count as not feasible (thrash)
   int jobs = 0;
-  int32_t windows = 3;     // Z3 windows bisected for the lower bound (0: static bound only)
+  int32_t windows = 3;  // Z3 windows bisected for the lower bound (0: static bound only)
   int32_t window_ops = 6;
   SolverLimits limits;
   double resolution_ratio = 0.0001;  // bisection stops within this fraction of the baseline
@@ -50,9 +50,9 @@ struct HeuristicBound {
 
 struct VerifiedSchedule {
   const HeuristicSpec* heuristic = nullptr;
-  Ratio ratio{0, ""};    // the run's ratio
-  int64_t budget = 0;    // its peak memory: the budget at which the script was checked
-  ScheduleCheck check;   // passed
+  Ratio ratio{0, ""};   // the run's ratio
+  int64_t budget = 0;   // its peak memory: the budget at which the script was checked
+  ScheduleCheck check;  // passed
 };
 
 struct BoundsReport {
@@ -67,7 +67,7 @@ struct BoundsReport {
 
 using BoundsProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
 
-BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline, const BoundsOptions& options,
-                           const BoundsProgress& progress = nullptr);
+BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
+                           const BoundsOptions& options, const BoundsProgress& progress = nullptr);
 
 }  // namespace dtr

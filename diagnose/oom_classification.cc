@@ -10,16 +10,20 @@ namespace dtr {
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kFeasible: return "feasible";
-    case Verdict::kPolicyInduced: return "policy-induced";
-    case Verdict::kInherent: return "inherent";
-    case Verdict::kUndetermined: return "undetermined";
+    case Verdict::kFeasible:
+      return "feasible";
+    case Verdict::kPolicyInduced:
+      return "policy-induced";
+    case Verdict::kInherent:
+      return "inherent";
+    case Verdict::kUndetermined:
+      return "undetermined";
   }
   return "?";
 }
 
-std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count, int32_t ops,
-                                      OpId focus) {
+std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count,
+                                      int32_t ops, OpId focus) {
   const OpId nops = static_cast<OpId>(trace.ops.size());
   ops = std::max(1, std::min<int32_t>(ops, nops));
   std::vector<OpWindow> out;
@@ -36,8 +40,9 @@ std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bou
   if (focus >= 0) add(centered(focus));
   std::vector<OpId> order(nops);
   for (OpId o = 0; o < nops; ++o) order[o] = o;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](OpId a, OpId b) { return bound.per_op[a].total() > bound.per_op[b].total(); });
+  std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return bound.per_op[a].total() > bound.per_op[b].total();
+  });
   // The end of the program first if the final pins are what binds.
   if (bound.attained_by.op < 0) add({nops - ops, nops - 1});
   for (OpId o : order) {
@@ -55,7 +60,8 @@ namespace {
 // The checks shared by explain and prove, in order of cost.
 class Classifier {
  public:
-  Classifier(const Trace& trace, const Baseline& baseline, const ClassifyOptions& o, const ClassifyProgress& p)
+  Classifier(const Trace& trace, const Baseline& baseline, const ClassifyOptions& o,
+             const ClassifyProgress& p)
       : trace_(trace), baseline_(baseline), o_(o), progress_(p) {}
 
   void Classify(Classification& c, Verdict if_witness, OpId focus) {
@@ -64,19 +70,24 @@ class Classifier {
     if (c.budget < c.static_bound.bytes) {
       c.verdict = Verdict::kInherent;
       c.proof = InherentProof{InherentProof::Kind::kStaticBound, c.static_bound.attained_by, {}};
-      Progress(fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
+      Progress(
+          fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
       return;
     }
-    Progress(fmt::format("static bound {} <= budget {}; searching for a schedule", c.static_bound.bytes, c.budget));
-    c.witness_search = FindScheduleWitness(trace_, baseline_.memory, c.budget, o_.witness, progress_);
+    Progress(fmt::format("static bound {} <= budget {}; searching for a schedule",
+                         c.static_bound.bytes, c.budget));
+    c.witness_search =
+        FindScheduleWitness(trace_, baseline_.memory, c.budget, o_.witness, progress_);
     if (c.witness_search.witness) {
       c.verdict = if_witness;
       return;
     }
-    for (const OpWindow& w : InherentWindows(trace_, c.static_bound, o_.windows, o_.window_ops, focus)) {
+    for (const OpWindow& w :
+         InherentWindows(trace_, c.static_bound, o_.windows, o_.window_ops, focus)) {
       WindowQuery q = QueryWindow(trace_, w, c.budget, o_.witness.limits);
-      Progress(fmt::format("Z3 window {}..{} ({} storages) at {}: {} in {:.1f}s{}", w.first, w.last, q.storages,
-                           c.budget, SolverAnswerName(q.answer), q.seconds, q.reason.empty() ? "" : " (" + q.reason + ")"));
+      Progress(fmt::format("Z3 window {}..{} ({} storages) at {}: {} in {:.1f}s{}", w.first, w.last,
+                           q.storages, c.budget, SolverAnswerName(q.answer), q.seconds,
+                           q.reason.empty() ? "" : " (" + q.reason + ")"));
       c.window_queries.push_back(q);
       if (q.answer == SolverAnswer::kUnsat) {
         c.verdict = Verdict::kInherent;
@@ -107,9 +118,10 @@ Classification ExplainOom(const Trace& trace, const Baseline& baseline, const Re
   c.budget = config.budget;
   c.run = Replay(trace, config);
   if (c.run->outcome != Outcome::kOom)
-    throw Error(fmt::format("{} at budget {} does not run out of memory (result: {}); explain needs an OOM run, "
-                            "prove answers for any budget",
-                            config.heuristic->name, config.budget, OutcomeName(c.run->outcome)));
+    throw Error(fmt::format(
+        "{} at budget {} does not run out of memory (result: {}); explain needs an OOM run, "
+        "prove answers for any budget",
+        config.heuristic->name, config.budget, OutcomeName(c.run->outcome)));
   c.frontier = FrontierAtOom(trace, config);
   ClassifyOptions o = options;
   o.witness.runtime = config.runtime;

@@ -31,7 +31,8 @@ enum class Verdict {
   kInherent,       // no script fits (proven)
   kUndetermined,
 };
-std::string_view VerdictName(Verdict v);  // "feasible", "policy-induced", "inherent", "undetermined"
+std::string_view VerdictName(
+    Verdict v);  // "feasible", "policy-induced", "inherent", "undetermined"
 
 struct InherentProof {
   enum class Kind { kStaticBound, kWindowUnsat };
@@ -41,36 +42,38 @@ struct InherentProof {
 };
 
 struct ClassifyOptions {
-  WitnessOptions witness;       // its heuristics: explain puts the run's heuristic first
-  int32_t windows = 6;          // Z3 windows tried for an inherent proof
-  int32_t window_ops = 6;       // operators per window
+  WitnessOptions witness;  // its heuristics: explain puts the run's heuristic first
+  int32_t windows = 6;     // Z3 windows tried for an inherent proof
+  int32_t window_ops = 6;  // operators per window
 };
 
 struct Classification {
   int64_t budget = 0;
   Verdict verdict = Verdict::kUndetermined;
-  std::optional<RunResult> run;            // explain: the heuristic's run
-  std::optional<RematFrontier> frontier;   // explain: at its OOM
+  std::optional<RunResult> run;           // explain: the heuristic's run
+  std::optional<RematFrontier> frontier;  // explain: at its OOM
   MemoryBound static_bound;
   std::optional<InherentProof> proof;
   WitnessSearch witness_search;
   std::vector<WindowQuery> window_queries;  // in the order asked
-  int64_t proven_infeasible_below = 0;      // every budget below is proven infeasible (static bound)
+  int64_t proven_infeasible_below = 0;  // every budget below is proven infeasible (static bound)
 };
 
 using ClassifyProgress = std::function<void(const std::string&)>;
 
 // The Z3 windows worth asking at `budget`: around the operators whose static
 // need is closest to it (and `focus`, if >= 0), and the end of the program.
-std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count, int32_t ops,
-                                      OpId focus = -1);
+std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count,
+                                      int32_t ops, OpId focus = -1);
 
 // Explains the OOM of the run `config` describes (throws Error if it passes).
 Classification ExplainOom(const Trace& trace, const Baseline& baseline, const ReplayConfig& config,
-                          const ClassifyOptions& options, const ClassifyProgress& progress = nullptr);
+                          const ClassifyOptions& options,
+                          const ClassifyProgress& progress = nullptr);
 
 // Whether any script fits `budget`, whatever the policy.
 Classification ProveBudget(const Trace& trace, const Baseline& baseline, int64_t budget,
-                           const ClassifyOptions& options, const ClassifyProgress& progress = nullptr);
+                           const ClassifyOptions& options,
+                           const ClassifyProgress& progress = nullptr);
 
 }  // namespace dtr

@@ -21,7 +21,8 @@ using StorageGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidi
 StorageGraph BuildStorageGraph(const Trace& trace) {
   StorageGraph g(trace.storages.size());
   for (StorageId s = 0; s < static_cast<StorageId>(trace.storages.size()); ++s)
-    for (const StorageEdge* e = trace.storage_parents.begin(s); e != trace.storage_parents.end(s); ++e)
+    for (const StorageEdge* e = trace.storage_parents.begin(s); e != trace.storage_parents.end(s);
+         ++e)
       boost::add_edge(e->storage, s, g);
   return g;
 }
@@ -29,13 +30,18 @@ StorageGraph BuildStorageGraph(const Trace& trace) {
 // Keeps the evicted storages only.
 struct Evicted {
   const StepwiseRuntime* state = nullptr;
-  bool operator()(StorageGraph::vertex_descriptor v) const { return !state->material(static_cast<StorageId>(v)); }
+  bool operator()(StorageGraph::vertex_descriptor v) const {
+    return !state->material(static_cast<StorageId>(v));
+  }
 };
 
-bool IsEager(RuntimeKind k) { return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized; }
+bool IsEager(RuntimeKind k) {
+  return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized;
+}
 
 ScriptedRun RunForFrontier(const Trace& trace, const ReplayConfig& config) {
-  if (config.runtime == RuntimeKind::kV1) throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
+  if (config.runtime == RuntimeKind::kV1)
+    throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
   if (config.script) throw Error("the frontier analyses a heuristic run, not a scripted one");
   return ScriptOfRun(trace, config);
 }
@@ -82,8 +88,10 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
     fr.remat = sf.remat;
     fr.request = op.total_size;
     std::vector<TensorId> locked_args = op.args;
-    for (TensorId u : sf.undefined_args) locked_args.erase(std::find(locked_args.begin(), locked_args.end(), u));
-    locked_args.insert(locked_args.end(), sf.undefined_args.begin(), sf.undefined_args.begin() + sf.next);
+    for (TensorId u : sf.undefined_args)
+      locked_args.erase(std::find(locked_args.begin(), locked_args.end(), u));
+    locked_args.insert(locked_args.end(), sf.undefined_args.begin(),
+                       sf.undefined_args.begin() + sf.next);
     for (TensorId a : locked_args) {
       StorageId s = trace.tensors[a].storage;
       ++occurrences[s];
@@ -119,7 +127,8 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
     if (state.locks(s) != occurrences[s] + (state.pinned(s) ? 1 : 0)) f.holders_consistent = false;
   for (LockedStorage& l : f.locked)
     for (const FrontierFrame& fr : f.frames)
-      if (std::find(fr.locks.begin(), fr.locks.end(), l.storage) != fr.locks.end()) l.holders.push_back(fr.depth);
+      if (std::find(fr.locks.begin(), fr.locks.end(), l.storage) != fr.locks.end())
+        l.holders.push_back(fr.depth);
   std::stable_sort(f.locked.begin(), f.locked.end(),
                    [](const LockedStorage& a, const LockedStorage& b) { return a.size > b.size; });
 
@@ -127,10 +136,11 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
   // reached from child to parent through evicted storages only.
   StorageGraph g = BuildStorageGraph(trace);
   auto reversed = boost::make_reverse_graph(g);
-  boost::filtered_graph<decltype(reversed), boost::keep_all, Evicted> evicted(reversed, boost::keep_all(),
-                                                                              Evicted{&state});
+  boost::filtered_graph<decltype(reversed), boost::keep_all, Evicted> evicted(
+      reversed, boost::keep_all(), Evicted{&state});
   std::vector<boost::default_color_type> color(ns, boost::white_color);
-  auto color_map = boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, evicted));
+  auto color_map =
+      boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, evicted));
   for (const FrontierFrame& fr : f.frames)
     for (TensorId t : fr.missing) {
       StorageId s = trace.tensors[t].storage;
@@ -173,7 +183,9 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
 RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
   ScriptedRun sr = RunForFrontier(trace, config);
   if (sr.run.outcome != Outcome::kOom || !sr.run.oom)
-    throw Error(fmt::format("the run does not end in an OOM (result: {})", OutcomeName(sr.run.outcome)));
+    throw Error(fmt::format(
+        "the run does not end in an OOM (result: {}); a decision point can be given instead",
+        OutcomeName(sr.run.outcome)));
   const OomContext& oom = *sr.run.oom;
   StepwiseRuntime state =
       StateAtEvent(trace, IsEager(config.runtime), sr.script, sr.script.entries.size(), oom.event);
@@ -182,10 +194,11 @@ RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
   if (f.memory_usage != oom.memory_usage || f.pinned_bytes != oom.pinned_memory ||
       f.locked_bytes != oom.locked_memory || f.request != oom.request ||
       static_cast<int32_t>(f.frames.size()) != oom.remat_depth + 1)
-    throw Error(fmt::format("internal error: the reconstructed OOM state (memory {}, pinned {}, locked {}, depth {}) "
-                            "differs from the run's (memory {}, pinned {}, locked {}, depth {})",
-                            f.memory_usage, f.pinned_bytes, f.locked_bytes, f.frames.size() - 1, oom.memory_usage,
-                            oom.pinned_memory, oom.locked_memory, oom.remat_depth));
+    throw Error(fmt::format(
+        "internal error: the reconstructed OOM state (memory {}, pinned {}, locked {}, depth {}) "
+        "differs from the run's (memory {}, pinned {}, locked {}, depth {})",
+        f.memory_usage, f.pinned_bytes, f.locked_bytes, f.frames.size() - 1, oom.memory_usage,
+        oom.pinned_memory, oom.locked_memory, oom.remat_depth));
   return f;
 }
 
@@ -193,10 +206,11 @@ RematFrontier FrontierAtDecision(const Trace& trace, const ReplayConfig& config,
   ScriptedRun sr = RunForFrontier(trace, config);
   const int64_t decisions = static_cast<int64_t>(sr.script.entries.size());
   if (decision < 0 || decision >= decisions)
-    throw Error(fmt::format("decision {} does not exist: the run has {} decisions (0..{})", decision, decisions,
-                            decisions - 1));
-  StepwiseRuntime state = StateAtEvent(trace, IsEager(config.runtime), sr.script, static_cast<size_t>(decision),
-                                       sr.script.entries[decision].event);
+    throw Error(fmt::format("decision {} does not exist: the run has {} decisions (0..{})",
+                            decision, decisions, decisions - 1));
+  StepwiseRuntime state =
+      StateAtEvent(trace, IsEager(config.runtime), sr.script, static_cast<size_t>(decision),
+                   sr.script.entries[decision].event);
   RematFrontier f = AnalyzeFrontier(state, config.budget);
   f.decision = decision;
   return f;

@@ -33,14 +33,16 @@
 namespace dtr {
 
 struct FrontierFrame {
-  int32_t depth = 0;  // 0: the program operator (or a final pin), then one per pending rematerialization
+  int32_t depth =
+      0;  // 0: the program operator (or a final pin), then one per pending rematerialization
   TensorId tensor = 0;
   bool remat = false;
-  int64_t request = 0;              // the operator's total output size
-  std::vector<StorageId> locks;     // unpinned storages this frame holds locked (distinct)
-  int64_t new_locked_bytes = 0;     // of those, the bytes no outer frame holds
-  int64_t completion_need = 0;      // see the file comment
-  std::vector<TensorId> missing;    // arguments not defined yet (still to be materialized by this frame)
+  int64_t request = 0;           // the operator's total output size
+  std::vector<StorageId> locks;  // unpinned storages this frame holds locked (distinct)
+  int64_t new_locked_bytes = 0;  // of those, the bytes no outer frame holds
+  int64_t completion_need = 0;   // see the file comment
+  std::vector<TensorId>
+      missing;  // arguments not defined yet (still to be materialized by this frame)
 };
 
 struct LockedStorage {
@@ -58,28 +60,28 @@ struct PredictedComputation {
 
 struct RematFrontier {
   int64_t budget = 0;
-  int64_t event = 0;                   // the computation being decided
-  std::optional<int64_t> decision;     // decision index, if taken at a decision point
+  int64_t event = 0;                // the computation being decided
+  std::optional<int64_t> decision;  // decision index, if taken at a decision point
   bool at_oom = false;
   int32_t program_step = 0;
-  std::vector<FrontierFrame> frames;   // outermost first
-  std::vector<LockedStorage> locked;   // largest first
-  bool holders_consistent = true;      // the frames' locks add up to the runtime's lock counts
+  std::vector<FrontierFrame> frames;  // outermost first
+  std::vector<LockedStorage> locked;  // largest first
+  bool holders_consistent = true;     // the frames' locks add up to the runtime's lock counts
   int64_t memory_usage = 0;
   int64_t pinned_bytes = 0;
   int32_t pinned_storages = 0;
   int64_t locked_bytes = 0;
-  int64_t evictable_bytes = 0;         // material, unpinned, unlocked
+  int64_t evictable_bytes = 0;  // material, unpinned, unlocked
   int32_t evictable_storages = 0;
-  int64_t request = 0;                 // the innermost frame's
+  int64_t request = 0;  // the innermost frame's
   int64_t floor() const { return pinned_bytes + locked_bytes + request; }
-  int64_t peak_completion_need = 0;    // max over frames
-  int32_t peak_frame = 0;              // depth attaining it
+  int64_t peak_completion_need = 0;  // max over frames
+  int32_t peak_frame = 0;            // depth attaining it
   bool doomed() const { return peak_completion_need > budget; }
   // The evicted region the pending frames still need (storage graph).
   std::vector<StorageId> evicted_region;  // evicted ancestors of the missing arguments
   int64_t evicted_region_bytes = 0;
-  std::vector<StorageId> region_border;   // material storages adjacent to it (will be locked)
+  std::vector<StorageId> region_border;  // material storages adjacent to it (will be locked)
   int64_t region_border_bytes = 0;
   // The rest of the program step's recursion if nothing more is evicted.
   std::vector<PredictedComputation> predicted;

@@ -12,27 +12,38 @@ namespace dtr {
 
 namespace {
 
-bool IsEager(RuntimeKind k) { return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized; }
+bool IsEager(RuntimeKind k) {
+  return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized;
+}
 
 class Searcher {
  public:
   Searcher(const Trace& trace, int64_t baseline_memory, int64_t budget, const WitnessOptions& o,
            const WitnessProgress& progress)
-      : trace_(trace), baseline_memory_(baseline_memory), budget_(budget), o_(o), progress_(progress) {
+      : trace_(trace),
+        baseline_memory_(baseline_memory),
+        budget_(budget),
+        o_(o),
+        progress_(progress) {
     if (o_.heuristics.empty()) o_.heuristics.push_back(&FindHeuristic("DTR"));
   }
 
   WitnessSearch Run() {
-    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() || RollingPlans()) {}
+    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() ||
+        RollingPlans()) {
+    }
     return std::move(out_);
   }
 
  private:
-  std::string RatioText(int64_t b) const { return fmt::format("{:.6f}", static_cast<double>(b) / baseline_memory_); }
+  std::string RatioText(int64_t b) const {
+    return fmt::format("{:.6f}", static_cast<double>(b) / baseline_memory_);
+  }
 
   // A run and its script; a run that stops with a simrd assertion counts as a
   // failed attempt (its message is recorded), not as an error of the search.
-  std::optional<ScriptedRun> RunScripted(const ReplayConfig& c, const std::string& source, const std::string& what) {
+  std::optional<ScriptedRun> RunScripted(const ReplayConfig& c, const std::string& source,
+                                         const std::string& what) {
     try {
       return ScriptOfRun(trace_, c);
     } catch (const Error& e) {
@@ -74,7 +85,8 @@ class Searcher {
         Note("run", what, std::string(OutcomeName(sr.run.outcome)));
         continue;
       }
-      if (Try("run", what + fmt::format(" passes with peak {}", sr.run.max_memory), std::move(sr.script)))
+      if (Try("run", what + fmt::format(" passes with peak {}", sr.run.max_memory),
+              std::move(sr.script)))
         return true;
     }
     return false;
@@ -86,7 +98,8 @@ class Searcher {
       std::vector<int64_t> budgets;
       // Jumps: just below each run's interval of identical behaviour.
       for (int32_t i = 0; i < o_.jumps && b >= 0; ++i) {
-        std::optional<ScriptedRun> sr = RunScripted(Config(h, b), "lower-budget run", fmt::format("{} at budget {}", h->name, b));
+        std::optional<ScriptedRun> sr = RunScripted(Config(h, b), "lower-budget run",
+                                                    fmt::format("{} at budget {}", h->name, b));
         if (!sr) break;
         if (TryLowerRun(h, b, *sr)) return true;
         b = sr->run.budget_lo - 1;
@@ -94,7 +107,8 @@ class Searcher {
       for (int32_t i = 0; i < o_.descents; ++i) {
         int64_t d = static_cast<int64_t>(static_cast<double>(budget_) * (1.0 - 0.005 * (1 << i)));
         if (d < 0 || d >= b) continue;
-        std::optional<ScriptedRun> sr = RunScripted(Config(h, d), "lower-budget run", fmt::format("{} at budget {}", h->name, d));
+        std::optional<ScriptedRun> sr = RunScripted(Config(h, d), "lower-budget run",
+                                                    fmt::format("{} at budget {}", h->name, d));
         if (sr && TryLowerRun(h, d, *sr)) return true;
       }
     }
@@ -119,7 +133,8 @@ class Searcher {
   };
 
   bool Counterfactuals() {
-    if (!first_run_ || first_run_->run.outcome == Outcome::kPass || o_.counterfactuals <= 0) return false;
+    if (!first_run_ || first_run_->run.outcome == Outcome::kPass || o_.counterfactuals <= 0)
+      return false;
     const HeuristicSpec* h = o_.heuristics.front();
     DecisionLog log;
     ReplayConfig c = Config(h, budget_);
@@ -137,8 +152,8 @@ class Searcher {
       ++tried;
       ReplayConfig oc = Config(h, budget_);
       oc.overrides = {{d.index, d.runner_up}};
-      std::string what = fmt::format("{} with decision {} (event {}) evicting {} instead of {}", h->name, d.index,
-                                     d.event, Name(d.runner_up), Name(d.chosen));
+      std::string what = fmt::format("{} with decision {} (event {}) evicting {} instead of {}",
+                                     h->name, d.index, d.event, Name(d.runner_up), Name(d.chosen));
       std::optional<ScriptedRun> sr = RunScripted(oc, "counterfactual", what);
       if (!sr) continue;
       if (sr->run.outcome != Outcome::kPass) {
@@ -162,7 +177,8 @@ class Searcher {
       Note("next-use", "offline next-use policy", b.stopped);
       return false;
     }
-    return Try("next-use", fmt::format("offline next-use policy ({} evictions)", b.script.entries.size()),
+    return Try("next-use",
+               fmt::format("offline next-use policy ({} evictions)", b.script.entries.size()),
                std::move(b.script));
   }
 
@@ -174,7 +190,9 @@ class Searcher {
                                    std::vector<uint8_t>(trace_.storages.size(), 0), o_.limits);
       std::string what = fmt::format("Z3 plan of the whole program (operators 0..{})", nops - 1);
       if (plan.answer != SolverAnswer::kSat) {
-        Note("z3 plan", what, std::string(SolverAnswerName(plan.answer)) + (plan.reason.empty() ? "" : ": " + plan.reason));
+        Note("z3 plan", what,
+             std::string(SolverAnswerName(plan.answer)) +
+                 (plan.reason.empty() ? "" : ": " + plan.reason));
         return false;
       }
       ScriptBuilderOptions bo;
@@ -208,20 +226,25 @@ class Searcher {
     size_t next = 0;
     const auto& entries = first_run_->script.entries;
     while (rt.Advance() && rt.program_step() < first_step) {
-      while (next < entries.size() && entries[next].event == rt.event()) rt.Evict(entries[next++].storage);
+      while (next < entries.size() && entries[next].event == rt.event())
+        rt.Evict(entries[next++].storage);
       rt.Compute();
     }
     std::vector<uint8_t> entry(trace_.storages.size(), 0);
     for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
-    std::string what = fmt::format("Z3 plan of operators {}..{} from {}'s state there, then {}", first, last,
-                                   o_.heuristics.front()->name, o_.heuristics.front()->name);
+    std::string what =
+        fmt::format("Z3 plan of operators {}..{} from {}'s state there, then {}", first, last,
+                    o_.heuristics.front()->name, o_.heuristics.front()->name);
     WindowPlan plan = PlanWindow(trace_, {first, last}, budget_, entry, o_.limits);
     if (plan.answer != SolverAnswer::kSat) {
-      Note("z3 plan", what, std::string(SolverAnswerName(plan.answer)) + (plan.reason.empty() ? "" : ": " + plan.reason));
+      Note("z3 plan", what,
+           std::string(SolverAnswerName(plan.answer)) +
+               (plan.reason.empty() ? "" : ": " + plan.reason));
       if (plan.answer == SolverAnswer::kUnsat)
-        out_.notes.push_back(fmt::format(
-            "from {}'s state at operator {} ({}), no schedule of operators {}..{} fits the budget (Z3: unsat)",
-            o_.heuristics.front()->name, first, trace_.ops[first].name, first, last));
+        out_.notes.push_back(
+            fmt::format("from {}'s state at operator {} ({}), no schedule of operators {}..{} fits "
+                        "the budget (Z3: unsat)",
+                        o_.heuristics.front()->name, first, trace_.ops[first].name, first, last));
       return false;
     }
     ScriptBuilderOptions bo;
@@ -256,8 +279,8 @@ class Searcher {
     bo.rolling_stride = std::max(1, o_.rolling_ops / 2);
     bo.limits = o_.limits;
     BuiltScript b = BuildScript(trace_, bo);
-    std::string what = fmt::format("rolling Z3 plans of {} operators ({} plans, {} not sat)", o_.rolling_ops,
-                                   b.plans, b.plans_failed);
+    std::string what = fmt::format("rolling Z3 plans of {} operators ({} plans, {} not sat)",
+                                   o_.rolling_ops, b.plans, b.plans_failed);
     if (!b.completed) {
       Note("z3 rolling plans", what, b.stopped);
       return false;
@@ -278,7 +301,8 @@ class Searcher {
 
 WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
                                   const WitnessOptions& options, const WitnessProgress& progress) {
-  if (options.runtime == RuntimeKind::kV1) throw Error("witness search needs a RuntimeV2 runtime, not RuntimeV1");
+  if (options.runtime == RuntimeKind::kV1)
+    throw Error("witness search needs a RuntimeV2 runtime, not RuntimeV1");
   return Searcher(trace, baseline_memory, budget, options, progress).Run();
 }
 

@@ -33,24 +33,25 @@ namespace dtr {
 struct WitnessOptions {
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
   std::vector<const HeuristicSpec*> heuristics;  // the first is the run being explained; empty: DTR
-  int32_t jumps = 4;            // interval jumps below the budget, per heuristic
-  int32_t descents = 6;         // then budgets 0.5%, 1%, 2%, ... lower
-  int32_t counterfactuals = 24; // single overrides among the last decisions before the failure
+  int32_t jumps = 4;                             // interval jumps below the budget, per heuristic
+  int32_t descents = 6;                          // then budgets 0.5%, 1%, 2%, ... lower
+  int32_t counterfactuals = 24;  // single overrides among the last decisions before the failure
   bool next_use = true;
   bool use_z3 = true;
   SolverLimits limits;
   int32_t z3_whole_program_ops = 80;  // plan the whole program up to this many operators
-  int32_t z3_window_ops = 8;          // else a window of this many operators before the failure (and 2 after)
+  int32_t z3_window_ops =
+      8;  // else a window of this many operators before the failure (and 2 after)
   // 6. (off by default: one Z3 call per few operators) rolling Z3 plans over
   //    the whole program, each from the state the previous ones led to.
-  int32_t rolling_ops = 0;            // operators per rolling plan; 0: off
+  int32_t rolling_ops = 0;  // operators per rolling plan; 0: off
 };
 
 struct Witness {
   std::string source;       // "run", "lower-budget run", "counterfactual", "next-use", "z3 plan"
   std::string description;  // what produced the script, for people
   EvictionScript script;
-  ScheduleCheck check;      // passed at the budget
+  ScheduleCheck check;  // passed at the budget
 };
 
 struct WitnessAttempt {
@@ -62,13 +63,15 @@ struct WitnessAttempt {
 struct WitnessSearch {
   std::optional<Witness> witness;
   std::vector<WitnessAttempt> attempts;  // in order, the successful one last
-  std::vector<std::string> notes;        // facts learnt on the way (e.g. a Z3 plan that is UNSAT from the run's state)
+  std::vector<std::string>
+      notes;  // facts learnt on the way (e.g. a Z3 plan that is UNSAT from the run's state)
 };
 
 using WitnessProgress = std::function<void(const std::string&)>;
 
 // budget_memory: the baseline peak memory (to print ratios).
 WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
-                                  const WitnessOptions& options, const WitnessProgress& progress = nullptr);
+                                  const WitnessOptions& options,
+                                  const WitnessProgress& progress = nullptr);
 
 }  // namespace dtr

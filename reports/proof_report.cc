@@ -13,7 +13,9 @@ using nlohmann::ordered_json;
 
 std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
 std::string OpName(const Trace& t, TensorId x) { return t.op_of(x).name; }
-double RatioOf(int64_t bytes, const Baseline& b) { return static_cast<double>(bytes) / static_cast<double>(b.memory); }
+double RatioOf(int64_t bytes, const Baseline& b) {
+  return static_cast<double>(bytes) / static_cast<double>(b.memory);
+}
 
 ordered_json HeaderJson(const char* kind, const ProofHeader& h) {
   ordered_json j;
@@ -28,8 +30,9 @@ ordered_json HeaderJson(const char* kind, const ProofHeader& h) {
 }
 
 void PrintHeader(std::ostream& out, const ProofHeader& h) {
-  std::string who = h.heuristic.empty() ? std::string(RuntimeName(h.runtime))
-                                        : fmt::format("{} on {}", h.heuristic, RuntimeName(h.runtime));
+  std::string who = h.heuristic.empty()
+                        ? std::string(RuntimeName(h.runtime))
+                        : fmt::format("{} on {}", h.heuristic, RuntimeName(h.runtime));
   std::string ratio = h.ratio ? fmt::format("ratio {}", h.ratio->text)
                               : fmt::format("ratio {:.6f}", RatioOf(h.budget, h.baseline));
   fmt::print(out, "{}  {}, budget {} bytes ({})\n", h.log, who, h.budget, ratio);
@@ -52,15 +55,21 @@ ordered_json NeedJson(const Trace& t, const OperatorNeed& n) {
 }
 
 std::string NeedText(const Trace& t, const OperatorNeed& n) {
-  if (n.op < 0) return fmt::format("the storages pinned at the end of the program ({} bytes)", n.pinned);
-  return fmt::format("{} (pinned {} + arguments {} + outputs {})", t.ops[n.op].name, n.pinned, n.arguments,
-                     n.request);
+  if (n.op < 0)
+    return fmt::format("the storages pinned at the end of the program ({} bytes)", n.pinned);
+  return fmt::format("{} (pinned {} + arguments {} + outputs {})", t.ops[n.op].name, n.pinned,
+                     n.arguments, n.request);
 }
 
 ordered_json QueryJson(const WindowQuery& q) {
-  return {{"first_op", q.window.first}, {"last_op", q.window.last},   {"reaches_end", q.reaches_end},
-          {"budget", q.budget},         {"answer", SolverAnswerName(q.answer)}, {"reason", q.reason},
-          {"storages", q.storages},     {"seconds", q.seconds}};
+  return {{"first_op", q.window.first},
+          {"last_op", q.window.last},
+          {"reaches_end", q.reaches_end},
+          {"budget", q.budget},
+          {"answer", SolverAnswerName(q.answer)},
+          {"reason", q.reason},
+          {"storages", q.storages},
+          {"seconds", q.seconds}};
 }
 
 }  // namespace
@@ -109,7 +118,8 @@ ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFront
   j["frames"] = frames;
   ordered_json locked = ordered_json::array();
   for (const LockedStorage& l : f.locked)
-    locked.push_back({{"storage", StorageName(t, l.storage)}, {"size", l.size}, {"holders", l.holders}});
+    locked.push_back(
+        {{"storage", StorageName(t, l.storage)}, {"size", l.size}, {"holders", l.holders}});
   j["locked"] = locked;
   j["evicted_region"] = {{"storages", f.evicted_region.size()}, {"memory", f.evicted_region_bytes}};
   j["region_border"] = {{"storages", f.region_border.size()}, {"memory", f.region_border_bytes}};
@@ -117,23 +127,28 @@ ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFront
   return j;
 }
 
-void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h, const RematFrontier& f) {
+void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                       const RematFrontier& f) {
   PrintHeader(out, h);
   const FrontierFrame& inner = f.frames.back();
   if (f.at_oom)
-    fmt::print(out, "frontier at the OOM: computation {} of the run, program step {} ({})\n", f.event,
-               f.program_step, OpName(t, f.frames.front().tensor));
-  else
-    fmt::print(out, "frontier at decision {}: computation {} of the run, program step {} ({})\n", *f.decision,
+    fmt::print(out, "frontier at the OOM: computation {} of the run, program step {} ({})\n",
                f.event, f.program_step, OpName(t, f.frames.front().tensor));
-  fmt::print(out, "  {} pending frames: the program operator and {} rematerializations below it; innermost {} ({})\n",
-             f.frames.size(), f.frames.size() - 1, OpName(t, inner.tensor), t.tensors[inner.tensor].name);
-  fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", "depth", "operator", "tensor", "request",
-             "locks (new)", "completion need");
+  else
+    fmt::print(out, "frontier at decision {}: computation {} of the run, program step {} ({})\n",
+               *f.decision, f.event, f.program_step, OpName(t, f.frames.front().tensor));
+  fmt::print(out,
+             "  {} pending frames: the program operator and {} rematerializations below it; "
+             "innermost {} ({})\n",
+             f.frames.size(), f.frames.size() - 1, OpName(t, inner.tensor),
+             t.tensors[inner.tensor].name);
+  fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", "depth", "operator", "tensor",
+             "request", "locks (new)", "completion need");
   size_t hidden = 0;
   for (size_t k = 0; k < f.frames.size(); ++k) {
     const FrontierFrame& fr = f.frames[k];
-    bool show = k == 0 || k + 1 == f.frames.size() || fr.new_locked_bytes > 0 || fr.depth == f.peak_frame;
+    bool show =
+        k == 0 || k + 1 == f.frames.size() || fr.new_locked_bytes > 0 || fr.depth == f.peak_frame;
     if (!show) {
       ++hidden;
       continue;
@@ -147,30 +162,39 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h, 
   for (const LockedStorage& l : f.locked) {
     std::string holders;
     for (int32_t d : l.holders) holders += (holders.empty() ? "" : ", ") + std::to_string(d);
-    fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}\n", StorageName(t, l.storage), l.size,
-               l.holders.size() == 1 ? "" : "s", holders);
+    fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}\n", StorageName(t, l.storage),
+               l.size, l.holders.size() == 1 ? "" : "s", holders);
   }
   fmt::print(out, "  arithmetic:\n");
   fmt::print(out, "      pinned   {:>14}  ({} storages)\n", f.pinned_bytes, f.pinned_storages);
   fmt::print(out, "    + locked   {:>14}  ({} storages)\n", f.locked_bytes, f.locked.size());
   fmt::print(out, "    + request  {:>14}  ({})\n", f.request, OpName(t, inner.tensor));
   int64_t floor = f.floor();
-  fmt::print(out, "    = floor    {:>14}  {} budget {}{}\n", floor, floor > f.budget ? ">" : "<=", f.budget,
+  fmt::print(out, "    = floor    {:>14}  {} budget {}{}\n", floor,
+             floor > f.budget ? ">" : "<=", f.budget,
              floor > f.budget ? fmt::format(" by {}", floor - f.budget) : "");
-  fmt::print(out, "    evictable  {:>14}  ({} storages){}\n", f.evictable_bytes, f.evictable_storages,
-             f.evictable_bytes == 0 ? ": nothing left to evict" : "");
+  fmt::print(out, "    evictable  {:>14}  ({} storages){}\n", f.evictable_bytes,
+             f.evictable_storages, f.evictable_bytes == 0 ? ": nothing left to evict" : "");
   if (f.doomed())
-    fmt::print(out, "  doomed: frame {} needs {} bytes to complete (pinned, outer frames' locks, its arguments and "
-                    "request) > budget; no eviction from this state can fit\n",
+    fmt::print(out,
+               "  doomed: frame {} needs {} bytes to complete (pinned, outer frames' locks, its "
+               "arguments and "
+               "request) > budget; no eviction from this state can fit\n",
                f.peak_frame, f.peak_completion_need);
   else
-    fmt::print(out, "  every pending frame can still complete within the budget (largest completion need {} at frame "
-                    "{})\n",
+    fmt::print(out,
+               "  every pending frame can still complete within the budget (largest completion "
+               "need {} at frame "
+               "{})\n",
                f.peak_completion_need, f.peak_frame);
-  fmt::print(out, "  still to materialize: {} evicted storages ({} bytes) behind the missing arguments, bordered by {} "
-                  "material storages ({} bytes)\n",
-             f.evicted_region.size(), f.evicted_region_bytes, f.region_border.size(), f.region_border_bytes);
-  fmt::print(out, "  rest of the recursion if nothing more is evicted: {} computations, peak floor {}\n",
+  fmt::print(out,
+             "  still to materialize: {} evicted storages ({} bytes) behind the missing arguments, "
+             "bordered by {} "
+             "material storages ({} bytes)\n",
+             f.evicted_region.size(), f.evicted_region_bytes, f.region_border.size(),
+             f.region_border_bytes);
+  fmt::print(out,
+             "  rest of the recursion if nothing more is evicted: {} computations, peak floor {}\n",
              f.predicted.size(), f.predicted_peak_floor);
   if (!f.holders_consistent)
     fmt::print(out, "  note: the frames' locks do not add up to the runtime's lock counts\n");
@@ -178,8 +202,8 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h, 
 
 // ---------------------------------------------------------------- check
 
-ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::string& path, size_t entries,
-                               const ScheduleCheck& c) {
+ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::string& path,
+                               size_t entries, const ScheduleCheck& c) {
   ordered_json j = HeaderJson("check", h);
   const RunResult& r = c.run;
   j["script"] = path;
@@ -192,7 +216,8 @@ ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::
   j["scripted_evictions"] = r.heuristic_evictions;
   j["eager_evictions"] = r.eager_evictions;
   if (r.script_failure)
-    j["failure"] = {{"entry", r.script_failure->entry < 0 ? ordered_json(nullptr) : ordered_json(r.script_failure->entry)},
+    j["failure"] = {{"entry", r.script_failure->entry < 0 ? ordered_json(nullptr)
+                                                          : ordered_json(r.script_failure->entry)},
                     {"event", r.script_failure->event},
                     {"reason", r.script_failure->reason}};
   else
@@ -210,19 +235,23 @@ ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::
   return j;
 }
 
-void PrintScheduleCheckText(std::ostream& out, const Trace& t, const ProofHeader& h, const std::string& path,
-                            size_t entries, const ScheduleCheck& c) {
+void PrintScheduleCheckText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                            const std::string& path, size_t entries, const ScheduleCheck& c) {
   PrintHeader(out, h);
   const RunResult& r = c.run;
   fmt::print(out, "  script      {} ({} evictions)\n", path, entries);
   fmt::print(out, "  result      {}\n", DescribeScheduleCheck(c));
-  fmt::print(out, "  replayed    {} computations, clock {}, remat compute {}, {} scripted + {} eager evictions\n",
+  fmt::print(out,
+             "  replayed    {} computations, clock {}, remat compute {}, {} scripted + {} eager "
+             "evictions\n",
              r.events, r.clock, r.remat_compute, r.heuristic_evictions, r.eager_evictions);
   if (r.oom)
-    fmt::print(out, "  at the failure: {} ({}) requests {} with {} in use (pinned {}, locked {}), {} pending "
-                    "rematerializations\n",
-               r.oom->op, r.oom->tensor, r.oom->request, r.oom->memory_usage, r.oom->pinned_memory,
-               r.oom->locked_memory, r.oom->remat_depth);
+    fmt::print(
+        out,
+        "  at the failure: {} ({}) requests {} with {} in use (pinned {}, locked {}), {} pending "
+        "rematerializations\n",
+        r.oom->op, r.oom->tensor, r.oom->request, r.oom->memory_usage, r.oom->pinned_memory,
+        r.oom->locked_memory, r.oom->remat_depth);
   (void)t;
 }
 
@@ -238,7 +267,9 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
   }
   if (c.frontier) {
     ordered_json f = FrontierJson(t, h, *c.frontier);
-    for (const char* k : {"kind", "log", "baseline_memory", "heuristic", "runtime", "ratio", "budget"}) f.erase(k);
+    for (const char* k :
+         {"kind", "log", "baseline_memory", "heuristic", "runtime", "ratio", "budget"})
+      f.erase(k);
     j["frontier"] = f;
   }
   ordered_json cert = nullptr;
@@ -248,14 +279,17 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
             {"source", w.source},
             {"description", w.description},
             {"entries", w.script.entries.size()},
-            {"check", {{"budget", w.check.budget},
-                       {"result", std::string(OutcomeName(w.check.outcome))},
-                       {"max_memory", w.check.run.max_memory},
-                       {"events", w.check.run.events},
-                       {"clock", w.check.run.clock}}}};
+            {"check",
+             {{"budget", w.check.budget},
+              {"result", std::string(OutcomeName(w.check.outcome))},
+              {"max_memory", w.check.run.max_memory},
+              {"events", w.check.run.events},
+              {"clock", w.check.run.clock}}}};
   } else if (c.proof) {
     if (c.proof->kind == InherentProof::Kind::kStaticBound)
-      cert = {{"type", "static-bound"}, {"bound", c.static_bound.bytes}, {"need", NeedJson(t, c.proof->need)}};
+      cert = {{"type", "static-bound"},
+              {"bound", c.static_bound.bytes},
+              {"need", NeedJson(t, c.proof->need)}};
     else
       cert = {{"type", "unsat-window"}, {"window", QueryJson(c.proof->window)}};
   }
@@ -265,7 +299,8 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
                        {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
   ordered_json attempts = ordered_json::array();
   for (const WitnessAttempt& a : c.witness_search.attempts)
-    attempts.push_back({{"source", a.source}, {"description", a.description}, {"outcome", a.outcome}});
+    attempts.push_back(
+        {{"source", a.source}, {"description", a.description}, {"outcome", a.outcome}});
   j["witness_attempts"] = attempts;
   ordered_json windows = ordered_json::array();
   for (const WindowQuery& q : c.window_queries) windows.push_back(QueryJson(q));
@@ -274,8 +309,8 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
   return j;
 }
 
-void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeader& h, const Classification& c,
-                             bool verbose) {
+void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                             const Classification& c, bool verbose) {
   if (c.frontier) {
     PrintFrontierText(out, t, h, *c.frontier);
   } else {
@@ -287,29 +322,37 @@ void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeade
     case Verdict::kPolicyInduced: {
       const Witness& w = *c.witness_search.witness;
       if (c.verdict == Verdict::kPolicyInduced)
-        fmt::print(out, "  the heuristic ran out of memory, but an eviction script fits this budget:\n");
-      fmt::print(out, "  certificate: a script of {} evictions from {}: {}\n", w.script.entries.size(), w.source,
-                 w.description);
-      fmt::print(out, "  schedule checker at budget {}: {}\n", w.check.budget, DescribeScheduleCheck(w.check));
+        fmt::print(out,
+                   "  the heuristic ran out of memory, but an eviction script fits this budget:\n");
+      fmt::print(out, "  certificate: a script of {} evictions from {}: {}\n",
+                 w.script.entries.size(), w.source, w.description);
+      fmt::print(out, "  schedule checker at budget {}: {}\n", w.check.budget,
+                 DescribeScheduleCheck(w.check));
       break;
     }
     case Verdict::kInherent:
       if (c.proof->kind == InherentProof::Kind::kStaticBound)
-        fmt::print(out, "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
-                   c.static_bound.bytes, NeedText(t, c.proof->need));
+        fmt::print(
+            out, "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
+            c.static_bound.bytes, NeedText(t, c.proof->need));
       else
         fmt::print(out,
-                   "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the budget (unsat in "
+                   "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
+                   "budget (unsat in "
                    "{:.1f}s, {} storages tracked); the encoding over-approximates every schedule\n",
-                   c.proof->window.window.first, c.proof->window.window.last, t.ops[c.proof->window.window.first].name,
-                   t.ops[c.proof->window.window.last].name, c.proof->window.seconds, c.proof->window.storages);
+                   c.proof->window.window.first, c.proof->window.window.last,
+                   t.ops[c.proof->window.window.first].name,
+                   t.ops[c.proof->window.window.last].name, c.proof->window.seconds,
+                   c.proof->window.storages);
       break;
     case Verdict::kUndetermined: {
       int unknown = 0;
       for (const WindowQuery& q : c.window_queries) unknown += q.answer == SolverAnswer::kUnknown;
-      fmt::print(out, "  no verified script and no proof: {} witness attempts failed, {} Z3 windows were sat "
-                      "(the relaxation fits) and {} hit a limit\n",
-                 c.witness_search.attempts.size(), c.window_queries.size() - unknown, unknown);
+      fmt::print(
+          out,
+          "  no verified script and no proof: {} witness attempts failed, {} Z3 windows were sat "
+          "(the relaxation fits) and {} hit a limit\n",
+          c.witness_search.attempts.size(), c.window_queries.size() - unknown, unknown);
       break;
     }
   }
@@ -321,11 +364,12 @@ void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeade
     for (const WitnessAttempt& a : c.witness_search.attempts)
       fmt::print(out, "    {}: {} -> {}\n", a.source, a.description, a.outcome);
     for (const WindowQuery& q : c.window_queries)
-      fmt::print(out, "    Z3 window {}..{} ({} storages): {} in {:.1f}s{}\n", q.window.first, q.window.last, q.storages,
-                 SolverAnswerName(q.answer), q.seconds, q.reason.empty() ? "" : " (" + q.reason + ")");
+      fmt::print(out, "    Z3 window {}..{} ({} storages): {} in {:.1f}s{}\n", q.window.first,
+                 q.window.last, q.storages, SolverAnswerName(q.answer), q.seconds,
+                 q.reason.empty() ? "" : " (" + q.reason + ")");
   } else if (!c.witness_search.attempts.empty() || !c.window_queries.empty()) {
-    fmt::print(out, "  ({} witness attempts, {} Z3 windows; --verbose lists them)\n", c.witness_search.attempts.size(),
-               c.window_queries.size());
+    fmt::print(out, "  ({} witness attempts, {} Z3 windows; --verbose lists them)\n",
+               c.witness_search.attempts.size(), c.window_queries.size());
   }
 }
 
@@ -342,13 +386,15 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   for (const HeuristicBound& b : r.heuristics) {
     ordered_json above = ordered_json::array();
     for (const Ratio& x : b.oom_above) above.push_back(x.value);
-    hs.push_back({{"heuristic", std::string(b.heuristic->name)},
-                  {"smallest_feasible_ratio", b.smallest_feasible ? ordered_json(b.smallest_feasible->value) : nullptr},
-                  {"budget", b.smallest_feasible ? ordered_json(b.smallest_feasible_budget) : nullptr},
-                  {"peak", b.smallest_feasible ? ordered_json(b.peak_there) : nullptr},
-                  {"oom_above", above},
-                  {"runs", b.runs},
-                  {"thrashed", b.thrashed}});
+    hs.push_back(
+        {{"heuristic", std::string(b.heuristic->name)},
+         {"smallest_feasible_ratio",
+          b.smallest_feasible ? ordered_json(b.smallest_feasible->value) : nullptr},
+         {"budget", b.smallest_feasible ? ordered_json(b.smallest_feasible_budget) : nullptr},
+         {"peak", b.smallest_feasible ? ordered_json(b.peak_there) : nullptr},
+         {"oom_above", above},
+         {"runs", b.runs},
+         {"thrashed", b.thrashed}});
   }
   j["heuristics"] = hs;
   if (r.best)
@@ -359,7 +405,8 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
                           {"check", std::string(OutcomeName(r.best->check.outcome))}};
   else
     j["best_schedule"] = nullptr;
-  j["static_bound"] = {{"bytes", r.static_bound.bytes}, {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
+  j["static_bound"] = {{"bytes", r.static_bound.bytes},
+                       {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
   j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
                       {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)}};
   ordered_json ws = ordered_json::array();
@@ -376,44 +423,58 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
 }
 
 void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r) {
-  fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime), h.baseline.memory);
+  fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime),
+             h.baseline.memory);
   fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
-             r.fine_step.empty() ? "" : fmt::format(", then step {} below each heuristic's first pass", r.fine_step));
-  fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible", "budget", "peak",
-             "OOM above it (inversions)");
+             r.fine_step.empty()
+                 ? ""
+                 : fmt::format(", then step {} below each heuristic's first pass", r.fine_step));
+  fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible", "budget",
+             "peak", "OOM above it (inversions)");
   for (const HeuristicBound& b : r.heuristics) {
     std::string above;
-    for (size_t i = 0; i < b.oom_above.size() && i < 6; ++i) above += (i ? " " : "") + b.oom_above[i].text;
+    for (size_t i = 0; i < b.oom_above.size() && i < 6; ++i)
+      above += (i ? " " : "") + b.oom_above[i].text;
     if (b.oom_above.size() > 6) above += fmt::format(" ... ({} in all)", b.oom_above.size());
     if (b.smallest_feasible)
-      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", b.heuristic->name, b.smallest_feasible->text,
-                 b.smallest_feasible_budget, b.peak_there, above.empty() ? "-" : above);
+      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", b.heuristic->name,
+                 b.smallest_feasible->text, b.smallest_feasible_budget, b.peak_there,
+                 above.empty() ? "-" : above);
     else
-      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-", "-", b.runs,
-                 b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
+      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-",
+                 "-", b.runs, b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
   }
   if (r.best)
-    fmt::print(out, "best verified schedule: {} bytes = ratio {:.6f} ({} at ratio {}; its script passes the checker at "
-                    "that budget)\n",
-               r.best->budget, RatioOf(r.best->budget, h.baseline), r.best->heuristic->name, r.best->ratio.text);
+    fmt::print(out,
+               "best verified schedule: {} bytes = ratio {:.6f} ({} at ratio {}; its script passes "
+               "the checker at "
+               "that budget)\n",
+               r.best->budget, RatioOf(r.best->budget, h.baseline), r.best->heuristic->name,
+               r.best->ratio.text);
   else
     fmt::print(out, "best verified schedule: none (no run passed)\n");
-  fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}", r.proven_infeasible_below,
-             RatioOf(r.proven_infeasible_below, h.baseline), r.static_bound.bytes,
-             RatioOf(r.static_bound.bytes, h.baseline));
+  fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
+             r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
+             r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));
   int64_t z3 = 0;
   for (const WindowBound& w : r.windows) z3 = std::max(z3, w.infeasible_below);
-  if (!r.windows.empty()) fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+  if (!r.windows.empty())
+    fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
   fmt::print(out, ")\n");
   for (const WindowBound& w : r.windows)
-    fmt::print(out, "  window {}..{}: infeasible below {}, relaxation fits from {} ({} queries, {} unknown, {:.1f}s)\n",
-               w.window.first, w.window.last, w.infeasible_below, w.sat_from, w.queries, w.unknowns, w.seconds);
+    fmt::print(out,
+               "  window {}..{}: infeasible below {}, relaxation fits from {} ({} queries, {} "
+               "unknown, {:.1f}s)\n",
+               w.window.first, w.window.last, w.infeasible_below, w.sat_from, w.queries, w.unknowns,
+               w.seconds);
   if (r.best) {
-    fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n", r.proven_infeasible_below,
-               r.best->budget, RatioOf(r.proven_infeasible_below, h.baseline), RatioOf(r.best->budget, h.baseline));
+    fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n",
+               r.proven_infeasible_below, r.best->budget,
+               RatioOf(r.proven_infeasible_below, h.baseline), RatioOf(r.best->budget, h.baseline));
     for (const HeuristicBound& b : r.heuristics)
       if (b.smallest_feasible)
-        fmt::print(out, "  {}: smallest feasible ratio {} is {:.6f} above the best verified schedule\n",
+        fmt::print(out,
+                   "  {}: smallest feasible ratio {} is {:.6f} above the best verified schedule\n",
                    b.heuristic->name, b.smallest_feasible->text,
                    b.smallest_feasible->value - RatioOf(r.best->budget, h.baseline));
   }

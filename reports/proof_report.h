@@ -28,18 +28,22 @@ struct ProofHeader {
   int64_t budget = 0;
 };
 
-nlohmann::ordered_json FrontierJson(const Trace& trace, const ProofHeader& header, const RematFrontier& f);
-void PrintFrontierText(std::ostream& out, const Trace& trace, const ProofHeader& header, const RematFrontier& f);
+nlohmann::ordered_json FrontierJson(const Trace& trace, const ProofHeader& header,
+                                    const RematFrontier& f);
+void PrintFrontierText(std::ostream& out, const Trace& trace, const ProofHeader& header,
+                       const RematFrontier& f);
 
 // script_path: where the script came from (for the report).
-nlohmann::ordered_json ScheduleCheckJson(const Trace& trace, const ProofHeader& header, const std::string& script_path,
-                                         size_t entries, const ScheduleCheck& check);
+nlohmann::ordered_json ScheduleCheckJson(const Trace& trace, const ProofHeader& header,
+                                         const std::string& script_path, size_t entries,
+                                         const ScheduleCheck& check);
 void PrintScheduleCheckText(std::ostream& out, const Trace& trace, const ProofHeader& header,
-                            const std::string& script_path, size_t entries, const ScheduleCheck& check);
+                            const std::string& script_path, size_t entries,
+                            const ScheduleCheck& check);
 
 // kind: "explain" or "prove".
-nlohmann::ordered_json ClassificationJson(const Trace& trace, const ProofHeader& header, const std::string& kind,
-                                          const Classification& c);
+nlohmann::ordered_json ClassificationJson(const Trace& trace, const ProofHeader& header,
+                                          const std::string& kind, const Classification& c);
 void PrintClassificationText(std::ostream& out, const Trace& trace, const ProofHeader& header,
                              const Classification& c, bool verbose);
 

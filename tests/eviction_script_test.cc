@@ -1,10 +1,11 @@
 // Eviction scripts and the schedule checker: the text format, the script of a
 // run, and what must hold when a run's own script is checked at other budgets.
+#include "checker/eviction_script.h"
+
 #include <doctest/doctest.h>
 
 #include <sstream>
 
-#include "checker/eviction_script.h"
 #include "checker/schedule_checker.h"
 #include "checker/sweep.h"
 #include "model/error.h"
@@ -34,7 +35,8 @@ const char* kChain = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}
 
 TEST_CASE("eviction script: text round trip, comments, any tensor names its storage") {
   Trace t = ParseTraceString(kChain, "chain.log");
-  EvictionScript s = ParseEvictionScriptString("# a comment\n\n2 a   # evict a before g\n3 b\n", "s.txt", t);
+  EvictionScript s =
+      ParseEvictionScriptString("# a comment\n\n2 a   # evict a before g\n3 b\n", "s.txt", t);
   REQUIRE(s.entries.size() == 2);
   CHECK(s.entries[0].event == 2);
   CHECK(s.entries[0].storage == t.tensor_named("a").storage);
@@ -60,7 +62,8 @@ TEST_CASE("eviction script: errors give file, line and what was expected") {
   CHECK(error_of("1 a b\n") == "s.txt:1: expected 'EVENT STORAGE', got '1 a b'");
   CHECK(error_of("-1 a\n") == "s.txt:1: EVENT must be a non-negative integer, got '-1'");
   CHECK(error_of("1 zz\n") == "s.txt:1: 'zz' is not a tensor of chain.log");
-  CHECK(error_of("3 a\n# x\n2 b\n") == "s.txt:3: event 2 comes after event 3 (line 1); entries must be sorted by event");
+  CHECK(error_of("3 a\n# x\n2 b\n") ==
+        "s.txt:3: event 2 comes after event 3 (line 1); entries must be sorted by event");
 }
 
 TEST_CASE("schedule checker: pass, oom with its event, invalid entries") {
@@ -96,7 +99,8 @@ TEST_CASE("schedule checker: pass, oom with its event, invalid entries") {
 // run's peak the script replays to the very same run (a feasible run's
 // script is valid at any larger budget); one byte below the peak it fails,
 // at the computation where the peak was first reached.
-void CheckOwnScript(const Trace& trace, const Baseline& baseline, const char* heuristic, const char* ratio) {
+void CheckOwnScript(const Trace& trace, const Baseline& baseline, const char* heuristic,
+                    const char* ratio) {
   INFO(trace.source, " ", heuristic, " ", ratio);
   RunSpec spec;
   spec.heuristic = &FindHeuristic(heuristic);
@@ -121,7 +125,9 @@ void CheckOwnScript(const Trace& trace, const Baseline& baseline, const char* he
   CHECK(below.run.oom->memory_usage + below.run.oom->request == sr.run.max_memory);
 }
 
-TEST_CASE("schedule checker: a feasible run's script passes at its peak and above, fails one byte below") {
+TEST_CASE(
+    "schedule checker: a feasible run's script passes at its peak and above, fails one byte "
+    "below") {
   Trace resnet = LoadTrace(TracePath("resnet32"));
   Baseline rb = ComputeBaseline(resnet);
   CheckOwnScript(resnet, rb, "DTR", "0.101");
@@ -167,7 +173,8 @@ TEST_CASE("replay: a scripted start with a heuristic rest") {
   ReplayConfig config = ConfigFor(spec, b);
   ScriptedRun plain = ScriptOfRun(resnet, config);
   REQUIRE(plain.script.entries.size() > 100);
-  std::vector<ScriptedEviction> prefix(plain.script.entries.begin(), plain.script.entries.begin() + 100);
+  std::vector<ScriptedEviction> prefix(plain.script.entries.begin(),
+                                       plain.script.entries.begin() + 100);
   ReplayConfig hybrid = config;
   hybrid.script = &prefix;
   ScriptedRun mixed = ScriptOfRun(resnet, hybrid);

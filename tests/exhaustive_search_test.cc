@@ -1,10 +1,11 @@
 // The stepwise runtime against the engine, and exhaustive search against the
 // schedule checker, on random tiny traces (seeds printed on failure).
+#include "checker/exhaustive_search.h"
+
 #include <doctest/doctest.h>
 
 #include <random>
 
-#include "checker/exhaustive_search.h"
 #include "checker/memory_bound.h"
 #include "checker/schedule_checker.h"
 #include "checker/stepwise_runtime.h"
@@ -15,7 +16,8 @@ namespace dtr::testing {
 namespace {
 
 // Drives the stepwise runtime with random evictions and returns the script.
-EvictionScript RandomScript(const Trace& trace, uint64_t seed, bool eager, int64_t* peak, int64_t* events) {
+EvictionScript RandomScript(const Trace& trace, uint64_t seed, bool eager, int64_t* peak,
+                            int64_t* events) {
   std::mt19937_64 rng(seed);
   StepwiseRuntime rt(trace, eager);
   EvictionScript script;
@@ -84,7 +86,9 @@ TEST_CASE("exhaustive search: hand-made trace whose answer is known") {
   CHECK(ComputeMemoryBound(t).bytes == 30);
 }
 
-TEST_CASE("exhaustive search: found scripts pass the checker; the static bound never exceeds the optimum") {
+TEST_CASE(
+    "exhaustive search: found scripts pass the checker; the static bound never exceeds the "
+    "optimum") {
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     INFO("seed ", seed);
     Trace trace = RandomTinyTrace(seed, 4 + static_cast<int>(seed % 7));

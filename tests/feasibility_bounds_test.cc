@@ -1,10 +1,11 @@
 // bounds on tiny traces: the proven lower bound never passes the optimum
 // found by exhaustive search, and the best verified schedule never beats it.
+#include "diagnose/feasibility_bounds.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/exhaustive_search.h"
 #include "checker/memory_bound.h"
-#include "diagnose/feasibility_bounds.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/tiny_traces.h"

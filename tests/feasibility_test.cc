@@ -1,9 +1,10 @@
 // The Z3 window encodings against exhaustive search on random tiny traces:
 // an UNSAT answer must never be given at a budget some script fits.
+#include "checker/feasibility.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/exhaustive_search.h"
-#include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
@@ -44,7 +45,9 @@ void CrossCheck(uint64_t seeds, int span) {
 
 TEST_CASE("feasibility: window encodings never refute a feasible budget") { CrossCheck(8, 2); }
 
-TEST_CASE("feasibility: long cross-check (run with --no-skip)" * doctest::skip()) { CrossCheck(400, 3); }
+TEST_CASE("feasibility: long cross-check (run with --no-skip)" * doctest::skip()) {
+  CrossCheck(400, 3);
+}
 
 TEST_CASE("feasibility: a window proves what the static bound cannot") {
   // x (10) feeds a = f(x) and b = g(x), 10 each; h(a, b) makes c (1). Every

@@ -2,6 +2,8 @@
 // "inherent" budget is below the true optimum, every "feasible" or
 // "policy-induced" budget has a script that the checker passes (replayed here
 // again). The ResNet-32 check of the issue: 0.102 is policy-induced.
+#include "diagnose/oom_classification.h"
+
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
@@ -10,7 +12,6 @@
 #include "checker/exhaustive_search.h"
 #include "checker/schedule_checker.h"
 #include "checker/sweep.h"
-#include "diagnose/oom_classification.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
@@ -30,8 +31,10 @@ void CheckAgainstOptimum(const Trace& trace, const Classification& c, int64_t op
     case Verdict::kInherent:
       CHECK(c.budget < optimum);
       REQUIRE(c.proof);
-      if (c.proof->kind == InherentProof::Kind::kStaticBound) CHECK(c.static_bound.bytes > c.budget);
-      else CHECK(c.proof->window.answer == SolverAnswer::kUnsat);
+      if (c.proof->kind == InherentProof::Kind::kStaticBound)
+        CHECK(c.static_bound.bytes > c.budget);
+      else
+        CHECK(c.proof->window.answer == SolverAnswer::kUnsat);
       break;
     case Verdict::kFeasible:
     case Verdict::kPolicyInduced: {

@@ -1,8 +1,9 @@
 // The frontier at an OOM and at decision points.
+#include "diagnose/remat_frontier.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/sweep.h"
-#include "diagnose/remat_frontier.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
@@ -10,7 +11,7 @@
 namespace dtr::testing {
 namespace {
 
-ReplayConfig DtrAt(const Trace& trace, const Baseline& b, const char* ratio, const char* heuristic = "DTR") {
+ReplayConfig DtrAt(const Baseline& b, const char* ratio, const char* heuristic = "DTR") {
   RunSpec spec;
   spec.heuristic = &FindHeuristic(heuristic);
   spec.ratio = ParseRatio(ratio);
@@ -20,7 +21,7 @@ ReplayConfig DtrAt(const Trace& trace, const Baseline& b, const char* ratio, con
 TEST_CASE("frontier: ResNet-32 at 0.102 OOMs under 117 pending frames with nothing left to evict") {
   Trace t = LoadTrace(TracePath("resnet32"));
   Baseline b = ComputeBaseline(t);
-  ReplayConfig config = DtrAt(t, b, "0.102");
+  ReplayConfig config = DtrAt(b, "0.102");
   RunResult run = Replay(t, config);
   REQUIRE(run.oom);
   RematFrontier f = FrontierAtOom(t, config);
@@ -55,7 +56,7 @@ TEST_CASE("frontier: ResNet-32 at 0.102 OOMs under 117 pending frames with nothi
 TEST_CASE("frontier: at decision points of a feasible run, the floor fits and the state matches") {
   Trace t = LoadTrace(TracePath("resnet32"));
   Baseline b = ComputeBaseline(t);
-  ReplayConfig config = DtrAt(t, b, "0.101");
+  ReplayConfig config = DtrAt(b, "0.101");
   for (int64_t d : {0, 100, 321}) {
     INFO("decision ", d);
     RematFrontier f = FrontierAtDecision(t, config, d);
@@ -63,12 +64,16 @@ TEST_CASE("frontier: at decision points of a feasible run, the floor fits and th
     CHECK(f.holders_consistent);
     CHECK(!f.at_oom);
     CHECK(f.floor() <= config.budget);  // the run passes: each decision ends with a fit
-    CHECK(f.memory_usage + f.request > config.budget);  // a decision is taken because it does not fit
+    CHECK(f.memory_usage + f.request >
+          config.budget);  // a decision is taken because it does not fit
     CHECK(f.evictable_storages > 0);
   }
   CHECK_THROWS_WITH_AS(FrontierAtDecision(t, config, 322),
                        "decision 322 does not exist: the run has 322 decisions (0..321)", Error);
-  CHECK_THROWS_WITH_AS(FrontierAtOom(t, config), "the run does not end in an OOM (result: pass)", Error);
+  CHECK_THROWS_WITH_AS(
+      FrontierAtOom(t, config),
+      "the run does not end in an OOM (result: pass); a decision point can be given instead",
+      Error);
 }
 
 }  // namespace

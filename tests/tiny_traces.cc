@@ -15,7 +15,7 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   std::string out = "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n";
-  std::vector<std::string> live;  // names holding a reference
+  std::vector<std::string> live;                 // names holding a reference
   std::map<std::string, std::string> tensor_of;  // name -> the tensor it is bound to
   std::set<std::string> tensors;                 // every tensor name made so far
   int next_name = 0, made = 0;
@@ -24,15 +24,19 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
   for (int i = 0; i < constants; ++i, ++made) {
     std::string n = fresh();
     out += fmt::format("{{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"{}\"}}\n", n);
-    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", uniform(1, 3), n);
+    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                       uniform(1, 3), n);
     live.push_back(n);
     tensor_of[n] = n;
   }
   if (live.empty()) {  // a first operator without arguments
     std::string n = fresh();
-    out += fmt::format("{{\"ARGS\":[],\"INSTRUCTION\":\"CALL\",\"NAME\":\"input\",\"RESULT\":[\"{}\"],\"TIME\":\"{}\"}}\n",
-                       n, uniform(1, 9));
-    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", uniform(1, 8), n);
+    out += fmt::format(
+        "{{\"ARGS\":[],\"INSTRUCTION\":\"CALL\",\"NAME\":\"input\",\"RESULT\":[\"{}\"],\"TIME\":\"{"
+        "}\"}}\n",
+        n, uniform(1, 9));
+    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                       uniform(1, 8), n);
     out += fmt::format("{{\"ALIAS\":\"-1\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", n);
     live.push_back(n);
     tensor_of[n] = n;
@@ -41,7 +45,8 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
   while (made < storages) {
     int nargs = std::min<int>(uniform(1, 3), static_cast<int>(live.size()));
     std::vector<std::string> args;
-    for (int i = 0; i < nargs; ++i) args.push_back(live[uniform(0, static_cast<int>(live.size()) - 1)]);
+    for (int i = 0; i < nargs; ++i)
+      args.push_back(live[uniform(0, static_cast<int>(live.size()) - 1)]);
     std::string arg_list;
     for (const std::string& a : args) arg_list += (arg_list.empty() ? "\"" : ",\"") + a + "\"";
     // MUTATE names its new tensor after the old one plus '$'; skip it when that
@@ -52,8 +57,9 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
       tensors.insert(made_name);
       tensor_of[args[0]] = made_name;
       out += fmt::format(
-          "{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"mut\",\"TIME\":\"{}\"}}\n", arg_list,
-          uniform(1, 9));
+          "{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"mut\",\"TIME\":\"{}"
+          "\"}}\n",
+          arg_list, uniform(1, 9));
       ++made;
     } else {
       int nres = uniform(1, 4) == 1 ? 2 : 1;
@@ -61,12 +67,16 @@ std::string RandomTinyTraceText(uint64_t seed, int storages) {
       for (int i = 0; i < nres; ++i) results.push_back(fresh());
       std::string res_list;
       for (const std::string& r : results) res_list += (res_list.empty() ? "\"" : ",\"") + r + "\"";
-      out += fmt::format("{{\"ARGS\":[{}],\"INSTRUCTION\":\"CALL\",\"NAME\":\"op\",\"RESULT\":[{}],\"TIME\":\"{}\"}}\n",
-                         arg_list, res_list, uniform(1, 9));
+      out += fmt::format(
+          "{{\"ARGS\":[{}],\"INSTRUCTION\":\"CALL\",\"NAME\":\"op\",\"RESULT\":[{}],\"TIME\":\"{}"
+          "\"}}\n",
+          arg_list, res_list, uniform(1, 9));
       for (const std::string& r : results) {
         bool alias = uniform(0, 7) == 0;
-        out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", uniform(1, 8), r);
-        out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", alias ? 0 : -1, r);
+        out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                           uniform(1, 8), r);
+        out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n",
+                           alias ? 0 : -1, r);
         made += !alias;
         live.push_back(r);
         tensor_of[r] = r;
