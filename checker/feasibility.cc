@@ -263,6 +263,12 @@ class WindowSolver {
   std::vector<std::vector<StorageId>> keep_;
 };
 
+std::string TooLarge(const WindowModel& model, const SolverLimits& limits) {
+  if (static_cast<int32_t>(model.tracked.size()) <= limits.max_storages) return "";
+  return fmt::format("the window tracks {} storages, over the limit of {}", model.tracked.size(),
+                     limits.max_storages);
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -277,6 +283,10 @@ WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget,
   q.reaches_end = model.reaches_end;
   q.budget = budget;
   q.storages = static_cast<int32_t>(model.tracked.size());
+  if (std::string why = TooLarge(model, limits); !why.empty()) {
+    q.reason = why;
+    return q;
+  }
   auto start = std::chrono::steady_clock::now();
   try {
     WindowSolver solver(trace, model, nullptr);
@@ -299,6 +309,10 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
   b.storages = static_cast<int32_t>(model.tracked.size());
   b.infeasible_below = lo + 1;
   b.sat_from = hi;
+  if (std::string why = TooLarge(model, limits); !why.empty()) {
+    b.skipped = why;
+    return b;
+  }
   auto start = std::chrono::steady_clock::now();
   try {
     WindowSolver solver(trace, model, nullptr);
@@ -340,6 +354,10 @@ WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget,
   WindowPlan plan;
   plan.window = window;
   plan.reaches_end = model.reaches_end;
+  if (std::string why = TooLarge(model, limits); !why.empty()) {
+    plan.reason = why;
+    return plan;
+  }
   try {
     WindowSolver solver(trace, model, &entry_material);
     plan.answer = solver.Check(budget, limits.timeout_seconds, &plan.reason);

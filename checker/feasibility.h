@@ -37,6 +37,9 @@ std::string_view SolverAnswerName(SolverAnswer a);  // "sat", "unsat", "unknown"
 
 struct SolverLimits {
   double timeout_seconds = 10;  // per solver call
+  // A window tracking more storages is not encoded (the encoding grows with
+  // points x storages^2); the answer is kUnknown with the reason.
+  int32_t max_storages = 120;
 };
 
 // Program operators first..last (op ids; the program computes them in id order).
@@ -70,6 +73,7 @@ struct WindowBound {
   int64_t sat_from = 0;  // smallest budget answered SAT (hi if none)
   int32_t queries = 0;
   int32_t unknowns = 0;  // answers that hit a limit (the interval between stays open)
+  std::string skipped;   // why the window was not encoded at all, if it was not
   double seconds = 0;
   int32_t storages = 0;
 };

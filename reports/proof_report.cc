@@ -417,6 +417,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
                   {"sat_from", w.sat_from},
                   {"queries", w.queries},
                   {"unknowns", w.unknowns},
+                  {"skipped", w.skipped.empty() ? ordered_json(nullptr) : ordered_json(w.skipped)},
                   {"seconds", w.seconds}});
   j["windows"] = ws;
   return j;
@@ -461,12 +462,17 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   if (!r.windows.empty())
     fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
   fmt::print(out, ")\n");
-  for (const WindowBound& w : r.windows)
+  for (const WindowBound& w : r.windows) {
+    if (!w.skipped.empty()) {
+      fmt::print(out, "  window {}..{}: skipped, {}\n", w.window.first, w.window.last, w.skipped);
+      continue;
+    }
     fmt::print(out,
                "  window {}..{}: infeasible below {}, relaxation fits from {} ({} queries, {} "
                "unknown, {:.1f}s)\n",
                w.window.first, w.window.last, w.infeasible_below, w.sat_from, w.queries, w.unknowns,
                w.seconds);
+  }
   if (r.best) {
     fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n",
                r.proven_infeasible_below, r.best->budget,
