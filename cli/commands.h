@@ -14,5 +14,6 @@ using Actions = std::vector<std::function<int()>>;
 void RegisterCommands(CLI::App& app, Actions& actions);
 
 void RegisterReplayCommands(CLI::App& app, Actions& actions);  // info, replay, sweep
+void RegisterAtlasCommands(CLI::App& app, Actions& actions);   // atlas
 
 }  // namespace dtr::cli
