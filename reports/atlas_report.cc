@@ -180,7 +180,7 @@ void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpe
   fmt::print(out, "  infeasible width    {} bytes ({:.2f}%)\n", s.infeasible_width, 100.0 * s.infeasible_width / range);
   auto budget_line = [&](const char* label, const std::optional<int64_t>& b) {
     if (b)
-      fmt::print(out, "  {:<19} {} bytes (ratio {:.7f})\n", label, *b, ratio(*b));
+      fmt::print(out, "  {:<19} {} bytes (ratio {:.9f})\n", label, *b, ratio(*b));
     else
       fmt::print(out, "  {:<19} none in the range\n", label);
   };
@@ -189,8 +189,8 @@ void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpe
   if (s.largest_infeasible != s.largest_oom) budget_line("largest infeasible", s.largest_infeasible);
   fmt::print(out, "  feasibility holes   {}\n", s.holes.size());
   for (const FeasibilityHole& h : s.holes)
-    fmt::print(out, "    [{}, {}]  {} bytes wide, ratios {:.7f} .. {:.7f}, {} ({} intervals)\n", h.lo, h.hi,
-               h.width(), ratio(h.lo), ratio(h.hi), Results(h), h.last - h.first + 1);
+    fmt::print(out, "    [{}, {}]  {} bytes wide, ratios {:.9f} .. {:.9f}, {} ({} interval{})\n", h.lo, h.hi,
+               h.width(), ratio(h.lo), ratio(h.hi), Results(h), h.last - h.first + 1, h.last > h.first ? "s" : "");
 }
 
 }  // namespace dtr
