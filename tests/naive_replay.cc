@@ -378,7 +378,8 @@ class Naive {
     int64_t& compute = reverse ? self->rev_compute : self->reg_compute;
     std::set<int> other_frontier = reverse ? fs->rev_frontier : fs->reg_frontier;
     std::set<int> other_interior = reverse ? fs->rev_interior : fs->reg_interior;
-    if (!frontier.erase(fs->root_id)) throw Error("naive: absorb of a storage not in the frontier");
+    if (!frontier.erase(fs->root_id))
+      throw Error(self->pinned ? kPinnedAbsorbAssertion : "naive: absorb of a storage not in the frontier");
     frontier.insert(other_frontier.begin(), other_frontier.end());
     std::set<int> diff;
     for (int id : other_interior)

@@ -16,6 +16,15 @@ struct NaiveRun {
   std::vector<StorageId> decisions;  // storage chosen at each heuristic decision
 };
 
+// The one place where dtrcheck knowingly departs from simrd: simrd's
+// Region.absorb asserts that an evicted storage is on the frontier of each
+// neighbour's region, and rare states violate this for the region of a
+// pinned storage, which simrd never reads again. simrd stops there; the
+// optimized replay keeps no regions for pinned storages and goes on. The
+// plain replay throws Error with this message in that state.
+inline constexpr const char* kPinnedAbsorbAssertion =
+    "naive: simrd asserts in Region.absorb on the region of a pinned storage";
+
 NaiveRun NaiveReplay(const Trace& trace, const ReplayConfig& config);
 
 }  // namespace dtr::testing

@@ -59,7 +59,7 @@ bool Supported(const HeuristicSpec& h, RuntimeKind rt) {
 TEST_CASE("optimized replay equals the plain replay on random traces") {
   uint64_t first = 1, last = 250;
   if (const char* env = std::getenv("DTRCHECK_SEED")) first = last = std::strtoull(env, nullptr, 10);
-  size_t runs = 0, parsed = 0, oom = 0, evicting = 0;
+  size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     RandomTraceOptions options;
     options.operators = 6 + static_cast<int>(seed % 15);
@@ -90,11 +90,14 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           INFO("seed ", seed, " heuristic ", h.name, " runtime ", RuntimeName(rt), " ratio ", ratio);
           NaiveRun naive;
           bool naive_failed = false;
+          std::string naive_error;
           try {
             naive = NaiveReplay(trace, config);
-          } catch (const Error&) {
+          } catch (const Error& e) {
             naive_failed = true;  // a state where simrd itself asserts (RuntimeV1 pinning an evicted child)
+            naive_error = e.what();
           }
+          INFO("plain replay error: ", naive_error);
           // Twice: the plain fast path, and the observed path that also
           // reports each decision.
           DecisionRecorder recorder;
@@ -107,6 +110,10 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           } catch (const Error&) {
             fast_failed = true;
           }
+          if (naive_error == kPinnedAbsorbAssertion && !fast_failed) {
+            ++pinned_absorb;  // the documented departure from simrd (tests/naive_replay.h)
+            continue;
+          }
           REQUIRE(fast_failed == naive_failed);
           if (fast_failed) continue;
           ExpectSame(fast, naive, naive.decisions);
@@ -118,12 +125,14 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
       }
     }
   }
-  MESSAGE("compared ", runs, " runs on ", parsed, " random traces: ", oom, " OOM, ", evicting, " with evictions");
+  MESSAGE("compared ", runs, " runs on ", parsed, " random traces: ", oom, " OOM, ", evicting,
+          " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region");
   if (first != last) {
     CHECK(parsed > 200);
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
     CHECK(runs - oom > runs / 20);  // and many runs pass
+    CHECK(pinned_absorb < runs / 100);
   }
 }
 
