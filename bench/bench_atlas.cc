@@ -1,10 +1,10 @@
 // Times the exact budget atlas (checker/budget_atlas.h) on a few ranges of
 // the shared traces: replays, intervals, wall seconds, replays per second.
 //
-//   ninja -C build bench_atlas && build/bench_atlas [-j N] [CASE...]
+//   ninja -C build bench_atlas && build/bench_atlas [--traces DIR] [-j N] [CASE...]
 //
-// CASE is one of resnet32, unet, lstm (default: all three). Traces are read
-// from DTRCHECK_SHARED_DIR/traces (or the folder in $DTRCHECK_TRACES).
+// CASE is one of resnet32, unet, lstm (default: all three). Never part of the
+// test run.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -24,9 +24,7 @@ struct Case {
   double ratio_lo, ratio_hi;
 };
 
-std::string TracePath(const std::string& prefix) {
-  const char* env = std::getenv("DTRCHECK_TRACES");
-  std::string dir = env ? env : DTRCHECK_SHARED_DIR "/traces";
+std::string TracePath(const std::string& dir, const std::string& prefix) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     std::string file = e.path().filename().string();
     if (file.rfind(prefix + "-", 0) == 0) return e.path().string();
@@ -40,6 +38,7 @@ std::string TracePath(const std::string& prefix) {
 int main(int argc, char** argv) {
   const std::vector<Case> all = {{"resnet32", 0.085, 0.125}, {"unet", 0.40, 0.45}, {"lstm", 0.26, 0.27}};
   int jobs = 1;
+  std::string traces = DTRCHECK_BENCH_TRACES;
   std::vector<Case> chosen;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -47,11 +46,15 @@ int main(int argc, char** argv) {
       jobs = std::atoi(argv[++i]);
       continue;
     }
+    if (a == "--traces" && i + 1 < argc) {
+      traces = argv[++i];
+      continue;
+    }
     bool known = false;
     for (const Case& c : all)
       if (c.name == a) chosen.push_back(c), known = true;
     if (!known) {
-      fmt::print(stderr, "usage: bench_atlas [-j N] [resnet32|unet|lstm ...]\n");
+      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [resnet32|unet|lstm ...]\n");
       return 2;
     }
   }
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
              "intervals", "behaviours", "seconds", "runs/s");
   for (const Case& c : chosen) {
-    dtr::Trace trace = dtr::LoadTrace(TracePath(c.name));
+    dtr::Trace trace = dtr::LoadTrace(TracePath(traces, c.name));
     dtr::Baseline baseline = dtr::ComputeBaseline(trace);
     dtr::RunSpec spec;
     spec.heuristic = &dtr::FindHeuristic("DTR");
