@@ -95,10 +95,11 @@ struct BudgetAtlas {
 using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 
 // Walks [lo_bytes, hi_bytes] exactly. `spec` gives heuristic, runtime,
-// overhead limit and seed; its ratio and budget are ignored. With jobs > 1 the
-// range is cut into chunks walked in parallel; the run at a chunk start that
-// continues the run before it is merged into one interval, so the result does
-// not depend on `jobs` (jobs <= 0: one per hardware thread).
+// overhead limit and seed; its ratio and budget are ignored. With jobs > 1,
+// workers walk parts of the range in parallel, an idle one taking over the
+// upper half of the busiest part; a run cut in two where parts meet is merged
+// back into one interval, so the intervals do not depend on `jobs` (only
+// `runs` may grow by a few). jobs <= 0: one per hardware thread.
 // Throws Error for an empty or negative range, or what Replay throws.
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
                        int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr);

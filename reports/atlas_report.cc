@@ -185,6 +185,9 @@ void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpe
       fmt::print(out, "  {:<19} none in the range\n", label);
   };
   budget_line("smallest feasible", s.smallest_feasible);
+  if (s.smallest_feasible == atlas.lo)
+    fmt::print(out, "  {:<19} (the range start; the same passing run starts at {} bytes, ratio {:.9f})\n", "",
+               atlas.intervals.front().run_lo, ratio(atlas.intervals.front().run_lo));
   budget_line("largest oom", s.largest_oom);
   if (s.largest_infeasible != s.largest_oom) budget_line("largest infeasible", s.largest_infeasible);
   fmt::print(out, "  feasibility holes   {}\n", s.holes.size());
