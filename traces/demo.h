@@ -12,10 +12,12 @@ namespace dtr {
 // Four residual blocks whose inner tensors are half the size of their input
 // and output (a bottleneck), no weights. Under DTR on the default runtime it
 // passes at ratios 0.46 to 0.49, runs out of memory at 0.50 to 0.54, and
-// passes again from 0.55: a deep recursive rematerialization during the
-// backward pass locks the whole remaining chain while one more block is
-// needed. The values are fixed here, not taken from ResNetOptions' defaults,
-// so that the demo never changes when the defaults do.
+// passes again from 0.55: at the start of the backward pass a recursive
+// rematerialization walks back through the blocks' outputs, four frames deep,
+// and their locks leave no room for the next output. The evictions of the
+// run at 0.49 fit the 0.50 budget, so the OOM is the policy's fault
+// (tests/demo_trace_test.cc). The values are fixed here, not taken from
+// ResNetOptions' defaults, so that the demo never changes when they do.
 ResNetOptions DemoOptions();
 std::string GenerateDemo();
 // The ratio grid the demo report uses by default; it contains the inversion.
