@@ -206,8 +206,10 @@ std::string BudgetCurveSvg(const ReportModel& m) {
   return plot.Finish("budget curve: overhead against budget ratio");
 }
 
-std::string CurveLegend() {
-  return "<div class=\"legend\">"
+std::string CurveLegend(const ReportModel& m) {
+  bool thrash = false;
+  for (const BudgetRow& r : m.rows) thrash |= r.run.result.outcome == Outcome::kThrash;
+  return std::string("<div class=\"legend\">") +
          "<span><span class=\"sw\" style=\"background:var(--pass)\"></span>feasible run "
          "(overhead)</span>"
          "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
@@ -216,7 +218,11 @@ std::string CurveLegend() {
          "OOM "
          "(exact byte interval of the run)</span>"
          "<span><span class=\"sw\" style=\"background:#7a1f1f\"></span>feasibility inversion</span>"
-         "<span><span class=\"sw\" style=\"background:var(--remat)\"></span>cliff factor</span>"
+         "<span><span class=\"sw\" style=\"background:var(--remat)\"></span>cliff factor</span>" +
+         (thrash ? "<span><span class=\"sw\" style=\"background:var(--thrash)\"></span>thrash "
+                   "(over the overhead "
+                   "limit; drawn at the top)</span>"
+                 : "") +
          "</div>";
 }
 
@@ -227,7 +233,12 @@ std::string TimelineSvg(const ReportModel& m) {
   for (const TimelinePoint& p : t.points) ymax = std::max(ymax, static_cast<double>(p.memory));
   if (t.oom) ymax = std::max(ymax, static_cast<double>(t.oom->memory_usage + t.oom->request));
   SvgPlot plot(kPlotWidth, 400, 84, 20, 24, 48);
-  plot.SetX({0, xhi, false, "computation (event index, remats included)", nullptr, {}});
+  plot.SetX({0,
+             xhi,
+             false,
+             "computation (event index, remats included)",
+             [](double v) { return GroupedInt(std::llround(v)); },
+             {}});
   plot.SetY({0, ymax * 1.1, false, "memory in use", BytesAxisLabel, {}});
   plot.DrawAxes();
   std::vector<std::pair<double, double>> line;
@@ -505,7 +516,7 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out, "<section id=\"curve\"><h2>Budget curve</h2><ul class=\"findings\">");
   for (const std::string& f : CurveFindings(m)) fmt::print(out, "<li>{}</li>", H(f));
-  fmt::print(out, "</ul>{}\n{}</section>\n", BudgetCurveSvg(m), CurveLegend());
+  fmt::print(out, "</ul>{}\n{}</section>\n", BudgetCurveSvg(m), CurveLegend(m));
 
   WriteRunsTable(out, m);
 

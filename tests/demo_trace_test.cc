@@ -42,8 +42,8 @@ TEST_CASE("demo: the default grid has a feasibility inversion that is the policy
   REQUIRE(oom >= 0);
   REQUIRE(above >= 0);
   const RunResult& failed = runs[oom].result;
-  INFO("OOM at ratio ", runs[oom].spec.ratio->text, " between ", runs[below].spec.ratio->text, " and ",
-       runs[above].spec.ratio->text);
+  INFO("OOM at ratio ", runs[oom].spec.ratio->text, " between ", runs[below].spec.ratio->text,
+       " and ", runs[above].spec.ratio->text);
   // Not a grid artefact: the whole exact interval of the OOM run lies strictly
   // between the feasible runs' intervals, and both its ends replay to OOM.
   CHECK(runs[below].result.budget_hi < failed.budget_lo);

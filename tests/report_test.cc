@@ -39,13 +39,13 @@ BudgetRow Row(Outcome o, double overhead, int64_t lo, int64_t hi) {
 
 TEST_CASE("AnalyzeCurve: OOM bands, inversions, exact edges and cliffs") {
   std::vector<BudgetRow> rows = {
-      Row(Outcome::kOom, 0.2, 0, 99),      // 0: below everything
-      Row(Outcome::kPass, 2.0, 100, 199),  // 1
-      Row(Outcome::kOom, 0.5, 200, 249),   // 2: inversion, edge exact below
-      Row(Outcome::kOom, 0.5, 250, 260),   // 3: merges with 2
-      Row(Outcome::kOom, 0.6, 280, 290),   // 4: a gap before it
-      Row(Outcome::kPass, 1.5, 300, 399),  // 5: not exact above (291..299 unknown)
-      Row(Outcome::kPass, 1.1, 400, 499),  // 6: cliff 1.5 / 1.1 = 1.36
+      Row(Outcome::kOom, 0.2, 0, 99),                  // 0: below everything
+      Row(Outcome::kPass, 2.0, 100, 199),              // 1
+      Row(Outcome::kOom, 0.5, 200, 249),               // 2: inversion, edge exact below
+      Row(Outcome::kOom, 0.5, 250, 260),               // 3: merges with 2
+      Row(Outcome::kOom, 0.6, 280, 290),               // 4: a gap before it
+      Row(Outcome::kPass, 1.5, 300, 399),              // 5: not exact above (291..299 unknown)
+      Row(Outcome::kPass, 1.1, 400, 499),              // 6: cliff 1.5 / 1.1 = 1.36
       Row(Outcome::kPass, 1.0, 500, kInfiniteBudget),  // 7: 1.1, no cliff at 1.25
   };
   CurveShape c = AnalyzeCurve(rows, 1.25);
@@ -85,7 +85,8 @@ ReportOptions Options(const std::string& ratios) {
 // What must hold for every report: rows by budget, frontiers consistent with
 // the engine's own OOM context.
 void CheckModelInvariants(const ReportModel& m) {
-  for (size_t i = 1; i < m.rows.size(); ++i) CHECK(m.rows[i - 1].run.result.budget <= m.rows[i].run.result.budget);
+  for (size_t i = 1; i < m.rows.size(); ++i)
+    CHECK(m.rows[i - 1].run.result.budget <= m.rows[i].run.result.budget);
   size_t oom_rows = 0, in_frontiers = 0;
   for (const BudgetRow& r : m.rows) oom_rows += r.run.result.outcome == Outcome::kOom;
   for (const OomFrontier& f : m.frontiers) {
@@ -102,7 +103,8 @@ void CheckModelInvariants(const ReportModel& m) {
   CHECK(in_frontiers == oom_rows);
 }
 
-TEST_CASE("report model of the demo: inversion selected for the timeline, frontiers match the engine") {
+TEST_CASE(
+    "report model of the demo: inversion selected for the timeline, frontiers match the engine") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options(DemoRatios()));
   CheckModelInvariants(m);
@@ -117,7 +119,8 @@ TEST_CASE("report model of the demo: inversion selected for the timeline, fronti
   CHECK(t.oom->event == t.events);
   for (const TimelinePoint& p : t.points) CHECK(p.memory <= t.budget);
   CHECK(t.oom->memory_usage + t.oom->request > t.budget);
-  CHECK(static_cast<int64_t>(t.decision_events.size()) == m.rows[t.run].run.result.heuristic_evictions);
+  CHECK(static_cast<int64_t>(t.decision_events.size()) ==
+        m.rows[t.run].run.result.heuristic_evictions);
   CHECK_FALSE(m.verdicts);
   CHECK_FALSE(m.divergence);
 
@@ -130,19 +133,22 @@ TEST_CASE("report model of the demo: inversion selected for the timeline, fronti
     CHECK(small.timeline->points.size() <= 10);
     int64_t peak = 0, reduced_peak = 0;
     for (const TimelinePoint& p : t.points) peak = std::max(peak, p.memory);
-    for (const TimelinePoint& p : small.timeline->points) reduced_peak = std::max(reduced_peak, p.memory);
+    for (const TimelinePoint& p : small.timeline->points)
+      reduced_peak = std::max(reduced_peak, p.memory);
     CHECK(reduced_peak == peak);
   }
   SUBCASE("--timeline-ratio must be on the grid") {
     ReportOptions o = Options("0.5,0.6");
     o.timeline_ratio = ParseRatio("0.55");
-    CHECK_THROWS_WITH_AS(BuildReport(trace, o), "report: --timeline-ratio 0.55 is not on the grid 0.5,0.6", Error);
+    CHECK_THROWS_WITH_AS(BuildReport(trace, o),
+                         "report: --timeline-ratio 0.55 is not on the grid 0.5,0.6", Error);
     o.timeline_ratio = ParseRatio("0.6");
     CHECK(BuildReport(trace, o).timeline->run == 1);
   }
 }
 
-TEST_CASE("report model of ResNet-32: the deep OOM frontiers add up to the engine's locked memory") {
+TEST_CASE(
+    "report model of ResNet-32: the deep OOM frontiers add up to the engine's locked memory") {
   Trace trace = LoadTrace(TracePath("resnet32"));
   ReportModel m = BuildReport(trace, Options("0.093,0.098,0.102,0.107"));
   CheckModelInvariants(m);
@@ -181,7 +187,8 @@ std::string TypeOf(const json& v) {
 }
 
 // Visits every object field (descending into arrays of objects as "path[]").
-void CollectPaths(const json& v, const std::string& path, std::map<std::string, std::vector<const json*>>& out) {
+void CollectPaths(const json& v, const std::string& path,
+                  std::map<std::string, std::vector<const json*>>& out) {
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
       std::string p = path.empty() ? it.key() : path + "." + it.key();
@@ -223,7 +230,9 @@ TEST_CASE("report.json follows the schema table of docs/report_json.md") {
   CHECK(j["runs"].size() == ParseRatios(DemoRatios()).size());
 }
 
-TEST_CASE("HTML report is self-contained; Markdown has every section; optional sections render when filled") {
+TEST_CASE(
+    "HTML report is self-contained; Markdown has every section; optional sections render when "
+    "filled") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options(DemoRatios()));
   std::ostringstream html, md;
@@ -237,13 +246,15 @@ TEST_CASE("HTML report is self-contained; Markdown has every section; optional s
   CHECK(h.find("<link") == std::string::npos);
   // The only URL is the SVG namespace name, which is never fetched.
   std::string no_ns = h;
-  for (size_t p; (p = no_ns.find("http://www.w3.org/2000/svg")) != std::string::npos;) no_ns.erase(p, 26);
+  for (size_t p; (p = no_ns.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    no_ns.erase(p, 26);
   CHECK(no_ns.find("http://") == std::string::npos);
   CHECK(no_ns.find("https://") == std::string::npos);
   size_t svgs = 0;
   for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
   CHECK(svgs == 2 + m.frontiers.size());
-  for (const char* id : {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
+  for (const char* id :
+       {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
     CHECK(h.find(std::string("<section id=\"") + id + "\"") != std::string::npos);
   CHECK(h.find("inversion</text>") != std::string::npos);  // the mark on the curve
   std::string s = md.str();
@@ -253,7 +264,8 @@ TEST_CASE("HTML report is self-contained; Markdown has every section; optional s
     CHECK(s.find(title) != std::string::npos);
   CHECK(s.find("Not computed in this version") != std::string::npos);
 
-  m.verdicts = std::vector<Verdict>{{m.curve.inversions.front(), "policy-induced", "script <checked>", true}};
+  m.verdicts = std::vector<Verdict>{
+      {m.curve.inversions.front(), "policy-induced", "script <checked>", true}};
   m.divergence = std::vector<Divergence>{{0, 1, 7, "size term flipped"}};
   std::ostringstream html2, md2;
   WriteHtmlReport(html2, m);

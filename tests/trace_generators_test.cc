@@ -63,7 +63,9 @@ TEST_CASE("gen chain: 2N + 2 operators, a backward pass, nothing left but the in
   }
 }
 
-TEST_CASE("gen chain: at the minimum budget it passes with heavy rematerialization, one byte less is OOM") {
+TEST_CASE(
+    "gen chain: at the minimum budget it passes with heavy rematerialization, one byte less is "
+    "OOM") {
   // A backward layer needs the pinned input, its gradient, its saved input and
   // its output: four blocks is the least any schedule can use.
   ChainOptions o;
@@ -102,7 +104,8 @@ TEST_CASE("gen resnet: operator count of blocks, stages and weights") {
     // input, stem, 4 per block forward and backward, a pooling and its
     // backward per extra stage, loss, seed, loss backward; with weights, one
     // constant per convolution and the stem's backward.
-    size_t expected = 2 + 8 * c.blocks + 2 * (c.stages - 1) + 3 + (c.params > 0 ? 2 * c.blocks + 2 : 0);
+    size_t expected =
+        2 + 8 * c.blocks + 2 * (c.stages - 1) + 3 + (c.params > 0 ? 2 * c.blocks + 2 : 0);
     CAPTURE(c.blocks);
     CAPTURE(c.stages);
     CHECK(t.ops.size() == expected);
@@ -165,7 +168,8 @@ TEST_CASE("generators reject bad options with the option's name") {
   ResNetOptions r;
   r.stages = 3;
   r.blocks = 2;
-  CHECK_THROWS_WITH_AS(GenerateResNet(r), "gen resnet: --stages must be between 1 and --blocks", Error);
+  CHECK_THROWS_WITH_AS(GenerateResNet(r), "gen resnet: --stages must be between 1 and --blocks",
+                       Error);
   RnnOptions n;
   n.hidden_size = 0;
   CHECK_THROWS_WITH_AS(GenerateRnn(n), "gen rnn: --hidden-size must be at least 1 byte", Error);
@@ -178,8 +182,8 @@ TEST_CASE("manifest: generators and public trace names") {
   CHECK(PublicTraces().size() == 8);
   std::string path = FindPublicTrace(TracesDir(), "resnet32");
   CHECK(path.find("resnet32-") != std::string::npos);
-  CHECK_THROWS_WITH_AS(FindPublicTrace(TracesDir(), "resnet50"), "'resnet50' is not a known public trace name",
-                       Error);
+  CHECK_THROWS_WITH_AS(FindPublicTrace(TracesDir(), "resnet50"),
+                       "'resnet50' is not a known public trace name", Error);
 }
 
 }  // namespace
