@@ -25,7 +25,7 @@ constexpr const char* kDefaultTraceRatios = "0.1:1.0:0.05";
 struct ReportFlags {
   std::string trace;
   std::string ratios;
-  std::string out = "dtrcheck-report";
+  std::string out = "out/report";
   std::string heuristic = "DTR";
   std::string runtime = "RuntimeV2EagerOptimized";
   double overhead_limit = 0;
@@ -82,6 +82,7 @@ void RegisterReportCommands(CLI::App& app, Actions& actions) {
   CLI::App* cmd = app.add_subcommand(
       "report",
       "replay a ratio grid and write report.json, report.md and a self-contained report.html");
+  cmd->alias("demo");  // `dtrcheck demo [TRACE] --out DIR`: the same command, named for the demo
   cmd->add_option("trace", f->trace,
                   "DTR execution log (default: the embedded demo trace, `dtrcheck gen demo`)");
   cmd->add_option(

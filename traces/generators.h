@@ -1,5 +1,5 @@
 // Deterministic synthetic trace generators. Each returns the text of a trace
-// in the DTR execution-log format (the one model/trace_parser.h reads): a forward pass, a
+// in the DTR execution-log format (docs/trace_format.md): a forward pass, a
 // BACKWARD annotation, and a backward pass that consumes the saved forward
 // tensors in reverse order and releases each one after its last use. The same
 // options always give the same bytes.
