@@ -90,12 +90,17 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     struct Flags : ReplayFlags {
       std::string ratio;
       int64_t budget = -1;
+      int storages = -1;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
     AddTrace(cmd, *f);
     cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
+    cmd->add_option("--storages", f->storages,
+                    "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
+        ->expected(0, 1)
+        ->default_str("20");
     AddReplayFlags(cmd, *f, false);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -106,7 +111,15 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        PrintRuns(summary, {RunOne(trace, baseline, spec)}, f->json);
+        RunRecord run = RunOne(trace, baseline, spec);
+        if (f->json) {
+          nlohmann::ordered_json j = RunJson(summary, run);
+          if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
+          std::cout << j.dump() << "\n";
+        } else {
+          PrintRunText(std::cout, summary, run);
+          if (f->storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f->storages);
+        }
         return 0;
       });
     });

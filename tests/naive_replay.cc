@@ -278,6 +278,17 @@ class Naive {
     };
     auto only_stale = [&](int64_t num) { return stale_inf ? 0.0 : Div(num, stale); };
     int64_t estar = s->compute + s->reg_compute + s->rev_compute;
+    if (regions_) {
+      // simrd reads its incremental regions; measure how often a from-scratch
+      // rebuild would give another number (DESIGN.md: simrd's number wins).
+      std::set<int> interior, frontier;
+      int64_t fwd = 0, rev = 0;
+      Walk(s, false, interior, frontier, fwd);
+      Walk(s, true, interior, frontier, rev);
+      ++run_.region_evaluations;
+      bool stale = (h == "MSPS") ? rev != s->rev_compute : fwd + rev != s->reg_compute + s->rev_compute;
+      run_.region_stale_evaluations += stale;
+    }
     if (h == "DTR" || h == "AbESizeStale") return size_stale(estar);
     if (h == "AbESize") return Div(estar, s->size);
     if (h == "AbEStale") return only_stale(estar);

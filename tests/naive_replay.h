@@ -14,6 +14,10 @@ namespace dtr::testing {
 struct NaiveRun {
   RunResult result;
   std::vector<StorageId> decisions;  // storage chosen at each heuristic decision
+  // For heuristics scored on simrd's incremental regions: evaluations, and
+  // how many of them differ from the same score on regions rebuilt from scratch.
+  int64_t region_evaluations = 0;
+  int64_t region_stale_evaluations = 0;
 };
 
 // The one place where dtrcheck knowingly departs from simrd: simrd's

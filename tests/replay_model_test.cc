@@ -60,6 +60,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   uint64_t first = 1, last = 250;
   if (const char* env = std::getenv("DTRCHECK_SEED")) first = last = std::strtoull(env, nullptr, 10);
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0;
+  int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     RandomTraceOptions options;
     options.operators = 6 + static_cast<int>(seed % 15);
@@ -119,6 +120,8 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           ExpectSame(fast, naive, naive.decisions);
           ExpectSame(observed, naive, recorder.chosen);
           ++runs;
+          region_evals += naive.region_evaluations;
+          region_stale += naive.region_stale_evaluations;
           oom += fast.outcome == Outcome::kOom;
           evicting += fast.heuristic_evictions > 0;
         }
@@ -126,13 +129,15 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     }
   }
   MESSAGE("compared ", runs, " runs on ", parsed, " random traces: ", oom, " OOM, ", evicting,
-          " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region");
+          " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
+          region_stale, " of ", region_evals, " region-based scores differ from a from-scratch rebuild");
   if (first != last) {
     CHECK(parsed > 200);
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
     CHECK(runs - oom > runs / 20);  // and many runs pass
     CHECK(pinned_absorb < runs / 100);
+    CHECK(region_stale > 0);  // simrd's incremental numbers really differ from from-scratch ones
   }
 }
 
