@@ -92,6 +92,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
       std::string ratio;
       int64_t budget = -1;
       std::string emit_script;
+      int storages = -1;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
@@ -100,6 +101,10 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
     cmd->add_option("--emit-script", f->emit_script,
                     "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
+    cmd->add_option("--storages", f->storages,
+                    "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
+        ->expected(0, 1)
+        ->default_str("20");
     AddReplayFlags(cmd, *f, false);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -110,17 +115,25 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
+        RunRecord run;
         if (f->emit_script.empty()) {
-          PrintRuns(summary, {RunOne(trace, baseline, spec)}, f->json);
-          return 0;
+          run = RunOne(trace, baseline, spec);
+        } else {
+          ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
+          run = RunRecord{spec, sr.run, Overhead(sr.run.clock, baseline.compute)};
+          SaveEvictionScript(f->emit_script, trace, sr.script,
+                             {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
+                                          sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),
+                              fmt::format("valid at any budget >= {} (the run's peak)", sr.run.max_memory)});
         }
-        ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
-        RunRecord run{spec, sr.run, Overhead(sr.run.clock, baseline.compute)};
-        SaveEvictionScript(f->emit_script, trace, sr.script,
-                           {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
-                                        sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),
-                            fmt::format("valid at any budget >= {} (the run's peak)", sr.run.max_memory)});
-        PrintRuns(summary, {run}, f->json);
+        if (f->json) {
+          nlohmann::ordered_json j = RunJson(summary, run);
+          if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
+          std::cout << j.dump() << "\n";
+        } else {
+          PrintRunText(std::cout, summary, run);
+          if (f->storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f->storages);
+        }
         return 0;
       });
     });
