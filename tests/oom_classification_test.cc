@@ -50,7 +50,7 @@ void CheckAgainstOptimum(const Trace& trace, const Classification& c, int64_t op
   }
 }
 
-TEST_CASE("classification: prove and explain never contradict exhaustive search on tiny traces") {
+void CrossCheckVerdicts(uint64_t first_seed, uint64_t seeds) {
   ClassifyOptions options;
   options.witness.limits.timeout_seconds = 5;
   options.windows = 3;
@@ -58,7 +58,7 @@ TEST_CASE("classification: prove and explain never contradict exhaustive search 
   options.witness.counterfactuals = 6;
   Tally prove, explain;
   int z3_witnesses = 0;
-  for (uint64_t seed = 1; seed <= 16; ++seed) {
+  for (uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
     INFO("seed ", seed);
     Trace trace = RandomTinyTrace(seed, 5 + static_cast<int>(seed % 6));
     Baseline baseline = ComputeBaseline(trace);
@@ -96,8 +96,14 @@ TEST_CASE("classification: prove and explain never contradict exhaustive search 
   std::string p, e;
   for (auto& [k, v] : prove.verdicts) p += fmt::format(" {} {}", k, v);
   for (auto& [k, v] : explain.verdicts) e += fmt::format(" {} {}", k, v);
-  MESSAGE("prove:", p, "; explain:", e, "; Z3-plan witnesses: ", z3_witnesses);
+  MESSAGE(seeds, " traces: prove:", p, "; explain:", e, "; Z3-plan witnesses: ", z3_witnesses);
 }
+
+TEST_CASE("classification: prove and explain never contradict exhaustive search on tiny traces") {
+  CrossCheckVerdicts(1, 16);
+}
+
+TEST_CASE("classification: long cross-check (run with --no-skip)" * doctest::skip()) { CrossCheckVerdicts(1000, 200); }
 
 TEST_CASE("classification: ResNet-32 at 0.102 (DTR) is policy-induced, at 0.05 inherent") {
   Trace t = LoadTrace(TracePath("resnet32"));
