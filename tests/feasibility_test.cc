@@ -9,6 +9,7 @@
 #include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
 #include "model/trace_parser.h"
+#include "tests/test_paths.h"
 #include "tests/tiny_traces.h"
 
 namespace dtr::testing {
@@ -150,6 +151,28 @@ TEST_CASE("feasibility: rolling Z3 plans build scripts the checker agrees with")
     CHECK(c.run.max_memory == s.peak_memory);
   }
   MESSAGE("rolling plans completed on ", completed, " of 10 traces");
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// On InceptionV4 a six-operator window of the backward pass proves more than
+// the static bound: at ratio 0.125 (static bound: ratio 0.1192) no schedule
+// fits. At the budget where DTR itself passes, the same window must be SAT.
+TEST_CASE("feasibility: an InceptionV4 window beats the static bound") {
+  Trace t = LoadTrace(TracePath("inceptionv4"));
+  Baseline b = ComputeBaseline(t);
+  MemoryBound bound = ComputeMemoryBound(t);
+  int64_t budget = BudgetForRatio(b.memory, 0.125);
+  REQUIRE(bound.bytes < budget);
+  SolverLimits limits;
+  limits.timeout_seconds = 30;
+  WindowQuery q = QueryWindow(t, {2293, 2298}, budget, limits);
+  CHECK(q.answer == SolverAnswer::kUnsat);
+  CHECK(QueryWindow(t, {2293, 2298}, BudgetForRatio(b.memory, 0.243), limits).answer == SolverAnswer::kSat);
 }
 
 }  // namespace
