@@ -267,7 +267,7 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
     cmd->add_option("--ratios", f->grid,
                     "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
     cmd->add_option("--fine-step", f->fine_step,
-                    "finer step below each first pass (default 0.001; '' for none)");
+                    "finer step around each first pass (default 0.001; '' for none)");
     cmd->add_option("--overhead-limit", f->overhead_limit,
                     "runs beyond this overhead count as not feasible");
     cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");

@@ -19,18 +19,26 @@ int Decimals(const std::string& text) {
   return dot == std::string::npos ? 0 : static_cast<int>(text.size() - dot - 1);
 }
 
-// The fine grid strictly between the last coarse point below `r` and `r`.
+// The fine grid strictly between the coarse neighbours of `r` (r itself
+// excluded): below it to find a smaller feasible ratio, above it to find the
+// inversions the coarse grid steps over.
 std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
                             const std::string& fine_step) {
   auto it = std::find_if(coarse.begin(), coarse.end(),
                          [&](const Ratio& c) { return c.value == r.value; });
-  if (it == coarse.begin() || it == coarse.end()) return {};
-  const Ratio& below = *(it - 1);
+  if (it == coarse.end()) return {};
   double step = ParseRatio(fine_step).value;
-  int digits = std::max({Decimals(fine_step), Decimals(below.text), Decimals(r.text)});
-  double from = below.value + step, to = r.value - step;
-  if (from > to + step / 2) return {};
-  return ParseRatios(fmt::format("{:.{}f}:{:.{}f}:{}", from, digits, to, digits, fine_step));
+  std::vector<Ratio> out;
+  auto between = [&](const Ratio& lo, const Ratio& hi) {
+    int digits = std::max({Decimals(fine_step), Decimals(lo.text), Decimals(hi.text)});
+    double from = lo.value + step, to = hi.value - step;
+    if (from > to + step / 2) return;
+    for (Ratio& x : ParseRatios(fmt::format("{:.{}f}:{:.{}f}:{}", from, digits, to, digits, fine_step)))
+      out.push_back(std::move(x));
+  };
+  if (it != coarse.begin()) between(*(it - 1), r);
+  if (it + 1 != coarse.end()) between(r, *(it + 1));
+  return out;
 }
 
 }  // namespace

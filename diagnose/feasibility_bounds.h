@@ -1,7 +1,8 @@
 // `bounds`: how far each heuristic is from what any schedule could do.
 //
 // For each heuristic: the smallest ratio of a grid at which its run passes
-// (a coarse grid, then a finer one just below the first pass). Across all of
+// (a coarse grid, then a finer one between the coarse neighbours of the first
+// pass). Across all of
 // them: the best verified schedule (the smallest peak memory of a passing
 // run, whose script the schedule checker passes at exactly that peak), and
 // the proven lower bound (the static bound, raised by Z3 windows bisected on

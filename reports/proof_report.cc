@@ -429,7 +429,7 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
              r.fine_step.empty()
                  ? ""
-                 : fmt::format(", then step {} below each heuristic's first pass", r.fine_step));
+                 : fmt::format(", then step {} around each heuristic's first pass", r.fine_step));
   fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible", "budget",
              "peak", "OOM above it (inversions)");
   for (const HeuristicBound& b : r.heuristics) {
