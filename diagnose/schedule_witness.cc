@@ -226,8 +226,12 @@ class Searcher {
     size_t next = 0;
     const auto& entries = first_run_->script.entries;
     while (rt.Advance() && rt.program_step() < first_step) {
-      while (next < entries.size() && entries[next].event == rt.event())
-        rt.Evict(entries[next++].storage);
+      while (next < entries.size() && entries[next].event == rt.event()) {
+        StorageId s = entries[next++].storage;
+        if (!rt.Evictable(s))
+          throw Error(fmt::format("internal error: the run's own script cannot be replayed (entry {})", next - 1));
+        rt.Evict(s);
+      }
       rt.Compute();
     }
     std::vector<uint8_t> entry(trace_.storages.size(), 0);
