@@ -159,7 +159,15 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
                t.tensors[fr.tensor].name, fr.request, fr.new_locked_bytes, fr.completion_need);
   }
   fmt::print(out, "  locked storages: {} ({} bytes)\n", f.locked.size(), f.locked_bytes);
-  for (const LockedStorage& l : f.locked) {
+  constexpr size_t kShownLocked = 12;
+  for (size_t i = 0; i < f.locked.size(); ++i) {
+    const LockedStorage& l = f.locked[i];
+    if (i == kShownLocked) {
+      int64_t rest = 0;
+      for (size_t k = i; k < f.locked.size(); ++k) rest += f.locked[k].size;
+      fmt::print(out, "    ... {} more ({} bytes; --json lists all)\n", f.locked.size() - i, rest);
+      break;
+    }
     std::string holders;
     for (int32_t d : l.holders) holders += (holders.empty() ? "" : ", ") + std::to_string(d);
     fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}\n", StorageName(t, l.storage),
