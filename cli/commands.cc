@@ -4,6 +4,7 @@ namespace dtr::cli {
 
 void RegisterCommands(CLI::App& app, Actions& actions) {
   RegisterReplayCommands(app, actions);
+  RegisterInstabilityCommands(app, actions);
 }
 
 }  // namespace dtr::cli

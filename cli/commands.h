@@ -13,6 +13,7 @@ using Actions = std::vector<std::function<int()>>;
 // Adds every subcommand. Each Register* below lives in its own cli/*.cc file.
 void RegisterCommands(CLI::App& app, Actions& actions);
 
-void RegisterReplayCommands(CLI::App& app, Actions& actions);  // info, replay, sweep
+void RegisterReplayCommands(CLI::App& app, Actions& actions);       // info, replay, sweep
+void RegisterInstabilityCommands(CLI::App& app, Actions& actions);  // scan, diff, blame, ablate
 
 }  // namespace dtr::cli

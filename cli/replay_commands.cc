@@ -10,6 +10,7 @@
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "cli/progress.h"
+#include "diagnose/decision_log.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
@@ -90,6 +91,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     struct Flags : ReplayFlags {
       std::string ratio;
       int64_t budget = -1;
+      std::string record;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
@@ -97,6 +99,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
     AddReplayFlags(cmd, *f, false);
+    cmd->add_option("--record", f->record,
+                    "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         if (f->ratio.empty() && f->budget < 0) throw Error("replay needs --ratio R or --budget BYTES");
@@ -106,7 +110,9 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        PrintRuns(summary, {RunOne(trace, baseline, spec)}, f->json);
+        RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
+                                          : RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        PrintRuns(summary, {run}, f->json);
         return 0;
       });
     });
