@@ -16,15 +16,6 @@ EvictionStats Stats(int64_t evictions, int32_t distinct) {
   return {evictions, distinct, distinct > 0 ? static_cast<double>(evictions) / distinct : 0.0};
 }
 
-double Jaccard(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  int64_t both = 0, either = 0;
-  for (size_t s = 0; s < a.size() && s < b.size(); ++s) {
-    both += a[s] > 0 && b[s] > 0;
-    either += a[s] > 0 || b[s] > 0;
-  }
-  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
-}
-
 // Everything that makes a decision point the same point in two runs, but the choice.
 bool SamePoint(const DecisionPoint& x, const DecisionPoint& y) {
   return x.event == y.event && x.clock == y.clock && x.program_step == y.program_step &&
@@ -65,6 +56,16 @@ RunProfile ProfileRun(const RunRecord& run) {
   p.heuristic = Stats(r.heuristic_evictions, r.distinct_heuristic_evicted);
   p.decisions = r.heuristic_evictions;
   return p;
+}
+
+double EvictedJaccard(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  int64_t both = 0, either = 0;
+  for (size_t s = 0; s < std::max(a.size(), b.size()); ++s) {
+    bool in_a = s < a.size() && a[s] > 0, in_b = s < b.size() && b[s] > 0;
+    both += in_a && in_b;
+    either += in_a || in_b;
+  }
+  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
 }
 
 std::string_view DivergenceKindName(DivergenceKind kind) {
@@ -234,8 +235,8 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
   const DecisionLog& lb = rec_b.log();
   cmp.first = FindFirstDivergence(la, run_a.result, lb, run_b.result);
   cmp.after = AlignDecisions(la, lb, cmp.first.index);
-  cmp.jaccard_all = Jaccard(run_a.result.evict_count, run_b.result.evict_count);
-  cmp.jaccard_heuristic = Jaccard(run_a.result.heuristic_evict_count, run_b.result.heuristic_evict_count);
+  cmp.jaccard_all = EvictedJaccard(run_a.result.evict_count, run_b.result.evict_count);
+  cmp.jaccard_heuristic = EvictedJaccard(run_a.result.heuristic_evict_count, run_b.result.heuristic_evict_count);
   cmp.overhead_ratio = cmp.a.overhead > 0 ? cmp.b.overhead / cmp.a.overhead : 0;
 
   if (a.heuristic == b.heuristic && a.heuristic->cost != CostTerm::kRandom) {

@@ -42,6 +42,9 @@ struct RunProfile {
 
 RunProfile ProfileRun(const RunRecord& run);
 
+// |A ∩ B| / |A ∪ B| of the storages with a nonzero count (1 if both are empty).
+double EvictedJaccard(const std::vector<int32_t>& a_counts, const std::vector<int32_t>& b_counts);
+
 enum class DivergenceKind {
   kNone,               // same decisions, same outcome
   kExtraDecision,      // `in` had a decision point where the other run fit without one

@@ -92,10 +92,13 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
   // Number them: passing regimes by least overhead, then thrash, then OOM.
   std::vector<size_t> order(regimes.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+  std::vector<size_t> first_point(regimes.size(), n);
+  for (size_t i = n; i-- > 0;) first_point[regime_of_root[find(i)]] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
     const Regime &a = regimes[x], &b = regimes[y];
     if (OutcomeRank(a.outcome) != OutcomeRank(b.outcome)) return OutcomeRank(a.outcome) < OutcomeRank(b.outcome);
-    return a.overhead_min < b.overhead_min;
+    if (a.overhead_min != b.overhead_min) return a.overhead_min < b.overhead_min;
+    return first_point[x] < first_point[y];
   });
   std::vector<int> renumber(regimes.size());
   for (size_t k = 0; k < order.size(); ++k) {

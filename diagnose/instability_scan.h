@@ -6,8 +6,9 @@
 //    when they have the same outcome and, for runs that pass, both their
 //    overheads and their evictions per evicted storage (all evictions) are
 //    within `cliff_factor` of each other; regimes are the connected groups of
-//    this relation (single linkage), numbered by increasing least overhead.
-//    All OOM runs form one regime, all thrashing runs another.
+//    this relation (single linkage). All OOM runs form one regime, all
+//    thrashing runs another. Numbered: passing regimes by increasing least
+//    overhead (ties: lowest grid point first), then thrash, then OOM.
 //  - cliffs: adjacent grid points, both passing, whose overheads differ by
 //    more than `cliff_factor`;
 //  - feasibility inversions: a maximal run of adjacent OOM grid points with
