@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "diagnose/parallel.h"
 #include "model/error.h"

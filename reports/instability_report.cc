@@ -534,21 +534,25 @@ void PrintAblateText(std::ostream& out, const TraceSummary& summary, const Ablat
   if (!base_points.empty())
     fmt::print(out, " from {} to {}", RatioText(base_points.front()), RatioText(base_points.back()));
   fmt::print(out, ", cliff factor {}\n", result.cliff_factor);
-  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>6} {:>10} {:>6}  {}\n", "heuristic", "cost", "size", "stale",
-             "cliffs", "inversions", "OOMs", "inversions (feasible | OOM | feasible)");
+  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n", "heuristic", "cost", "size",
+             "stale", "pass", "oom", "thrash", "cliffs", "inversions", "inversions (feasible | OOM | feasible)");
   auto row = [&](const AblationScan& a, bool base) {
-    size_t ooms = 0;
-    for (const ScanPoint& p : a.points) ooms += p.outcome == Outcome::kOom;
+    size_t passes = 0, ooms = 0, thrashes = 0;
+    for (const ScanPoint& p : a.points) {
+      passes += p.outcome == Outcome::kPass;
+      ooms += p.outcome == Outcome::kOom;
+      thrashes += p.outcome == Outcome::kThrash;
+    }
     std::string inv;
     for (const Inversion& v : a.analysis.inversions) {
       if (!inv.empty()) inv += ", ";
       inv += fmt::format("{} | {}-{} | {}", RatioText(a.points[v.feasible_below]), RatioText(a.points[v.oom_from]),
                          RatioText(a.points[v.oom_to]), RatioText(a.points[v.feasible_above]));
     }
-    fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>6} {:>10} {:>6}  {}\n",
+    fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n",
                std::string(a.heuristic->name) + (base ? " (base)" : a.control ? " (ctrl)" : ""),
-               a.has_cost ? "x" : "-", a.has_size ? "x" : "-", a.has_staleness ? "x" : "-", a.analysis.cliffs.size(),
-               a.analysis.inversions.size(), ooms, inv);
+               a.has_cost ? "x" : "-", a.has_size ? "x" : "-", a.has_staleness ? "x" : "-", passes, ooms, thrashes,
+               a.analysis.cliffs.size(), a.analysis.inversions.size(), inv);
   };
   row(result.base, true);
   for (const AblationScan& a : result.ablations) row(a, false);
