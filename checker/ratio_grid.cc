@@ -73,6 +73,7 @@ std::string_view Trim(std::string_view s) {
 
 Ratio ParseRatio(std::string_view text) {
   text = Trim(text);
+  if (!text.empty() && text.front() == '-') throw Error(fmt::format("ratio '{}' must be greater than 0", text));
   Decimal d = ParseDecimal(text, text);
   return Make(Format(d.digits, d.scale), text);
 }
@@ -84,6 +85,7 @@ std::vector<Ratio> ParseRatios(std::string_view spec) {
     size_t a = spec.find(':'), b = spec.find(':', a + 1);
     if (b == std::string_view::npos || spec.find(':', b + 1) != std::string_view::npos)
       throw Error(fmt::format("bad ratio grid '{}': expected START:STOP:STEP, e.g. 0.085:0.125:0.001", spec));
+    if (Trim(spec).front() == '-') throw Error(fmt::format("ratio grid '{}' must start above 0", spec));
     Decimal lo = ParseDecimal(Trim(spec.substr(0, a)), spec);
     Decimal hi = ParseDecimal(Trim(spec.substr(a + 1, b - a - 1)), spec);
     Decimal step = ParseDecimal(Trim(spec.substr(b + 1)), spec);

@@ -544,8 +544,12 @@ void Engine::ComputeTensor(TensorId t, bool remat, size_t remat_siblings_at) {
           affected_rev_.push_back(x);
         }
     }
-    for (StorageId x : affected_) Rebuild(fwd_[x], x, false);
-    for (StorageId x : affected_rev_) Rebuild(rev_[x], x, true);
+    // A pinned storage stays pinned and is never scored, evicted or absorbed
+    // from again, so its regions are never read: skip their upkeep.
+    for (StorageId x : affected_)
+      if (!pinned_[x]) Rebuild(fwd_[x], x, false);
+    for (StorageId x : affected_rev_)
+      if (!pinned_[x]) Rebuild(rev_[x], x, true);
   }
   if (maintain_eq_) {
     for (size_t i = 0; i < n_remat_storages; ++i) {
@@ -706,9 +710,12 @@ void Engine::Evict(StorageId s, bool by_heuristic) {
   if (maintain_regions_) {
     // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
     std::vector<StorageId> rev_frontier = rev_[s].frontier;
-    for (StorageId ps : rev_frontier) Absorb(fwd_[ps], s, false);
+    // Pinned storages' regions are never read again (see ComputeTensor).
+    for (StorageId ps : rev_frontier)
+      if (!pinned_[ps]) Absorb(fwd_[ps], s, false);
     std::vector<StorageId> fwd_frontier = fwd_[s].frontier;
-    for (StorageId cs : fwd_frontier) Absorb(rev_[cs], s, true);
+    for (StorageId cs : fwd_frontier)
+      if (!pinned_[cs]) Absorb(rev_[cs], s, true);
     fwd_[s].Clear();
     rev_[s].Clear();
   }

@@ -4,6 +4,9 @@ namespace dtr::cli {
 
 void RegisterCommands(CLI::App& app, Actions& actions) {
   RegisterReplayCommands(app, actions);
+  RegisterGenCommands(app, actions);
+  RegisterReportCommands(app, actions);
+  RegisterAtlasCommands(app, actions);
   RegisterInstabilityCommands(app, actions);
 }
 

@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "dtrcheck: " << e.what() << " (see --help)\n";
+    return 2;
   }
   try {
     for (auto& action : actions)

@@ -14,7 +14,13 @@ ProgressBar::~ProgressBar() {
   if (drawn_) fmt::print(stderr, "\r\033[K");
 }
 
-void ProgressBar::Update(size_t done, size_t total) {
+void ProgressBar::Update(size_t done, size_t total) { Draw(done, total, fmt::format("{}/{}", done, total)); }
+
+void ProgressBar::UpdatePercent(size_t done, size_t total, const std::string& note) {
+  Draw(done, total, fmt::format("{:.1f}% {}", total ? 100.0 * done / total : 0.0, note));
+}
+
+void ProgressBar::Draw(size_t done, size_t total, const std::string& count) {
   if (!enabled_ || total == 0) return;
   auto now = std::chrono::steady_clock::now();
   if (drawn_ && done < total && now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -26,7 +32,7 @@ void ProgressBar::Update(size_t done, size_t total) {
   std::string bar(filled, '#');
   bar.resize(kWidth, '.');
   double eta = done > 0 ? secs * (total - done) / done : 0;
-  fmt::print(stderr, "\r{} [{}] {}/{}  {:.1f}s elapsed, ~{:.0f}s left\033[K", label_, bar, done, total, secs, eta);
+  fmt::print(stderr, "\r{} [{}] {}  {:.1f}s elapsed, ~{:.0f}s left\033[K", label_, bar, count, secs, eta);
   std::fflush(stderr);
 }
 

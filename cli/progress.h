@@ -12,8 +12,13 @@ class ProgressBar {
   explicit ProgressBar(std::string label);
   ~ProgressBar();
   void Update(size_t done, size_t total);
+  // Draws `done` of `total` as a percentage and `note` instead of "done/total"
+  // (for progress counted in units a reader should not see, such as bytes).
+  void UpdatePercent(size_t done, size_t total, const std::string& note);
 
  private:
+  void Draw(size_t done, size_t total, const std::string& count);
+
   std::string label_;
   bool enabled_;
   std::chrono::steady_clock::time_point start_, last_draw_;

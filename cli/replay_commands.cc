@@ -91,6 +91,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     struct Flags : ReplayFlags {
       std::string ratio;
       int64_t budget = -1;
+      int storages = -1;
       std::string record;
     };
     auto f = std::make_shared<Flags>();
@@ -98,6 +99,10 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     AddTrace(cmd, *f);
     cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
+    cmd->add_option("--storages", f->storages,
+                    "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
+        ->expected(0, 1)
+        ->default_str("20");
     AddReplayFlags(cmd, *f, false);
     cmd->add_option("--record", f->record,
                     "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
@@ -112,7 +117,14 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         TraceSummary summary = Summarize(f->trace, baseline);
         RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
                                           : RunAndRecord(trace, baseline, spec, f->record, summary.log);
-        PrintRuns(summary, {run}, f->json);
+        if (f->json) {
+          nlohmann::ordered_json j = RunJson(summary, run);
+          if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
+          std::cout << j.dump() << "\n";
+        } else {
+          PrintRunText(std::cout, summary, run);
+          if (f->storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f->storages);
+        }
         return 0;
       });
     });

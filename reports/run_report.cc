@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace dtr {
@@ -90,6 +91,30 @@ void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecor
     fmt::print(out, "      in use: pinned {}, locked {} in {} storages\n", o.pinned_memory, o.locked_memory,
                o.locked_storages);
   }
+}
+
+nlohmann::ordered_json StorageEvictionsJson(const Trace& trace, const RunResult& run) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (size_t s = 0; s < run.evict_count.size(); ++s)
+    if (run.evict_count[s] > 0)
+      j[trace.tensors[trace.storages[s].root].name] = {run.evict_count[s], run.heuristic_evict_count[s]};
+  return j;
+}
+
+void PrintStorageEvictionsText(std::ostream& out, const Trace& trace, const RunResult& run, size_t limit) {
+  std::vector<size_t> order;
+  for (size_t s = 0; s < run.evict_count.size(); ++s)
+    if (run.evict_count[s] > 0) order.push_back(s);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return run.evict_count[a] > run.evict_count[b]; });
+  fmt::print(out, "  {} storages evicted; most evicted first:\n", order.size());
+  fmt::print(out, "  {:<12} {:>12} {:>10} {:>10}\n", "storage", "size", "evictions", "heuristic");
+  for (size_t i = 0; i < order.size() && (limit == 0 || i < limit); ++i) {
+    size_t s = order[i];
+    fmt::print(out, "  {:<12} {:>12} {:>10} {:>10}\n", trace.tensors[trace.storages[s].root].name,
+               trace.storages[s].size, run.evict_count[s], run.heuristic_evict_count[s]);
+  }
+  if (limit != 0 && order.size() > limit) fmt::print(out, "  ... {} more (--storages 0 lists all)\n", order.size() - limit);
 }
 
 void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs) {

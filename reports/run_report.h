@@ -22,6 +22,12 @@ TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline);
 nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run);
 
 void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run);
+
+// Per-storage eviction counts of a run: {"x123": [evictions, heuristic evictions], ...}
+// for every storage evicted at least once, named by its root tensor.
+nlohmann::ordered_json StorageEvictionsJson(const Trace& trace, const RunResult& run);
+// The same as a table, most evicted first; `limit` rows at most (0: all).
+void PrintStorageEvictionsText(std::ostream& out, const Trace& trace, const RunResult& run, size_t limit);
 void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs);
 void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary);
 

@@ -1,0 +1,110 @@
+// The exact budget atlas: every budget of a byte range, grouped into the
+// maximal intervals on which the replay is identical, found without sampling.
+//
+// A replay depends on the budget only through comparisons
+// `memory_in_use + request > budget`, and the engine narrows
+// RunResult::budget_lo/budget_hi at each one, so a replay at B names the
+// interval [budget_lo, budget_hi] of budgets that give exactly that run (every
+// decision, the outcome, every counter). The atlas replays at the range start,
+// clips that interval to the range, replays again at its end + 1, and so on:
+// the intervals cover the range with no gap and no overlap, and two adjacent
+// intervals are two different runs (some comparison flipped between them).
+//
+// A flipped comparison need not change anything the atlas shows (an eviction
+// can move to a later decision and end the same way), so adjacent intervals can
+// look alike. They are kept apart; `bands` is the second view that merges
+// neighbours with the same visible behaviour (AtlasBehaviour).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "checker/sweep.h"
+
+namespace dtr {
+
+// What the atlas shows of a run; two intervals with equal behaviour are
+// "visibly identical" (their decision sequences may still differ).
+struct AtlasBehaviour {
+  Outcome outcome = Outcome::kPass;
+  int64_t clock = 0;
+  int64_t heuristic_evictions = 0;
+  int64_t evictions = 0;  // heuristic and eager
+  int32_t distinct_evicted = 0;
+
+  bool operator==(const AtlasBehaviour&) const = default;
+  auto operator<=>(const AtlasBehaviour&) const = default;
+};
+
+struct AtlasInterval {
+  int64_t lo = 0, hi = 0;          // budgets in bytes, inclusive, clipped to the atlas range
+  int64_t run_lo = 0, run_hi = 0;  // the run's own interval (RunResult::budget_lo/hi), unclipped
+  AtlasBehaviour behaviour;
+  double overhead = 0;  // clock / baseline compute
+  int64_t remat_compute = 0;
+  int64_t heuristic_evals = 0;
+  int32_t distinct_heuristic_evicted = 0;
+  // evictions / distinct_evicted (0 when nothing was evicted): how often an
+  // evicted storage is evicted again; high in a thrashing regime.
+  double evictions_per_evicted = 0;
+
+  int64_t width() const { return hi - lo + 1; }
+  bool feasible() const { return behaviour.outcome == Outcome::kPass; }
+};
+
+// A maximal run of adjacent infeasible (oom or thrash) intervals with a
+// feasible interval right below and right above it inside the atlas range.
+struct FeasibilityHole {
+  int64_t lo = 0, hi = 0;  // bytes, inclusive
+  size_t first = 0, last = 0;  // interval indices, inclusive
+  bool has_oom = false, has_thrash = false;
+  int64_t width() const { return hi - lo + 1; }
+};
+
+// A maximal run of adjacent intervals with the same AtlasBehaviour.
+struct AtlasBand {
+  int64_t lo = 0, hi = 0;
+  size_t first = 0, last = 0;  // interval indices, inclusive
+  int64_t width() const { return hi - lo + 1; }
+};
+
+struct AtlasSummary {
+  size_t intervals = 0;
+  size_t distinct_behaviours = 0;  // distinct AtlasBehaviour values over all intervals
+  size_t distinct_overheads = 0;   // distinct (outcome, clock) pairs
+  int64_t feasible_width = 0;      // bytes of budgets that pass
+  int64_t infeasible_width = 0;    // bytes of budgets that oom or thrash
+  std::vector<FeasibilityHole> holes;
+  std::vector<AtlasBand> bands;
+  std::optional<int64_t> smallest_feasible;    // in the range; the run may pass below it too
+  std::optional<int64_t> largest_oom;          // in the range
+  std::optional<int64_t> largest_infeasible;   // oom or thrash, in the range
+};
+
+struct BudgetAtlas {
+  int64_t lo = 0, hi = 0;  // the range, bytes, inclusive
+  std::vector<AtlasInterval> intervals;  // sorted, covering [lo, hi] exactly
+  AtlasSummary summary;
+  size_t runs = 0;  // replays performed (chunk seams can add a few over intervals)
+};
+
+// Called with (bytes covered so far, bytes in the range, runs so far), from
+// worker threads, serialized.
+using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
+
+// Walks [lo_bytes, hi_bytes] exactly. `spec` gives heuristic, runtime,
+// overhead limit and seed; its ratio and budget are ignored. With jobs > 1,
+// workers walk parts of the range in parallel, an idle one taking over the
+// upper half of the busiest part; a run cut in two where parts meet is merged
+// back into one interval, so the intervals do not depend on `jobs` (only
+// `runs` may grow by a few). jobs <= 0: one per hardware thread.
+// Throws Error for an empty or negative range, or what Replay throws.
+BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
+                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr);
+
+// Recomputes the summary of a sorted, gap-free interval list.
+AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);
+
+}  // namespace dtr

@@ -1,0 +1,122 @@
+// dtrcheck atlas: every budget interval of identical behaviour over a range.
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+#include "checker/budget_atlas.h"
+#include "checker/heuristic.h"
+#include "checker/ratio_grid.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "reports/atlas_report.h"
+
+namespace dtr::cli {
+
+namespace {
+
+struct AtlasFlags {
+  std::string trace;
+  std::string ratios;
+  std::string budgets;
+  std::string heuristic = "DTR";
+  std::string runtime = "RuntimeV2EagerOptimized";
+  double overhead_limit = 0;  // 0: none
+  uint64_t seed = 0;
+  int jobs = 0;
+  bool json = false;
+  bool csv = false;
+  bool all = false;
+};
+
+// "A:B" -> the two halves; throws naming the flag otherwise.
+std::pair<std::string, std::string> SplitRange(const std::string& text, const char* flag) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw Error(fmt::format("{} expects LO:HI, got '{}'", flag, text));
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+int64_t ParseBytes(const std::string& text) {
+  size_t used = 0;
+  int64_t v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || v < 0)
+    throw Error(fmt::format("--budgets expects byte counts like 1006117915:1086607348, got '{}'", text));
+  return v;
+}
+
+}  // namespace
+
+void RegisterAtlasCommands(CLI::App& app, Actions& actions) {
+  auto f = std::make_shared<AtlasFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "atlas", "list every budget interval on which the replay is identical, over a whole range (no sampling)");
+  cmd->add_option("trace", f->trace, "DTR execution log (JSON lines)")->required();
+  cmd->add_option("--ratios", f->ratios, "range A:B of budget ratios, both ends included (budget int(baseline*r))");
+  cmd->add_option("--budgets", f->budgets, "range LO:HI in bytes, both ends included (instead of --ratios)");
+  cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name (default DTR)");
+  cmd->add_option("--runtime", f->runtime, "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
+  cmd->add_option("--overhead-limit", f->overhead_limit,
+                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
+  cmd->add_option("--seed", f->seed, "seed of RandomStorage / AbRandom");
+  cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+  cmd->add_flag("--json", f->json, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
+  cmd->add_flag("--csv", f->csv, "one CSV row per interval");
+  cmd->add_flag("--all", f->all, "text: list every interval however many there are");
+  cmd->callback([f, &actions] {
+    actions.push_back([f] {
+      if (f->json && f->csv) throw Error("atlas takes --json or --csv, not both");
+      if (f->ratios.empty() == f->budgets.empty()) throw Error("atlas needs --ratios A:B or --budgets LO:HI");
+      RunSpec spec;
+      spec.heuristic = &FindHeuristic(f->heuristic);
+      spec.runtime = ParseRuntime(f->runtime);
+      if (f->overhead_limit != 0) {
+        if (!(f->overhead_limit >= 1))
+          throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
+        spec.overhead_limit = f->overhead_limit;
+      }
+      spec.seed = f->seed;
+      std::optional<std::pair<Ratio, Ratio>> ratios;
+      std::pair<int64_t, int64_t> bytes;
+      if (!f->ratios.empty()) {
+        auto [a, b] = SplitRange(f->ratios, "--ratios");
+        ratios = {ParseRatio(a), ParseRatio(b)};
+        if (ratios->second.value < ratios->first.value)
+          throw Error(fmt::format("--ratios {}: the range is empty", f->ratios));
+      } else {
+        auto [a, b] = SplitRange(f->budgets, "--budgets");
+        bytes = {ParseBytes(a), ParseBytes(b)};
+      }
+      Trace trace = LoadTrace(f->trace);
+      Baseline baseline = ComputeBaseline(trace);
+      if (ratios)
+        bytes = {BudgetForRatio(baseline.memory, ratios->first.value),
+                 BudgetForRatio(baseline.memory, ratios->second.value)};
+      TraceSummary summary = Summarize(f->trace, baseline);
+      BudgetAtlas atlas;
+      {
+        ProgressBar bar("atlas");
+        atlas = BuildAtlas(trace, baseline, spec, bytes.first, bytes.second, f->jobs,
+                           [&](int64_t covered, int64_t total, size_t runs) {
+                             bar.UpdatePercent(covered, total, fmt::format("of the range, {} replays", runs));
+                           });
+      }
+      if (f->json)
+        std::cout << AtlasJson(summary, spec, atlas).dump() << "\n";
+      else if (f->csv)
+        PrintAtlasCsv(std::cout, summary, atlas);
+      else
+        PrintAtlasText(std::cout, summary, spec, atlas, f->all ? SIZE_MAX : 60);
+      return 0;
+    });
+  });
+}
+
+}  // namespace dtr::cli

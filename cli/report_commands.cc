@@ -1,0 +1,109 @@
+// `dtrcheck report [TRACE] --ratios A:B:STEP --out DIR`: the budget report as
+// JSON, Markdown and self-contained HTML. Without TRACE, the embedded demo.
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "checker/heuristic.h"
+#include "checker/ratio_grid.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "reports/report_files.h"
+#include "reports/report_model.h"
+#include "reports/report_text.h"
+#include "traces/demo.h"
+
+namespace dtr::cli {
+
+namespace {
+
+constexpr const char* kDefaultTraceRatios = "0.1:1.0:0.05";
+
+struct ReportFlags {
+  std::string trace;
+  std::string ratios;
+  std::string out = "out/report";
+  std::string heuristic = "DTR";
+  std::string runtime = "RuntimeV2EagerOptimized";
+  double overhead_limit = 0;
+  std::string timeline_ratio;
+  double cliff_factor = 1.25;
+  int jobs = 0;
+};
+
+int RunReport(const ReportFlags& f) {
+  ReportOptions o;
+  o.heuristic = &FindHeuristic(f.heuristic);
+  o.runtime = ParseRuntime(f.runtime);
+  if (f.overhead_limit != 0) {
+    if (!(f.overhead_limit >= 1))
+      throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
+    o.overhead_limit = f.overhead_limit;
+  }
+  if (!(f.cliff_factor > 1))
+    throw Error(fmt::format("--cliff-factor must be above 1, got {}", f.cliff_factor));
+  o.cliff_factor = f.cliff_factor;
+  o.jobs = f.jobs;
+  Trace trace;
+  if (f.trace.empty()) {
+    o.trace_name = kDemoTraceName;
+    o.trace_source = kDemoSource;
+    o.ratios_text = f.ratios.empty() ? DemoRatios() : f.ratios;
+    trace = ParseTraceString(GenerateDemo(), "demo");
+  } else {
+    o.trace_name = std::filesystem::path(f.trace).filename().string();
+    o.trace_source = f.trace;
+    o.ratios_text = f.ratios.empty() ? kDefaultTraceRatios : f.ratios;
+    trace = LoadTrace(f.trace);
+  }
+  o.ratios = ParseRatios(o.ratios_text);
+  if (!f.timeline_ratio.empty()) o.timeline_ratio = ParseRatio(f.timeline_ratio);
+  ReportModel model;
+  {
+    ProgressBar bar("report");
+    o.progress = [&](size_t d, size_t t) { bar.Update(d, t); };
+    model = BuildReport(trace, o);
+  }
+  std::vector<std::string> paths = WriteReportFiles(model, f.out);
+  fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
+             model.heuristic, model.runtime, model.rows.size());
+  for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
+  for (const std::string& p : paths) fmt::print("wrote {}\n", p);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterReportCommands(CLI::App& app, Actions& actions) {
+  auto f = std::make_shared<ReportFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "replay a ratio grid and write report.json, report.md and a self-contained report.html");
+  cmd->alias("demo");  // `dtrcheck demo [TRACE] --out DIR`: the same command, named for the demo
+  cmd->add_option("trace", f->trace,
+                  "DTR execution log (default: the embedded demo trace, `dtrcheck gen demo`)");
+  cmd->add_option(
+      "--ratios", f->ratios,
+      fmt::format("A:B:STEP (decimal grid) or r1,r2,... (default: {} for a trace, {} for the demo)",
+                  kDefaultTraceRatios, DemoRatios()));
+  cmd->add_option("-o,--out", f->out, "output directory (created if needed)")
+      ->capture_default_str();
+  cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name")
+      ->capture_default_str();
+  cmd->add_option("--runtime", f->runtime, "simrd runtime")->capture_default_str();
+  cmd->add_option("--overhead-limit", f->overhead_limit,
+                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
+  cmd->add_option("--timeline-ratio", f->timeline_ratio,
+                  "the run whose memory timeline is drawn (default: first inversion, else first "
+                  "OOM, else lowest)");
+  cmd->add_option("--cliff-factor", f->cliff_factor,
+                  "overhead jump between neighbouring budgets called a cliff")
+      ->capture_default_str();
+  cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+  cmd->callback([f, &actions] { actions.push_back([f] { return RunReport(*f); }); });
+}
+
+}  // namespace dtr::cli

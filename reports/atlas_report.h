@@ -1,0 +1,27 @@
+// Renders a budget atlas (checker/budget_atlas.h): JSON (docs/atlas_json.md),
+// CSV (one row per interval) and a text table with the summary.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "checker/budget_atlas.h"
+#include "reports/run_report.h"
+
+namespace dtr {
+
+// The ratio at which a budget in bytes begins: budget / baseline memory.
+double AtlasRatio(const TraceSummary& summary, int64_t bytes);
+
+nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas);
+
+// Header line, then one line per interval; columns as the JSON interval fields.
+void PrintAtlasCsv(std::ostream& out, const TraceSummary& summary, const BudgetAtlas& atlas);
+
+// The intervals (if there are at most `max_rows`; otherwise the bands of
+// visibly identical intervals if those fit; otherwise neither, with a note),
+// then the summary and every hole.
+void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas,
+                    size_t max_rows);
+
+}  // namespace dtr

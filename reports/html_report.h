@@ -1,0 +1,14 @@
+// The report as one self-contained HTML page: inline CSS and inline SVG
+// plots (reports/svg_plot.h), no script, no external resource of any kind, so
+// it opens offline and can be mailed or attached as a single file.
+#pragma once
+
+#include <ostream>
+
+#include "reports/report_model.h"
+
+namespace dtr {
+
+void WriteHtmlReport(std::ostream& out, const ReportModel& model);
+
+}  // namespace dtr

@@ -1,0 +1,103 @@
+#include "reports/markdown_report.h"
+
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+
+#include "reports/number_format.h"
+#include "reports/report_text.h"
+
+namespace dtr {
+
+namespace {
+
+// Table cells must not break the table.
+std::string Cell(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
+  const TraceFacts& t = m.trace;
+  fmt::print(out, "# dtrcheck report: {}\n\n", t.name);
+  fmt::print(out, "{} with {} on {}, ratios `{}`.\n\n", t.source, m.heuristic, m.runtime,
+             m.ratios_text);
+
+  fmt::print(out, "## Trace and baseline\n\n| | |\n|---|---|\n");
+  fmt::print(out, "| operators | {} ({} constants) |\n", GroupedInt(t.operators),
+             GroupedInt(t.constants));
+  fmt::print(out, "| tensors | {} ({} aliases) |\n", GroupedInt(t.tensors), GroupedInt(t.aliases));
+  fmt::print(out, "| storages | {} |\n", GroupedInt(t.storages));
+  fmt::print(out, "| program steps | {} |\n", GroupedInt(t.program_steps));
+  fmt::print(out, "| baseline memory (peak) | {} bytes ({}) |\n", GroupedInt(t.baseline.memory),
+             HumanBytes(t.baseline.memory));
+  fmt::print(out, "| baseline compute | {} |\n", GroupedInt(t.baseline.compute));
+  fmt::print(out, "| constant memory | {} bytes |\n", GroupedInt(t.baseline.const_memory));
+  fmt::print(out, "| bottleneck memory | {} bytes |\n\n", GroupedInt(t.baseline.bottleneck_memory));
+
+  fmt::print(out, "## Budget curve\n\n");
+  for (const std::string& f : CurveFindings(m)) fmt::print(out, "- {}\n", f);
+  fmt::print(out,
+             "\n| ratio | budget (bytes) | result | overhead | evictions | per evicted storage | "
+             "same run for "
+             "budgets in |\n|---|---:|---|---:|---:|---:|---|\n");
+  for (const BudgetRow& row : m.rows) {
+    const RunResult& r = row.run.result;
+    std::string result(OutcomeName(r.outcome));
+    if (row.inversion) result += " (inversion)";
+    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row), GroupedInt(r.budget),
+               result, r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
+               GroupedInt(r.evictions()),
+               r.distinct_evicted ? fmt::format("{:.2f}", row.evictions_per_evicted_storage) : "-",
+               ByteInterval(r.budget_lo, r.budget_hi));
+  }
+  fmt::print(out,
+             "\nOverhead is the final clock over the baseline compute (simrd's definition; the "
+             "clock starts "
+             "at 1). Evictions count heuristic and eager evictions.\n\n");
+
+  fmt::print(out, "## Memory timeline\n\n{}\n\n", TimelineSummary(m));
+
+  fmt::print(out, "## Pinned frontier of each OOM\n\n");
+  if (m.frontiers.empty()) fmt::print(out, "No run ran out of memory.\n\n");
+  for (const OomFrontier& f : m.frontiers) {
+    fmt::print(
+        out,
+        "{}\n\n| depth | operator | tensor | output | locked here | arguments (state, bytes) |\n"
+        "|---:|---|---|---:|---:|---|\n",
+        FrontierSummary(m, f));
+    for (const FrontierFrame& fr : f.frames) {
+      std::string args;
+      for (const FrontierArg& a : fr.args)
+        args += fmt::format("{}{} ({}, {})", args.empty() ? "" : ", ", a.tensor, a.state,
+                            GroupedInt(a.storage_size));
+      fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", fr.depth, Cell(fr.op), Cell(fr.tensor),
+                 GroupedInt(fr.output_size), GroupedInt(fr.locked_bytes), Cell(args));
+    }
+    fmt::print(out, "\n");
+  }
+
+  fmt::print(out, "## Verdicts and certificates\n\n");
+  if (!m.verdicts) {
+    fmt::print(out, "{}\n\n", kNotComputedVerdicts);
+  } else {
+    fmt::print(out, "| ratio | verdict | certificate | checked |\n|---|---|---|---|\n");
+    for (const Verdict& v : *m.verdicts)
+      fmt::print(out, "| {} | {} | {} | {} |\n", RatioLabel(m.rows[v.run]), v.verdict,
+                 Cell(v.certificate), v.certificate_checked ? "yes" : "no");
+    fmt::print(out, "\n");
+  }
+  fmt::print(out, "## Divergence between regimes\n\n");
+  if (!m.divergence) {
+    fmt::print(out, "{}\n", kNotComputedDivergence);
+  } else {
+    fmt::print(out, "| ratios | first divergent decision | summary |\n|---|---:|---|\n");
+    for (const Divergence& d : *m.divergence)
+      fmt::print(out, "| {} / {} | {} | {} |\n", RatioLabel(m.rows[d.run_a]),
+                 RatioLabel(m.rows[d.run_b]), d.first_divergent_decision, Cell(d.summary));
+  }
+}
+
+}  // namespace dtr

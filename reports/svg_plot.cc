@@ -1,0 +1,243 @@
+#include "reports/svg_plot.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/number_format.h"
+
+namespace dtr {
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> LinearTicks(double lo, double hi, int target) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || target < 1) return {lo};
+  double raw = (hi - lo) / target;
+  double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag * 1.0000001) {
+      step = m * mag;
+      break;
+    }
+  double first = std::ceil(lo / step - 1e-9) * step;
+  for (double v = first; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  return ticks;
+}
+
+std::vector<double> LogTicks(double lo, double hi) {
+  if (!(lo > 0) || !(hi > lo)) return {lo};
+  int a = static_cast<int>(std::floor(std::log10(lo))),
+      b = static_cast<int>(std::ceil(std::log10(hi)));
+  if (b - a < 1) return LinearTicks(lo, hi, 5);
+  std::vector<double> ticks;
+  std::vector<double> mults = b - a <= 2 ? std::vector<double>{1, 2, 5} : std::vector<double>{1};
+  for (int e = a; e <= b; ++e)
+    for (double m : mults) {
+      double v = m * std::pow(10.0, e);
+      if (v >= lo * 0.999999 && v <= hi * 1.000001) ticks.push_back(v);
+    }
+  if (ticks.size() < 2) return LinearTicks(lo, hi, 5);
+  return ticks;
+}
+
+SvgPlot::SvgPlot(int width, int height, int margin_left, int margin_right, int margin_top,
+                 int margin_bottom)
+    : width_(width),
+      height_(height),
+      left_(margin_left),
+      right_(width - margin_right),
+      top_(margin_top),
+      bottom_(height - margin_bottom) {}
+
+void SvgPlot::SetX(PlotAxis axis) { x_ = std::move(axis); }
+void SvgPlot::SetY(PlotAxis axis) { y_ = std::move(axis); }
+
+namespace {
+
+double Fraction(const PlotAxis& a, double v) {
+  if (a.log) {
+    double lo = std::log10(a.lo), hi = std::log10(a.hi);
+    return hi > lo ? (std::log10(std::max(v, a.lo * 1e-6)) - lo) / (hi - lo) : 0.5;
+  }
+  return a.hi > a.lo ? (v - a.lo) / (a.hi - a.lo) : 0.5;
+}
+
+std::string Num(double v) { return fmt::format("{:.1f}", v); }
+
+std::string TitleElement(const std::string& title) {
+  return title.empty() ? "" : "<title>" + XmlEscape(title) + "</title>";
+}
+
+}  // namespace
+
+double SvgPlot::Clamp(double px, double lo, double hi) const {
+  return std::min(std::max(px, lo), hi);
+}
+
+double SvgPlot::X(double v) const { return left_ + Fraction(x_, v) * (right_ - left_); }
+double SvgPlot::Y(double v) const { return bottom_ - Fraction(y_, v) * (bottom_ - top_); }
+
+void SvgPlot::DrawAxes() {
+  auto fx = x_.format ? x_.format : [](double v) { return ShortDouble(v); };
+  auto fy = y_.format ? y_.format : [](double v) { return ShortDouble(v); };
+  std::vector<double> xt = !x_.ticks.empty() ? x_.ticks
+                           : x_.log          ? LogTicks(x_.lo, x_.hi)
+                                             : LinearTicks(x_.lo, x_.hi, 8);
+  std::vector<double> yt = !y_.ticks.empty() ? y_.ticks
+                           : y_.log          ? LogTicks(y_.lo, y_.hi)
+                                             : LinearTicks(y_.lo, y_.hi, 6);
+  for (double v : xt) {
+    double px = X(v);
+    if (px < left_ - 0.5 || px > right_ + 0.5) continue;
+    body_ += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>",
+                         Num(px), Num(top_), Num(bottom_));
+    body_ += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                         Num(px), Num(bottom_ + 16), XmlEscape(fx(v)));
+  }
+  for (double v : yt) {
+    double py = Y(v);
+    if (py < top_ - 0.5 || py > bottom_ + 0.5) continue;
+    body_ += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>",
+                         Num(left_), Num(py), Num(right_));
+    body_ += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                         Num(left_ - 6), Num(py + 4), XmlEscape(fy(v)));
+  }
+  body_ += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                       Num(left_), Num(top_), Num(right_ - left_), Num(bottom_ - top_));
+  body_ +=
+      fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                  Num((left_ + right_) / 2), Num(height_ - 8), XmlEscape(x_.label));
+  body_ += fmt::format(
+      "<text class=\"axis-label\" transform=\"translate({},{}) rotate(-90)\" "
+      "text-anchor=\"middle\">{}</text>",
+      Num(16), Num((top_ + bottom_) / 2), XmlEscape(y_.label));
+}
+
+void SvgPlot::VBand(double x0, double x1, const std::string& css_class, const std::string& title,
+                    double min_px) {
+  double a = Clamp(X(x0), left_, right_), b = Clamp(X(x1), left_, right_);
+  if (b - a < min_px) {
+    double mid = (a + b) / 2;
+    a = Clamp(mid - min_px / 2, left_, right_);
+    b = Clamp(mid + min_px / 2, left_, right_);
+  }
+  body_ += fmt::format("<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">{}</rect>",
+                       css_class, Num(a), Num(top_), Num(std::max(0.0, b - a)), Num(bottom_ - top_),
+                       TitleElement(title));
+}
+
+void SvgPlot::HLine(double y, const std::string& css_class, const std::string& label) {
+  double py = Y(y);
+  if (py < top_ - 0.5 || py > bottom_ + 0.5) return;
+  body_ += fmt::format("<line class=\"{0}\" x1=\"{1}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>",
+                       css_class, Num(left_), Num(py), Num(right_));
+  if (!label.empty())
+    body_ += fmt::format("<text class=\"{}-label\" x=\"{}\" y=\"{}\">{}</text>", css_class,
+                         Num(left_ + 6), Num(py - 5), XmlEscape(label));
+}
+
+void SvgPlot::VLine(double x, const std::string& css_class, const std::string& label) {
+  double px = X(x);
+  if (px < left_ - 0.5 || px > right_ + 0.5) return;
+  body_ += fmt::format("<line class=\"{3}\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>", Num(px),
+                       Num(top_), Num(bottom_), css_class);
+  if (!label.empty())
+    body_ += fmt::format("<text class=\"{}-label\" x=\"{}\" y=\"{}\">{}</text>", css_class,
+                         Num(px + 4), Num(top_ + 12), XmlEscape(label));
+}
+
+void SvgPlot::Line(const std::vector<std::pair<double, double>>& points,
+                   const std::string& css_class) {
+  if (points.empty()) return;
+  std::string d;
+  for (size_t i = 0; i < points.size(); ++i)
+    d += fmt::format("{}{},{}", i ? " L" : "M", Num(Clamp(X(points[i].first), left_, right_)),
+                     Num(Clamp(Y(points[i].second), top_, bottom_)));
+  body_ += fmt::format("<path class=\"{}\" d=\"{}\"/>", css_class, d);
+}
+
+void SvgPlot::Circle(double x, double y, double r, const std::string& css_class,
+                     const std::string& title) {
+  body_ += fmt::format("<circle class=\"{}\" cx=\"{}\" cy=\"{}\" r=\"{}\">{}</circle>", css_class,
+                       Num(Clamp(X(x), left_, right_)), Num(Clamp(Y(y), top_, bottom_)), Num(r),
+                       TitleElement(title));
+}
+
+void SvgPlot::Cross(double x, double y, double r, const std::string& css_class,
+                    const std::string& title) {
+  double px = Clamp(X(x), left_, right_), py = Clamp(Y(y), top_, bottom_);
+  body_ += fmt::format("<path class=\"{}\" d=\"M{},{} L{},{} M{},{} L{},{}\">{}</path>", css_class,
+                       Num(px - r), Num(py - r), Num(px + r), Num(py + r), Num(px - r), Num(py + r),
+                       Num(px + r), Num(py - r), TitleElement(title));
+}
+
+void SvgPlot::Triangle(double x, double y, double r, const std::string& css_class,
+                       const std::string& title) {
+  double px = Clamp(X(x), left_, right_), py = Clamp(Y(y), top_, bottom_);
+  body_ += fmt::format("<path class=\"{}\" d=\"M{},{} L{},{} L{},{} Z\">{}</path>", css_class,
+                       Num(px), Num(py + r), Num(px - r), Num(py - r), Num(px + r), Num(py - r),
+                       TitleElement(title));
+}
+
+void SvgPlot::Label(double x, double y, const std::string& text, const std::string& css_class,
+                    double dx, double dy, std::string_view anchor) {
+  PixelText(Clamp(X(x), left_, right_) + dx, Clamp(Y(y), top_, bottom_) + dy, text, css_class,
+            anchor);
+}
+
+void SvgPlot::PixelRect(double x, double y, double w, double h, const std::string& css_class,
+                        const std::string& title) {
+  body_ += fmt::format("<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">{}</rect>",
+                       css_class, Num(x), Num(y), Num(std::max(0.0, w)), Num(std::max(0.0, h)),
+                       TitleElement(title));
+}
+
+void SvgPlot::PixelText(double x, double y, const std::string& text, const std::string& css_class,
+                        std::string_view anchor) {
+  body_ += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+                       css_class, Num(x), Num(y), anchor, XmlEscape(text));
+}
+
+void SvgPlot::PixelLine(double x0, double y0, double x1, double y1, const std::string& css_class) {
+  body_ += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", css_class,
+                       Num(x0), Num(y0), Num(x1), Num(y1));
+}
+
+std::string SvgPlot::Finish(const std::string& title) const {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {0} {1}\" "
+      "width=\"{0}\" "
+      "height=\"{1}\" role=\"img\" aria-label=\"{2}\"><title>{2}</title>{3}</svg>",
+      width_, height_, XmlEscape(title), body_);
+}
+
+}  // namespace dtr

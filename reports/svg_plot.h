@@ -1,0 +1,87 @@
+// Small helpers to draw plots as inline SVG: a data-to-pixel mapping with
+// linear or log axes, "nice" ticks, and primitives (bands, lines, markers,
+// text) that take data coordinates. The output carries CSS classes only; the
+// page that embeds it styles them (reports/html_report.cc), so the SVG has no
+// script, no external reference and no font of its own.
+//
+// Every text is XML-escaped here; callers pass plain text.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace dtr {
+
+std::string XmlEscape(std::string_view text);
+
+// About `target` round-numbered ticks covering [lo, hi] (1, 2, 5 x 10^k steps).
+std::vector<double> LinearTicks(double lo, double hi, int target);
+// Powers of ten in [lo, hi], with 2x and 5x between them when there are few.
+std::vector<double> LogTicks(double lo, double hi);
+
+struct PlotAxis {
+  double lo = 0, hi = 1;
+  bool log = false;
+  std::string label;
+  std::function<std::string(double)> format;  // tick labels; default ShortDouble
+  std::vector<double> ticks;                  // default: LinearTicks / LogTicks
+};
+
+class SvgPlot {
+ public:
+  // The plot area is the canvas less the margins; data outside the axis
+  // ranges is clipped to it.
+  SvgPlot(int width, int height, int margin_left = 70, int margin_right = 20, int margin_top = 20,
+          int margin_bottom = 48);
+
+  void SetX(PlotAxis axis);
+  void SetY(PlotAxis axis);
+  double X(double v) const;  // pixel of a data value
+  double Y(double v) const;
+  double left() const { return left_; }
+  double right() const { return right_; }
+  double top() const { return top_; }
+  double bottom() const { return bottom_; }
+
+  // Grid lines, the frame, tick labels and axis labels.
+  void DrawAxes();
+  // A vertical band over the whole plot height between data x0 and x1, at
+  // least `min_px` wide; `title` is shown on hover.
+  void VBand(double x0, double x1, const std::string& css_class, const std::string& title,
+             double min_px = 0);
+  void HLine(double y, const std::string& css_class, const std::string& label);
+  void VLine(double x, const std::string& css_class, const std::string& label);
+  // A polyline through data points (one path; pass separate calls for gaps).
+  void Line(const std::vector<std::pair<double, double>>& points, const std::string& css_class);
+  void Circle(double x, double y, double r_px, const std::string& css_class,
+              const std::string& title);
+  void Cross(double x, double y, double r_px, const std::string& css_class,
+             const std::string& title);
+  void Triangle(double x, double y, double r_px, const std::string& css_class,
+                const std::string& title);
+  // Text at a data point, offset in pixels; anchor "start", "middle" or "end".
+  void Label(double x, double y, const std::string& text, const std::string& css_class,
+             double dx_px = 0, double dy_px = 0, std::string_view anchor = "start");
+  // Raw pixel-space elements, for charts that are not x/y plots.
+  void PixelRect(double x, double y, double w, double h, const std::string& css_class,
+                 const std::string& title);
+  void PixelText(double x, double y, const std::string& text, const std::string& css_class,
+                 std::string_view anchor = "start");
+  void PixelLine(double x0, double y0, double x1, double y1, const std::string& css_class);
+
+  // The finished <svg> element; `title` is its accessible name.
+  std::string Finish(const std::string& title) const;
+
+ private:
+  double Clamp(double px, double lo, double hi) const;
+
+  int width_, height_;
+  double left_, right_, top_, bottom_;
+  PlotAxis x_, y_;
+  std::string body_;
+};
+
+}  // namespace dtr

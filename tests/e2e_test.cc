@@ -1,0 +1,65 @@
+// Golden end-to-end tests stored as data: tests/e2e/<case>.args holds the
+// command line ($TRACES is the shared traces folder, $SRC the source tree),
+// <case>.out the expected stdout, <case>.err the expected stderr (empty if
+// absent) and <case>.code the exit status (0 if absent). The golden files are
+// written and reviewed by a person; never regenerate them to make a test pass.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/test_paths.h"
+
+namespace dtr::testing {
+namespace {
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Substitute(std::string s) {
+  for (auto [key, value] : {std::pair<std::string, std::string>{"$TRACES", TracesDir()}, {"$SRC", DTRCHECK_SOURCE_DIR}}) {
+    for (size_t pos; (pos = s.find(key)) != std::string::npos;) s.replace(pos, key.size(), value);
+  }
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+TEST_CASE("end-to-end golden cases") {
+  std::filesystem::path dir = std::filesystem::path(DTRCHECK_SOURCE_DIR) / "tests" / "e2e";
+  std::vector<std::filesystem::path> cases;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".args") cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  REQUIRE(cases.size() >= 5);
+  std::filesystem::path err_file = std::filesystem::temp_directory_path() / "dtrcheck_e2e_stderr.txt";
+  for (const auto& args_path : cases) {
+    std::string name = args_path.stem().string();
+    auto sibling = [&](const char* ext) { return dir / (name + ext); };
+    std::string command = std::string(DTRCHECK_BINARY) + " " + Substitute(Slurp(args_path)) + " 2>" + err_file.string();
+    INFO("case ", name, ": ", command);
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+    int status = pclose(pipe);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int want_code = std::filesystem::exists(sibling(".code")) ? std::stoi(Slurp(sibling(".code"))) : 0;
+    std::string want_err = std::filesystem::exists(sibling(".err")) ? Substitute(Slurp(sibling(".err"))) + "\n" : "";
+    CHECK(code == want_code);
+    CHECK(out == Slurp(sibling(".out")));
+    CHECK(Slurp(err_file) == want_err);
+  }
+}
+
+}  // namespace
+}  // namespace dtr::testing

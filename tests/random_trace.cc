@@ -1,0 +1,74 @@
+#include "tests/random_trace.h"
+
+#include <fmt/core.h>
+
+#include <random>
+#include <vector>
+
+namespace dtr::testing {
+
+std::string RandomTrace(uint64_t seed, const RandomTraceOptions& o) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  // Few distinct sizes and times, so that scores tie often.
+  const int sizes[] = {0, 8, 16, 16, 32, 64};
+  const int times[] = {0, 1, 2, 3, 5, 8};
+  std::string out = "{\"ANNOTATION\":\"START\",\"INSTRUCTION\":\"ANNOTATE\"}\n";
+  std::vector<std::string> live;  // names holding a reference
+  int next = 0;
+  auto fresh = [&] { return fmt::format("x{}", next++); };
+  for (int i = 0; i < o.constants; ++i) {
+    std::string n = fresh();
+    out += fmt::format("{{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"{}\"}}\n", n);
+    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", sizes[pick(1, 5)], n);
+    live.push_back(n);
+  }
+  auto args_json = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += fmt::format("{}\"{}\"", s.empty() ? "" : ",", n);
+    return s;
+  };
+  for (int i = 0; i < o.operators; ++i) {
+    if (live.empty()) break;
+    int nargs = pick(1, std::min<int>(o.max_args, static_cast<int>(live.size())));
+    std::vector<std::string> args;
+    for (int a = 0; a < nargs; ++a) args.push_back(live[pick(0, static_cast<int>(live.size()) - 1)]);
+    if (o.mutations && pick(0, 9) == 0) {
+      out += fmt::format("{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"m{}\",\"TIME\":\"{}\"}}\n",
+                         args_json(args), i, times[pick(0, 5)]);
+      // The parser rebinds args[0] to the new tensor; the name stays live.
+    } else {
+      int nres = pick(1, o.max_outputs);
+      std::vector<std::string> res;
+      for (int r = 0; r < nres; ++r) res.push_back(fresh());
+      out += fmt::format("{{\"ARGS\":[{}],\"INSTRUCTION\":\"CALL\",\"NAME\":\"op{}\",\"RESULT\":[{}],\"TIME\":\"{}\"}}\n",
+                         args_json(args), i, args_json(res), times[pick(0, 5)]);
+      for (const auto& r : res) {
+        int alias = (o.aliases && pick(0, 5) == 0) ? pick(0, nargs - 1) : -1;
+        out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                           alias >= 0 ? 0 : sizes[pick(0, 5)], r);
+        out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", alias, r);
+        live.push_back(r);
+      }
+    }
+    if (o.copies && pick(0, 6) == 0) {
+      std::string n = fresh();
+      out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY\",\"SRC\":\"{}\"}}\n", n,
+                         live[pick(0, static_cast<int>(live.size()) - 1)]);
+      live.push_back(n);
+    }
+    if (o.copies && live.size() >= 2 && pick(0, 12) == 0) {
+      size_t d = pick(0, static_cast<int>(live.size()) - 1), s = pick(0, static_cast<int>(live.size()) - 1);
+      if (d != s) out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY_FROM\",\"SRC\":\"{}\"}}\n", live[d], live[s]);
+    }
+    // Release a few names (each name holds one reference; never release twice).
+    while (live.size() > 3 && pick(0, 3) != 0) {
+      size_t k = pick(0, static_cast<int>(live.size()) - 1);
+      out += fmt::format("{{\"INSTRUCTION\":\"RELEASE\",\"NAME\":\"{}\"}}\n", live[k]);
+      live.erase(live.begin() + k);
+    }
+  }
+  return out;
+}
+
+}  // namespace dtr::testing

@@ -1,0 +1,307 @@
+// The budget report: the curve analysis on hand-made rows, the model built
+// from the demo and ResNet-32 (with invariants tying the frontier to the
+// engine's OOM context), the JSON checked against the schema table of
+// docs/report_json.md, and the self-containment of the HTML.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "checker/heuristic.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "reports/html_report.h"
+#include "reports/markdown_report.h"
+#include "reports/report_files.h"
+#include "reports/report_json.h"
+#include "reports/report_model.h"
+#include "reports/svg_plot.h"
+#include "tests/test_paths.h"
+#include "traces/demo.h"
+
+namespace dtr::testing {
+namespace {
+
+using nlohmann::json;
+
+BudgetRow Row(Outcome o, double overhead, int64_t lo, int64_t hi) {
+  BudgetRow r;
+  r.run.result.outcome = o;
+  r.run.result.budget = lo;
+  r.run.result.budget_lo = lo;
+  r.run.result.budget_hi = hi;
+  r.run.overhead = overhead;
+  return r;
+}
+
+TEST_CASE("AnalyzeCurve: OOM bands, inversions, exact edges and cliffs") {
+  std::vector<BudgetRow> rows = {
+      Row(Outcome::kOom, 0.2, 0, 99),                  // 0: below everything
+      Row(Outcome::kPass, 2.0, 100, 199),              // 1
+      Row(Outcome::kOom, 0.5, 200, 249),               // 2: inversion, edge exact below
+      Row(Outcome::kOom, 0.5, 250, 260),               // 3: merges with 2
+      Row(Outcome::kOom, 0.6, 280, 290),               // 4: a gap before it
+      Row(Outcome::kPass, 1.5, 300, 399),              // 5: not exact above (291..299 unknown)
+      Row(Outcome::kPass, 1.1, 400, 499),              // 6: cliff 1.5 / 1.1 = 1.36
+      Row(Outcome::kPass, 1.0, 500, kInfiniteBudget),  // 7: 1.1, no cliff at 1.25
+  };
+  CurveShape c = AnalyzeCurve(rows, 1.25);
+  REQUIRE(c.oom_bands.size() == 2);
+  CHECK(c.oom_bands[0].first_run == 0);
+  CHECK_FALSE(c.oom_bands[0].feasible_below);
+  CHECK(c.oom_bands[0].feasible_above);
+  CHECK(c.oom_bands[0].exact_upper_edge);  // 99 + 1 == 100
+  const OomBand& inv = c.oom_bands[1];
+  CHECK(inv.first_run == 2);
+  CHECK(inv.last_run == 4);
+  CHECK(inv.known_oom == std::vector<std::pair<int64_t, int64_t>>{{200, 260}, {280, 290}});
+  CHECK(inv.feasible_below);
+  CHECK(inv.feasible_above);
+  CHECK(inv.exact_lower_edge);
+  CHECK_FALSE(inv.exact_upper_edge);
+  CHECK(c.inversions == std::vector<size_t>{2, 3, 4});
+  CHECK_FALSE(rows[0].inversion);
+  CHECK(rows[3].inversion);
+  REQUIRE(c.cliffs.size() == 1);
+  CHECK(c.cliffs[0].low_run == 5);
+  CHECK(c.cliffs[0].high_run == 6);
+  CHECK(c.cliffs[0].factor == doctest::Approx(1.5 / 1.1));
+}
+
+ReportOptions Options(const std::string& ratios) {
+  ReportOptions o;
+  o.trace_name = "test";
+  o.trace_source = "test";
+  o.heuristic = &FindHeuristic("DTR");
+  o.ratios_text = ratios;
+  o.ratios = ParseRatios(ratios);
+  o.jobs = 1;
+  return o;
+}
+
+// What must hold for every report: rows by budget, frontiers consistent with
+// the engine's own OOM context.
+void CheckModelInvariants(const ReportModel& m) {
+  for (size_t i = 1; i < m.rows.size(); ++i)
+    CHECK(m.rows[i - 1].run.result.budget <= m.rows[i].run.result.budget);
+  size_t oom_rows = 0, in_frontiers = 0;
+  for (const BudgetRow& r : m.rows) oom_rows += r.run.result.outcome == Outcome::kOom;
+  for (const OomFrontier& f : m.frontiers) {
+    in_frontiers += f.runs.size();
+    CHECK(f.frames.size() == static_cast<size_t>(f.oom.remat_depth) + 1);
+    CHECK(f.pinned_bytes == f.oom.pinned_memory);
+    CHECK(f.frame_locked_bytes == f.oom.locked_memory);
+    int64_t locked_args = 0;
+    for (const FrontierFrame& fr : f.frames)
+      for (const FrontierArg& a : fr.args) locked_args += a.state == "locked" ? 1 : 0;
+    CHECK(locked_args == f.oom.locked_storages);
+    for (size_t i : f.runs) CHECK(m.rows[i].run.result.outcome == Outcome::kOom);
+  }
+  CHECK(in_frontiers == oom_rows);
+}
+
+TEST_CASE(
+    "report model of the demo: inversion selected for the timeline, frontiers match the engine") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportModel m = BuildReport(trace, Options(DemoRatios()));
+  CheckModelInvariants(m);
+  REQUIRE_FALSE(m.curve.inversions.empty());
+  REQUIRE(m.timeline);
+  const MemoryTimeline& t = *m.timeline;
+  CHECK(t.run == m.curve.inversions.front());
+  CHECK(t.selection == "first feasibility inversion");
+  CHECK_FALSE(t.reduced);
+  CHECK(static_cast<int64_t>(t.points.size()) == t.events);
+  REQUIRE(t.oom);
+  CHECK(t.oom->event == t.events);
+  for (const TimelinePoint& p : t.points) CHECK(p.memory <= t.budget);
+  CHECK(t.oom->memory_usage + t.oom->request > t.budget);
+  CHECK(static_cast<int64_t>(t.decision_events.size()) ==
+        m.rows[t.run].run.result.heuristic_evictions);
+  CHECK_FALSE(m.verdicts);
+  CHECK_FALSE(m.divergence);
+
+  SUBCASE("a reduced timeline keeps the extremes") {
+    ReportOptions o = Options(DemoRatios());
+    o.max_timeline_points = 10;
+    ReportModel small = BuildReport(trace, o);
+    REQUIRE(small.timeline);
+    CHECK(small.timeline->reduced);
+    CHECK(small.timeline->points.size() <= 10);
+    int64_t peak = 0, reduced_peak = 0;
+    for (const TimelinePoint& p : t.points) peak = std::max(peak, p.memory);
+    for (const TimelinePoint& p : small.timeline->points)
+      reduced_peak = std::max(reduced_peak, p.memory);
+    CHECK(reduced_peak == peak);
+  }
+  SUBCASE("--timeline-ratio must be on the grid") {
+    ReportOptions o = Options("0.5,0.6");
+    o.timeline_ratio = ParseRatio("0.55");
+    CHECK_THROWS_WITH_AS(BuildReport(trace, o),
+                         "report: --timeline-ratio 0.55 is not on the grid 0.5,0.6", Error);
+    o.timeline_ratio = ParseRatio("0.6");
+    CHECK(BuildReport(trace, o).timeline->run == 1);
+  }
+}
+
+TEST_CASE(
+    "report model of ResNet-32: the deep OOM frontiers add up to the engine's locked memory") {
+  Trace trace = LoadTrace(TracePath("resnet32"));
+  ReportModel m = BuildReport(trace, Options("0.093,0.098,0.102,0.107"));
+  CheckModelInvariants(m);
+  CHECK(m.curve.inversions == std::vector<size_t>{2});
+  CHECK(m.frontiers.size() == 2);
+}
+
+// The schema table of docs/report_json.md: path -> allowed JSON types.
+std::map<std::string, std::set<std::string>> DocumentedSchema() {
+  std::ifstream in(std::string(DTRCHECK_SOURCE_DIR) + "/docs/report_json.md");
+  REQUIRE(in);
+  std::map<std::string, std::set<std::string>> schema;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| `", 0) != 0) continue;
+    size_t a = 3, b = line.find('`', a);
+    std::string path = line.substr(a, b - a);
+    size_t c = line.find('|', b) + 1, d = line.find('|', c);
+    std::string types = line.substr(c, d - c);
+    std::set<std::string> allowed;
+    for (const char* t : {"integer", "number", "string", "boolean", "array", "object", "null"})
+      if (types.find(t) != std::string::npos) allowed.insert(t);
+    schema[path] = allowed;
+  }
+  return schema;
+}
+
+std::string TypeOf(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_number_integer()) return "integer";
+  if (v.is_number()) return "number";
+  if (v.is_string()) return "string";
+  if (v.is_array()) return "array";
+  return "object";
+}
+
+// Visits every object field (descending into arrays of objects as "path[]").
+void CollectPaths(const json& v, const std::string& path,
+                  std::map<std::string, std::vector<const json*>>& out) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string p = path.empty() ? it.key() : path + "." + it.key();
+      out[p].push_back(&it.value());
+      CollectPaths(it.value(), p, out);
+    }
+  } else if (v.is_array()) {
+    for (const json& e : v)
+      if (e.is_object()) CollectPaths(e, path + "[]", out);
+  }
+}
+
+TEST_CASE("report.json follows the schema table of docs/report_json.md") {
+  std::map<std::string, std::set<std::string>> schema = DocumentedSchema();
+  REQUIRE(schema.size() > 50);
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  json j = json::parse(ReportJson(BuildReport(trace, Options(DemoRatios()))).dump());
+  CHECK(j["schema_version"] == kReportSchemaVersion);
+  std::map<std::string, std::vector<const json*>> seen;
+  CollectPaths(j, "", seen);
+  for (const auto& [path, values] : seen) {
+    INFO("field ", path);
+    REQUIRE(schema.count(path));
+    for (const json* v : values) {
+      std::string type = TypeOf(*v);
+      bool ok = schema[path].count(type) || (type == "integer" && schema[path].count("number"));
+      CHECK_MESSAGE(ok, path, " has type ", type);
+    }
+  }
+  // Every documented field appears in the demo's report (the demo has OOM
+  // runs, an inversion, a cliff and frontiers), except the optional sections
+  // this version leaves empty.
+  for (const auto& [path, types] : schema) {
+    INFO("documented field ", path);
+    CHECK(seen.count(path));
+  }
+  CHECK(j["verdicts"].is_null());
+  CHECK(j["divergence"].is_null());
+  CHECK(j["runs"].size() == ParseRatios(DemoRatios()).size());
+}
+
+TEST_CASE(
+    "HTML report is self-contained; Markdown has every section; optional sections render when "
+    "filled") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportModel m = BuildReport(trace, Options(DemoRatios()));
+  std::ostringstream html, md;
+  WriteHtmlReport(html, m);
+  WriteMarkdownReport(md, m);
+  std::string h = html.str();
+  CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(h.find("<script") == std::string::npos);
+  CHECK(h.find("url(") == std::string::npos);
+  CHECK(h.find("@import") == std::string::npos);
+  CHECK(h.find("<link") == std::string::npos);
+  // The only URL is the SVG namespace name, which is never fetched.
+  std::string no_ns = h;
+  for (size_t p; (p = no_ns.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    no_ns.erase(p, 26);
+  CHECK(no_ns.find("http://") == std::string::npos);
+  CHECK(no_ns.find("https://") == std::string::npos);
+  size_t svgs = 0;
+  for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
+  CHECK(svgs == 2 + m.frontiers.size());
+  for (const char* id :
+       {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
+    CHECK(h.find(std::string("<section id=\"") + id + "\"") != std::string::npos);
+  CHECK(h.find("inversion</text>") != std::string::npos);  // the mark on the curve
+  std::string s = md.str();
+  for (const char* title : {"## Trace and baseline", "## Budget curve", "## Memory timeline",
+                            "## Pinned frontier of each OOM", "## Verdicts and certificates",
+                            "## Divergence between regimes"})
+    CHECK(s.find(title) != std::string::npos);
+  CHECK(s.find("Not computed in this version") != std::string::npos);
+
+  m.verdicts = std::vector<Verdict>{
+      {m.curve.inversions.front(), "policy-induced", "script <checked>", true}};
+  m.divergence = std::vector<Divergence>{{0, 1, 7, "size term flipped"}};
+  std::ostringstream html2, md2;
+  WriteHtmlReport(html2, m);
+  WriteMarkdownReport(md2, m);
+  CHECK(html2.str().find("script &lt;checked&gt;") != std::string::npos);  // escaped
+  CHECK(html2.str().find("size term flipped") != std::string::npos);
+  CHECK(md2.str().find("| policy-induced |") != std::string::npos);
+  CHECK(md2.str().find("Not computed in this version") == std::string::npos);
+  json j = json::parse(ReportJson(m).dump());
+  CHECK(j["verdicts"][0]["verdict"] == "policy-induced");
+  CHECK(j["divergence"][0]["first_divergent_decision"] == 7);
+}
+
+TEST_CASE("WriteReportFiles writes three files, or fails with the path") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportModel m = BuildReport(trace, Options("0.5,1.0"));
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtrcheck_report_test";
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> paths = WriteReportFiles(m, (dir / "sub").string());
+  CHECK(paths.size() == 3);
+  for (const std::string& p : paths) CHECK(std::filesystem::file_size(p) > 100);
+  std::ofstream((dir / "file").string()) << "x";
+  CHECK_THROWS_AS(WriteReportFiles(m, (dir / "file" / "sub").string()), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("SVG helpers: ticks and escaping") {
+  std::vector<double> lin = LinearTicks(0, 1, 5);
+  REQUIRE(lin.size() == 6);
+  for (size_t i = 0; i < lin.size(); ++i) CHECK(lin[i] == doctest::Approx(0.2 * i));
+  CHECK(LinearTicks(0.3, 1.0, 8).front() == doctest::Approx(0.3));
+  std::vector<double> log = LogTicks(1, 1000);
+  CHECK(log == std::vector<double>{1, 10, 100, 1000});
+  CHECK(LogTicks(1, 50).front() == 1);
+  CHECK(XmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+}
+
+}  // namespace
+}  // namespace dtr::testing

@@ -1,0 +1,113 @@
+// The trace parser: structure built from small inline traces, and one clear
+// "FILE:LINE: message" error for each kind of bad input.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "model/error.h"
+#include "model/trace_parser.h"
+
+namespace dtr {
+namespace {
+
+const std::string kStart = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
+                           "\n";
+
+std::string Constant(const std::string& name, int64_t size) {
+  return R"({"INSTRUCTION":"CONSTANT","NAME":")" + name + "\"}\n" + R"({"INSTRUCTION":"MEMORY","MEMORY":")" +
+         std::to_string(size) + R"(","NAME":")" + name + "\"}\n";
+}
+
+// A CALL with one non-aliasing result.
+std::string Call(const std::string& op, const std::string& args, const std::string& result, int64_t size,
+                 int64_t time, int alias = -1) {
+  return R"({"ARGS":[)" + args + R"(],"INSTRUCTION":"CALL","NAME":")" + op + R"(","RESULT":[")" + result +
+         R"("],"TIME":")" + std::to_string(time) + "\"}\n" + R"({"INSTRUCTION":"MEMORY","MEMORY":")" +
+         std::to_string(size) + R"(","NAME":")" + result + "\"}\n" + R"({"ALIAS":")" + std::to_string(alias) +
+         R"(","INSTRUCTION":"ALIAS","NAME":")" + result + "\"}\n";
+}
+
+std::string Release(const std::string& name) { return R"({"INSTRUCTION":"RELEASE","NAME":")" + name + "\"}\n"; }
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    ParseTraceString(text, "t.log");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_CASE("parser builds operators, storages and the program like simrd") {
+  std::string text = Constant("pre", 4) + kStart + Constant("w", 8) + Call("mul", R"("w","w")", "x", 16, 5) +
+                     Call("view", R"("x")", "v", 16, 1, 0) + Release("x") + Release("never-defined");
+  Trace t = ParseTraceString(text, "t.log");
+  REQUIRE(t.ops.size() == 3);  // the CONSTANT before START is not replayed
+  CHECK(t.ops[0].name == "constant/0");
+  CHECK(t.ops[1].name == "mul/1");
+  CHECK(t.ops[2].name == "view/2");
+  CHECK(t.ops[1].args == std::vector<TensorId>{0, 0});  // duplicates kept
+  CHECK(t.tensors[0].children == std::vector<TensorId>{1, 1});
+  CHECK(t.tensors[2].is_alias);
+  CHECK(t.tensors[2].size == 0);  // an alias allocates nothing
+  CHECK(t.tensors[2].storage == t.tensors[1].storage);
+  CHECK(t.storages.size() == 2);
+  CHECK(t.storages[1].size == 16);
+  CHECK(t.tensors[2].storage_compute_after == 6);  // mul + view
+  // compute, pin(w), compute, compute, release(x), then end pins: w, v (x is released).
+  REQUIRE(t.program.size() == 7);
+  CHECK(t.program[1].kind == StepKind::kPin);
+  CHECK(t.program[4].kind == StepKind::kRelease);
+  CHECK(t.program[5].kind == StepKind::kPin);
+  CHECK(t.program[5].target == 0);
+  CHECK(t.program[6].target == 2);
+}
+
+TEST_CASE("MUTATE makes a new storage of the argument's storage size and releases the old tensor") {
+  std::string text = kStart + Constant("a", 8) + Call("f", R"("a")", "x", 32, 3) + Call("v", R"("x")", "y", 0, 1, 0) +
+                     R"({"ARGS":["y","a"],"INSTRUCTION":"MUTATE","MUTATE":[0],"NAME":"add_","TIME":"4"})"
+                     "\n";
+  Trace t = ParseTraceString(text, "t.log");
+  const Tensor& m = t.tensor_named("y$");
+  CHECK(t.ops[m.op].name == "add_/3");
+  CHECK(t.storages[m.storage].size == 32);
+  CHECK(!m.is_alias);
+  CHECK(t.program[5].kind == StepKind::kRelease);
+  CHECK(t.tensors[t.program[5].target].name == "y");
+}
+
+TEST_CASE("bad traces are rejected with file, line and problem") {
+  CHECK(ErrorOf("") == "t.log: empty trace");
+  CHECK(ErrorOf(Constant("w", 8)) == "t.log:2: no START annotation in the trace");
+  CHECK(ErrorOf(kStart + "{\"INSTRUCTION\":\"CALL\",\n") == "t.log:2: malformed JSON");
+  CHECK(ErrorOf(kStart + "\n" + Constant("w", 8)) == "t.log:2: empty line where an instruction was expected");
+  CHECK(ErrorOf(kStart + "[1,2]\n") == "t.log:2: expected a JSON object");
+  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"JUMP"})" "\n") == "t.log:2: unknown instruction \"JUMP\"");
+  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"RELEASE"})" "\n") == "t.log:2: missing key \"NAME\"");
+  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n") ==
+        "t.log:2: CONSTANT result w has no MEMORY line (the trace ends)");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("q")", "x", 4, 1)) ==
+        "t.log:4: argument 'q' is not defined");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "w", 4, 1)) ==
+        "t.log:4: CALL result 'w' is already defined");
+  std::string no_alias = kStart + Constant("w", 8) + R"({"ARGS":["w"],"INSTRUCTION":"CALL","NAME":"f","RESULT":["x"],"TIME":"1"})"
+                         "\n" R"({"INSTRUCTION":"MEMORY","MEMORY":"4","NAME":"x"})" "\n";
+  CHECK(ErrorOf(no_alias) == "t.log:4: CALL result x has no ALIAS line (the trace ends)");
+  CHECK(ErrorOf(no_alias + Release("w")) == "t.log:6: expected the ALIAS line of CALL result x, got RELEASE");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "x", 4, 1, 3)) ==
+        "t.log:6: ALIAS of x is 3, but f has 1 arguments");
+  CHECK(ErrorOf(kStart + Constant("w", -8)) == "t.log:3: MEMORY of w is negative");
+  CHECK(ErrorOf(kStart + R"({"ARGS":[],"INSTRUCTION":"CALL","NAME":"f","RESULT":["x"],"TIME":"1.5"})" "\n") ==
+        "t.log:2: \"TIME\" must be an integer, got \"1.5\"");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + Release("w") + Release("w")) ==
+        "t.log:5: RELEASE releases 'w', which holds no reference any more");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + Release("w") + R"({"DST":"c","INSTRUCTION":"COPY","SRC":"w"})" "\n") ==
+        "t.log:5: COPY refers to 'w' after its last reference was released");
+  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"z"})" "\n") ==
+        "t.log:2: MEMORY line for 'z' does not follow a CONSTANT or CALL");
+  CHECK(ErrorOf(kStart + Constant("w", 8) + R"({"ARGS":["w"],"INSTRUCTION":"MUTATE","MUTATE":[1],"NAME":"m","TIME":"1"})" "\n") ==
+        "t.log:4: MUTATE index 1 is out of range for 1 arguments");
+}
+
+}  // namespace
+}  // namespace dtr
