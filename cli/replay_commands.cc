@@ -10,6 +10,7 @@
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "cli/progress.h"
+#include "diagnose/decision_log.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
@@ -91,6 +92,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
       std::string ratio;
       int64_t budget = -1;
       int storages = -1;
+      std::string record;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
@@ -102,6 +104,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         ->expected(0, 1)
         ->default_str("20");
     AddReplayFlags(cmd, *f, false);
+    cmd->add_option("--record", f->record,
+                    "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         if (f->ratio.empty() && f->budget < 0) throw Error("replay needs --ratio R or --budget BYTES");
@@ -111,7 +115,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        RunRecord run = RunOne(trace, baseline, spec);
+        RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
+                                          : RunAndRecord(trace, baseline, spec, f->record, summary.log);
         if (f->json) {
           nlohmann::ordered_json j = RunJson(summary, run);
           if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
