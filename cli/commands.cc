@@ -8,6 +8,7 @@ void RegisterCommands(CLI::App& app, Actions& actions) {
   RegisterGenCommands(app, actions);
   RegisterReportCommands(app, actions);
   RegisterAtlasCommands(app, actions);
+  RegisterInstabilityCommands(app, actions);
 }
 
 }  // namespace dtr::cli

@@ -11,6 +11,7 @@
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "cli/progress.h"
+#include "diagnose/decision_log.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
@@ -93,6 +94,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
       int64_t budget = -1;
       std::string emit_script;
       int storages = -1;
+      std::string record;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
@@ -106,6 +108,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         ->expected(0, 1)
         ->default_str("20");
     AddReplayFlags(cmd, *f, false);
+    cmd->add_option("--record", f->record,
+                    "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         if (f->ratio.empty() && f->budget < 0) throw Error("replay needs --ratio R or --budget BYTES");
@@ -115,12 +119,11 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        RunRecord run;
-        if (f->emit_script.empty()) {
-          run = RunOne(trace, baseline, spec);
-        } else {
+        RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
+                                          : RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        if (!f->emit_script.empty()) {
+          // The script comes from a second replay of the same run (replays are deterministic).
           ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
-          run = RunRecord{spec, sr.run, Overhead(sr.run.clock, baseline.compute)};
           SaveEvictionScript(f->emit_script, trace, sr.script,
                              {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
                                           sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),

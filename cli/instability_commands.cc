@@ -1,0 +1,216 @@
+// scan, diff, blame, ablate: the instability analyses (diagnose/), rendered
+// by reports/instability_report.
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+#include "checker/ratio_grid.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "diagnose/ablation.h"
+#include "diagnose/counterfactual.h"
+#include "diagnose/divergence.h"
+#include "diagnose/instability_scan.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "reports/instability_report.h"
+
+namespace dtr::cli {
+
+namespace {
+
+struct CommonFlags {
+  std::string trace;
+  std::string heuristic = "DTR";
+  std::string runtime = "RuntimeV2EagerOptimized";
+  double overhead_limit = 0;  // 0: none
+  uint64_t seed = 0;
+  int jobs = 0;
+  bool json = false;
+};
+
+void AddCommon(CLI::App* cmd, CommonFlags& f) {
+  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
+  cmd->add_option("--heuristic", f.heuristic, "eviction heuristic, simrd's name (default DTR)");
+  cmd->add_option("--runtime", f.runtime, "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
+  cmd->add_option("--overhead-limit", f.overhead_limit,
+                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
+  cmd->add_option("--seed", f.seed, "seed of RandomStorage / AbRandom");
+  cmd->add_option("-j,--jobs", f.jobs, "worker threads (default: one per core)");
+  cmd->add_flag("--json", f.json, "one JSON object (docs/instability_json.md)");
+}
+
+std::optional<double> OverheadLimit(const CommonFlags& f) {
+  if (f.overhead_limit == 0) return std::nullopt;
+  if (!(f.overhead_limit >= 1)) throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
+  return f.overhead_limit;
+}
+
+RunSpec SpecAt(const CommonFlags& f, const Ratio& ratio) {
+  RunSpec s;
+  s.heuristic = &FindHeuristic(f.heuristic);
+  s.runtime = ParseRuntime(f.runtime);
+  s.overhead_limit = OverheadLimit(f);
+  s.seed = f.seed;
+  s.ratio = ratio;
+  return s;
+}
+
+ScanOptions Options(const CommonFlags& f, double cliff_factor) {
+  ScanOptions o;
+  o.heuristic = &FindHeuristic(f.heuristic);
+  o.runtime = ParseRuntime(f.runtime);
+  o.overhead_limit = OverheadLimit(f);
+  o.seed = f.seed;
+  o.jobs = f.jobs;
+  if (!(cliff_factor > 1)) throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
+  o.cliff_factor = cliff_factor;
+  return o;
+}
+
+}  // namespace
+
+void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
+  // scan
+  {
+    struct Flags : CommonFlags {
+      std::string ratios;
+      double cliff_factor = 1.5;
+      bool refine = false;
+      int max_walk = 1000;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("scan", "sweep budgets and report regimes, cliffs and feasibility inversions");
+    AddCommon(cmd, *f);
+    cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
+    cmd->add_option("--cliff-factor", f->cliff_factor,
+                    "adjacent budgets whose overheads differ by more than this factor form a cliff (default 1.5)");
+    cmd->add_flag("--refine", f->refine, "locate every cliff and inversion edge to the byte");
+    cmd->add_option("--max-walk", f->max_walk, "replays per walk direction and boundary before bisecting (default 1000)");
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        ScanOptions options = Options(*f, f->cliff_factor);
+        options.refine = f->refine;
+        options.max_walk = f->max_walk;
+        std::vector<Ratio> ratios = ParseRatios(f->ratios);
+        Trace trace = LoadTrace(f->trace);
+        Baseline baseline = ComputeBaseline(trace);
+        TraceSummary summary = Summarize(f->trace, baseline);
+        ScanResult scan;
+        {
+          ProgressBar bar("scan");
+          scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+        }
+        if (f->json)
+          std::cout << ScanJson(summary, scan).dump() << "\n";
+        else
+          PrintScanText(std::cout, summary, scan);
+        return 0;
+      });
+    });
+  }
+  // diff
+  {
+    struct Flags : CommonFlags {
+      std::string ratios;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("diff", "compare two budgets: first divergent decision, re-eviction statistics");
+    AddCommon(cmd, *f);
+    cmd->add_option("--ratios", f->ratios, "A,B: the two ratios (run a, run b)")->required();
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        std::vector<Ratio> ratios = ParseRatios(f->ratios);
+        if (ratios.size() != 2) throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
+        RunSpec a = SpecAt(*f, ratios[0]), b = SpecAt(*f, ratios[1]);
+        Trace trace = LoadTrace(f->trace);
+        Baseline baseline = ComputeBaseline(trace);
+        TraceSummary summary = Summarize(f->trace, baseline);
+        RunComparison cmp = CompareRuns(trace, baseline, a, b);
+        if (f->json)
+          std::cout << DiffJson(summary, trace, cmp).dump() << "\n";
+        else
+          PrintDiffText(std::cout, summary, trace, cmp);
+        return 0;
+      });
+    });
+  }
+  // blame
+  {
+    struct Flags : CommonFlags {
+      std::string ratio, against;
+      BlameOptions options;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd =
+        app.add_subcommand("blame", "find the fewest overridden decisions that make a run pass (or leave a slow regime)");
+    AddCommon(cmd, *f);
+    cmd->add_option("--ratio", f->ratio, "the run to blame")->required();
+    cmd->add_option("--against", f->against,
+                    "a reference ratio: search from the divergence with it; for a passing run, reach its regime");
+    cmd->add_option("--max-replays", f->options.max_replays, "candidate replays to spend (default 200)");
+    cmd->add_option("--max-fixes", f->options.max_fixes, "stop after this many fixes (default 3)");
+    cmd->add_option("--candidates", f->options.candidates_per_decision,
+                    "storages tried per decision: the runner-up, then the loop's next choices (default 3)");
+    cmd->add_option("--regime-factor", f->options.regime_factor,
+                    "a passing run must get within this factor of --against (or this much faster) (default 1.5)");
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        RunSpec run = SpecAt(*f, ParseRatio(f->ratio));
+        std::optional<RunSpec> against;
+        if (!f->against.empty()) against = SpecAt(*f, ParseRatio(f->against));
+        if (f->options.max_replays < 1) throw Error("--max-replays must be at least 1");
+        BlameOptions options = f->options;
+        options.jobs = f->jobs;
+        Trace trace = LoadTrace(f->trace);
+        Baseline baseline = ComputeBaseline(trace);
+        TraceSummary summary = Summarize(f->trace, baseline);
+        BlameResult blame;
+        {
+          ProgressBar bar("blame");
+          blame = Blame(trace, baseline, run, against, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+        }
+        if (f->json)
+          std::cout << BlameJson(summary, trace, blame).dump() << "\n";
+        else
+          PrintBlameText(std::cout, summary, trace, blame);
+        return 0;
+      });
+    });
+  }
+  // ablate
+  {
+    struct Flags : CommonFlags {
+      std::string ratios;
+      double cliff_factor = 1.5;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand(
+        "ablate", "rerun the scan with the 16 ablation heuristics: which score term carries the instability");
+    AddCommon(cmd, *f);
+    cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
+    cmd->add_option("--cliff-factor", f->cliff_factor, "as for scan (default 1.5)");
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        ScanOptions options = Options(*f, f->cliff_factor);
+        std::vector<Ratio> ratios = ParseRatios(f->ratios);
+        Trace trace = LoadTrace(f->trace);
+        Baseline baseline = ComputeBaseline(trace);
+        TraceSummary summary = Summarize(f->trace, baseline);
+        AblationResult result;
+        {
+          ProgressBar bar("ablate");
+          result = Ablate(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+        }
+        if (f->json)
+          std::cout << AblateJson(summary, result).dump() << "\n";
+        else
+          PrintAblateText(std::cout, summary, result);
+        return 0;
+      });
+    });
+  }
+}
+
+}  // namespace dtr::cli

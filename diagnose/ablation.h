@@ -1,0 +1,64 @@
+// Which score term carries an instability: the scan is rerun with simrd's
+// sixteen ablation heuristics (heuristic/ablation.py), each of which keeps a
+// subset of the three terms of DTR's score - a cost (e*, equivalence class or
+// local compute), the size, the staleness. An ablation is "without" a term
+// when its score lacks it (its name lacks E/Eq/Local, Size or Stale). AbRandom
+// lacks all three and is reported as a control, outside the verdicts.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "diagnose/instability_scan.h"
+#include "diagnose/score_terms.h"
+
+namespace dtr {
+
+struct AblationScan {
+  const HeuristicSpec* heuristic = nullptr;
+  bool has_cost = false, has_size = false, has_staleness = false;
+  bool control = false;  // AbRandom
+  std::vector<ScanPoint> points;
+  ScanAnalysis analysis;
+};
+
+// Whether cliffs and inversions are still found by the ablations that lack a
+// term. Only an ablation that passes at two budgets or more of the grid can
+// show either; if no ablation without the term does, the verdict is
+// "untested" rather than "vanish".
+enum class Survival { kSurvive, kVanish, kUntested };
+std::string_view SurvivalName(Survival s);  // "survive", "vanish", "untested"
+
+struct TermVerdict {
+  ScoreTerm term = ScoreTerm::kCost;
+  std::vector<std::string_view> without;  // ablations lacking the term (control excluded)
+  std::vector<std::string_view> without_informative;  // those passing at two budgets or more
+  std::vector<std::string_view> without_with_cliffs, without_with_inversions;
+  std::vector<std::string_view> with;     // ablations keeping it
+  std::vector<std::string_view> with_with_cliffs, with_with_inversions;
+  Survival cliffs() const { return Judge(without_with_cliffs); }
+  Survival inversions() const { return Judge(without_with_inversions); }
+
+ private:
+  Survival Judge(const std::vector<std::string_view>& showing) const {
+    if (!showing.empty()) return Survival::kSurvive;
+    return without_informative.empty() ? Survival::kUntested : Survival::kVanish;
+  }
+};
+
+struct AblationResult {
+  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
+  double cliff_factor = 0;
+  AblationScan base;  // the heuristic of `options` (e.g. DTR), for reference
+  std::vector<AblationScan> ablations;
+  std::vector<TermVerdict> verdicts;  // cost, size, staleness
+};
+
+// Sweeps `ratios` with options.heuristic and every ablation (no refinement).
+AblationResult Ablate(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& ratios,
+                      const ScanOptions& options, const ProgressFn& progress = nullptr);
+
+// The verdicts from finished ablation scans. Pure.
+std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations);
+
+}  // namespace dtr

@@ -1,0 +1,317 @@
+#include "diagnose/decision_log.h"
+
+#include <fmt/core.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "model/error.h"
+
+namespace dtr {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json TermsJson(const ScoreTerms& t) { return ordered_json::array({t.cost, t.size, t.staleness}); }
+
+const std::string& StorageName(const Trace& trace, StorageId s) { return trace.tensors[trace.storages[s].root].name; }
+
+}  // namespace
+
+ordered_json ScoreJson(double score) {
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  return score;
+}
+
+ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
+  ordered_json j;
+  j["kind"] = "decision";
+  j["index"] = d.index;
+  j["event"] = d.event;
+  j["clock"] = d.clock;
+  j["step"] = d.program_step;
+  j["depth"] = d.remat_depth;
+  j["tensor"] = trace.tensors[d.tensor].name;
+  j["request"] = d.request;
+  j["memory"] = d.memory_usage;
+  j["pool"] = d.pool_size;
+  j["chosen"] = StorageName(trace, d.chosen);
+  j["score"] = ScoreJson(d.score);
+  j["terms"] = TermsJson(d.terms);
+  if (d.runner_up >= 0) {
+    j["runner_up"] = StorageName(trace, d.runner_up);
+    j["runner_up_score"] = ScoreJson(d.runner_up_score);
+    j["runner_up_terms"] = TermsJson(d.runner_up_terms);
+    if (std::isfinite(d.score) && std::isfinite(d.runner_up_score))
+      j["margin"] = d.runner_up_score - d.score;
+    else
+      j["margin"] = nullptr;
+  } else {
+    j["runner_up"] = nullptr;
+  }
+  if (d.overridden) j["overridden"] = true;
+  return j;
+}
+
+DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace, const DecisionLogHeader& header)
+    : path_(path), trace_(trace) {
+  file_ = gzopen(path.c_str(), "wb6");
+  if (!file_) throw Error(fmt::format("{}: cannot open for writing", path));
+  ordered_json j;
+  j["format"] = "dtrcheck-decision-log";
+  j["version"] = 1;
+  j["trace"] = header.trace;
+  j["heuristic"] = header.heuristic;
+  j["runtime"] = header.runtime;
+  j["budget"] = header.budget;
+  if (header.ratio)
+    j["ratio"] = *header.ratio;
+  else
+    j["ratio"] = nullptr;
+  j["baseline_compute"] = header.baseline_compute;
+  WriteLine(j.dump());
+}
+
+DecisionLogWriter::~DecisionLogWriter() {
+  if (file_) gzclose(file_);
+}
+
+void DecisionLogWriter::WriteLine(const std::string& line) {
+  if (!file_) throw Error(fmt::format("{}: write after the log was finished", path_));
+  if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) != static_cast<int>(line.size()) ||
+      gzputc(file_, '\n') != '\n')
+    throw Error(fmt::format("{}: write error", path_));
+}
+
+void DecisionLogWriter::OnDecision(const DecisionPoint& d) {
+  WriteLine(DecisionPointJson(trace_, d).dump());
+  ++decisions_;
+}
+
+void DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
+  ordered_json j;
+  j["kind"] = "eager";
+  j["storage"] = StorageName(trace_, e.storage);
+  j["event"] = e.event;
+  j["clock"] = e.clock;
+  j["step"] = e.program_step;
+  WriteLine(j.dump());
+  ++eager_;
+}
+
+void DecisionLogWriter::Finish(const RunRecord& run) {
+  ordered_json j;
+  j["kind"] = "end";
+  j["outcome"] = std::string(OutcomeName(run.result.outcome));
+  j["clock"] = run.result.clock;
+  j["overhead"] = run.overhead;
+  j["decisions"] = decisions_;
+  j["eager_evictions"] = eager_;
+  WriteLine(j.dump());
+  int rc = gzclose(file_);
+  file_ = nullptr;
+  if (rc != Z_OK) throw Error(fmt::format("{}: write error on close", path_));
+}
+
+RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec, const std::string& path,
+                       const std::string& trace_name) {
+  ReplayConfig config = ConfigFor(spec, baseline);
+  DecisionLogHeader header;
+  header.trace = trace_name;
+  header.heuristic = std::string(spec.heuristic->name);
+  header.runtime = std::string(RuntimeName(spec.runtime));
+  header.budget = config.budget;
+  if (spec.ratio && !spec.budget) header.ratio = spec.ratio->text;
+  header.baseline_compute = baseline.compute;
+  DecisionLogWriter writer(path, trace, header);
+  config.observer = &writer;
+  RunRecord run;
+  run.spec = spec;
+  run.result = Replay(trace, config);
+  run.overhead = Overhead(run.result.clock, baseline.compute);
+  writer.Finish(run);
+  return run;
+}
+
+namespace {
+
+// Reads a gzip'd (or plain) file line by line.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : path_(path) {
+    file_ = gzopen(path.c_str(), "rb");
+    if (!file_) throw Error(fmt::format("{}: cannot open", path));
+  }
+  ~LineReader() { gzclose(file_); }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  bool Next(std::string& line) {
+    line.clear();
+    char buf[4096];
+    while (gzgets(file_, buf, sizeof buf)) {
+      line += buf;
+      if (!line.empty() && line.back() == '\n') {
+        line.pop_back();
+        return true;
+      }
+    }
+    int err = 0;
+    gzerror(file_, &err);
+    if (err != Z_OK && err != Z_STREAM_END) throw Error(fmt::format("{}: read error (corrupt gzip data?)", path_));
+    return !line.empty();
+  }
+
+ private:
+  std::string path_;
+  gzFile file_;
+};
+
+class LogParser {
+ public:
+  LogParser(const std::string& path, const Trace& trace) : path_(path), trace_(trace) {
+    for (size_t t = 0; t < trace.tensors.size(); ++t) tensor_ids_.emplace(trace.tensors[t].name, t);
+  }
+
+  DecisionLogFile Parse() {
+    DecisionLogFile out;
+    LineReader reader(path_);
+    std::string text;
+    if (!reader.Next(text)) throw Error(fmt::format("{}: empty decision log", path_));
+    line_ = 1;
+    ParseHeader(Json(text), out.header);
+    while (reader.Next(text)) {
+      ++line_;
+      if (out.end) Fail("a line after the end record");
+      nlohmann::json j = Json(text);
+      std::string kind = String(j, "kind");
+      if (kind == "decision") {
+        out.log.decisions.push_back(ParseDecision(j));
+        if (out.log.decisions.back().index != static_cast<int64_t>(out.log.decisions.size()) - 1)
+          Fail(fmt::format("decision index {} out of order", out.log.decisions.back().index));
+      } else if (kind == "eager") {
+        LoggedEagerEviction e;
+        e.eviction.storage = Storage(String(j, "storage"));
+        e.eviction.event = Int(j, "event");
+        e.eviction.clock = Int(j, "clock");
+        e.eviction.program_step = static_cast<int32_t>(Int(j, "step"));
+        e.decisions_before = static_cast<int64_t>(out.log.decisions.size());
+        out.log.eager.push_back(e);
+      } else if (kind == "end") {
+        DecisionLogEnd end;
+        end.outcome = String(j, "outcome");
+        end.clock = Int(j, "clock");
+        end.overhead = Field(j, "overhead").get<double>();
+        end.decisions = Int(j, "decisions");
+        end.eager_evictions = Int(j, "eager_evictions");
+        if (end.decisions != static_cast<int64_t>(out.log.decisions.size()) ||
+            end.eager_evictions != static_cast<int64_t>(out.log.eager.size()))
+          Fail("the end record's counts do not match the records before it");
+        out.end = end;
+      } else {
+        Fail(fmt::format("unknown record kind \"{}\"", kind));
+      }
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const { throw Error(fmt::format("{}:{}: {}", path_, line_, what)); }
+
+  nlohmann::json Json(const std::string& text) const {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) Fail("expected a JSON object");
+    return j;
+  }
+  const nlohmann::json& Field(const nlohmann::json& j, const char* key) const {
+    auto it = j.find(key);
+    if (it == j.end()) Fail(fmt::format("missing \"{}\"", key));
+    return *it;
+  }
+  std::string String(const nlohmann::json& j, const char* key) const {
+    const nlohmann::json& v = Field(j, key);
+    if (!v.is_string()) Fail(fmt::format("\"{}\" must be a string", key));
+    return v.get<std::string>();
+  }
+  int64_t Int(const nlohmann::json& j, const char* key) const {
+    const nlohmann::json& v = Field(j, key);
+    if (!v.is_number_integer()) Fail(fmt::format("\"{}\" must be an integer", key));
+    return v.get<int64_t>();
+  }
+  double Score(const nlohmann::json& j, const char* key) const {
+    const nlohmann::json& v = Field(j, key);
+    if (v.is_number()) return v.get<double>();
+    if (v == "inf") return std::numeric_limits<double>::infinity();
+    if (v == "-inf") return -std::numeric_limits<double>::infinity();
+    Fail(fmt::format("\"{}\" must be a number, \"inf\" or \"-inf\"", key));
+  }
+  ScoreTerms Terms(const nlohmann::json& j, const char* key) const {
+    const nlohmann::json& v = Field(j, key);
+    if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        !v[2].is_number_integer())
+      Fail(fmt::format("\"{}\" must be [cost, size, staleness]", key));
+    return {v[0].get<int64_t>(), v[1].get<int64_t>(), v[2].get<int64_t>()};
+  }
+  TensorId Tensor(const std::string& name) const {
+    auto it = tensor_ids_.find(name);
+    if (it == tensor_ids_.end()) Fail(fmt::format("the trace has no tensor '{}'", name));
+    return it->second;
+  }
+  StorageId Storage(const std::string& name) const {
+    TensorId t = Tensor(name);
+    StorageId s = trace_.tensors[t].storage;
+    if (trace_.storages[s].root != t) Fail(fmt::format("'{}' is not the root tensor of a storage", name));
+    return s;
+  }
+
+  void ParseHeader(const nlohmann::json& j, DecisionLogHeader& h) const {
+    if (!j.contains("format") || j["format"] != "dtrcheck-decision-log") Fail("not a dtrcheck decision log");
+    if (Int(j, "version") != 1) Fail(fmt::format("unsupported version {}", Int(j, "version")));
+    h.trace = String(j, "trace");
+    h.heuristic = String(j, "heuristic");
+    h.runtime = String(j, "runtime");
+    h.budget = Int(j, "budget");
+    const nlohmann::json& r = Field(j, "ratio");
+    if (r.is_string()) h.ratio = r.get<std::string>();
+    h.baseline_compute = Int(j, "baseline_compute");
+  }
+
+  DecisionPoint ParseDecision(const nlohmann::json& j) const {
+    DecisionPoint d;
+    d.index = Int(j, "index");
+    d.event = Int(j, "event");
+    d.clock = Int(j, "clock");
+    d.program_step = static_cast<int32_t>(Int(j, "step"));
+    d.remat_depth = static_cast<int32_t>(Int(j, "depth"));
+    d.tensor = Tensor(String(j, "tensor"));
+    d.request = Int(j, "request");
+    d.memory_usage = Int(j, "memory");
+    d.pool_size = static_cast<int32_t>(Int(j, "pool"));
+    d.chosen = Storage(String(j, "chosen"));
+    d.score = Score(j, "score");
+    d.terms = Terms(j, "terms");
+    const nlohmann::json& ru = Field(j, "runner_up");
+    if (!ru.is_null()) {
+      if (!ru.is_string()) Fail("\"runner_up\" must be a name or null");
+      d.runner_up = Storage(ru.get<std::string>());
+      d.runner_up_score = Score(j, "runner_up_score");
+      d.runner_up_terms = Terms(j, "runner_up_terms");
+    }
+    d.overridden = j.value("overridden", false);
+    return d;
+  }
+
+  std::string path_;
+  const Trace& trace_;
+  std::unordered_map<std::string, TensorId> tensor_ids_;
+  int64_t line_ = 0;
+};
+
+}  // namespace
+
+DecisionLogFile ReadDecisionLog(const std::string& path, const Trace& trace) { return LogParser(path, trace).Parse(); }
+
+}  // namespace dtr

@@ -1,0 +1,30 @@
+// Renders the instability analyses (scan, diff, blame, ablate) as plain text
+// for people and as one JSON object for programs (docs/instability_json.md).
+// Storages are named by their root tensor, ratios by the decimal text the
+// user typed.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "diagnose/ablation.h"
+#include "diagnose/counterfactual.h"
+#include "diagnose/divergence.h"
+#include "diagnose/instability_scan.h"
+#include "reports/run_report.h"
+
+namespace dtr {
+
+nlohmann::ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan);
+void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanResult& scan);
+
+nlohmann::ordered_json DiffJson(const TraceSummary& summary, const Trace& trace, const RunComparison& cmp);
+void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const RunComparison& cmp);
+
+nlohmann::ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const BlameResult& blame);
+void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const BlameResult& blame);
+
+nlohmann::ordered_json AblateJson(const TraceSummary& summary, const AblationResult& result);
+void PrintAblateText(std::ostream& out, const TraceSummary& summary, const AblationResult& result);
+
+}  // namespace dtr
