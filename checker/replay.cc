@@ -436,8 +436,8 @@ void Engine::Materialize(TensorId t, bool remat) {
   }
   scratch_.resize(base);
 
-  if (script_) {
-    ApplyScript();
+  if (script_) ApplyScript();
+  if (script_ && !heuristic_) {
     if (OverBudget(op.total_size)) {
       CaptureOom();
       result_.script_failure = ScriptFailure{

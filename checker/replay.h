@@ -118,7 +118,9 @@ struct ReplayConfig {
   std::vector<std::pair<int64_t, StorageId>> overrides;
   // With a script, no heuristic runs: exactly the scripted storages are
   // evicted (eager evictions of the runtime still happen), and the run fails
-  // as soon as an allocation does not fit the budget.
+  // as soon as an allocation does not fit the budget. With a script and a
+  // heuristic, the scripted evictions happen first and the heuristic frees
+  // whatever is still missing (a scripted start, a heuristic rest).
   const std::vector<ScriptedEviction>* script = nullptr;
 };
 

@@ -4,6 +4,7 @@ namespace dtr::cli {
 
 void RegisterCommands(CLI::App& app, Actions& actions) {
   RegisterReplayCommands(app, actions);
+  RegisterProofCommands(app, actions);
   RegisterGenCommands(app, actions);
   RegisterReportCommands(app, actions);
   RegisterAtlasCommands(app, actions);

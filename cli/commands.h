@@ -18,5 +18,6 @@ void RegisterGenCommands(CLI::App& app, Actions& actions);          // gen chain
 void RegisterReportCommands(CLI::App& app, Actions& actions);       // report
 void RegisterAtlasCommands(CLI::App& app, Actions& actions);        // atlas
 void RegisterInstabilityCommands(CLI::App& app, Actions& actions);  // scan, diff, blame, ablate
+void RegisterProofCommands(CLI::App& app, Actions& actions);        // frontier, check, explain, prove, bounds
 
 }  // namespace dtr::cli

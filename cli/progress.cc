@@ -36,4 +36,14 @@ void ProgressBar::Draw(size_t done, size_t total, const std::string& count) {
   std::fflush(stderr);
 }
 
+void ProgressBar::Status(const std::string& text) {
+  if (!enabled_) return;
+  drawn_ = true;
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string line = fmt::format("{} {:.1f}s: {}", label_, secs, text);
+  if (line.size() > 118) line = line.substr(0, 115) + "...";
+  fmt::print(stderr, "\r{}\033[K", line);
+  std::fflush(stderr);
+}
+
 }  // namespace dtr::cli

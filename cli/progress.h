@@ -12,6 +12,8 @@ class ProgressBar {
   explicit ProgressBar(std::string label);
   ~ProgressBar();
   void Update(size_t done, size_t total);
+  // One line of status text instead of a bar (long single steps, e.g. solver calls).
+  void Status(const std::string& text);
   // Draws `done` of `total` as a percentage and `note` instead of "done/total"
   // (for progress counted in units a reader should not see, such as bytes).
   void UpdatePercent(size_t done, size_t total, const std::string& note);

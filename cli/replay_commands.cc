@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checker/eviction_script.h"
 #include "checker/heuristic.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
@@ -91,6 +92,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     struct Flags : ReplayFlags {
       std::string ratio;
       int64_t budget = -1;
+      std::string emit_script;
       int storages = -1;
       std::string record;
     };
@@ -99,6 +101,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     AddTrace(cmd, *f);
     cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
     cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
+    cmd->add_option("--emit-script", f->emit_script,
+                    "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
     cmd->add_option("--storages", f->storages,
                     "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
         ->expected(0, 1)
@@ -117,6 +121,14 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         TraceSummary summary = Summarize(f->trace, baseline);
         RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
                                           : RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        if (!f->emit_script.empty()) {
+          // A second, identical replay that collects the heuristic's evictions.
+          ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
+          SaveEvictionScript(f->emit_script, trace, sr.script,
+                             {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
+                                          sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),
+                              fmt::format("valid at any budget >= {} (the run's peak)", sr.run.max_memory)});
+        }
         if (f->json) {
           nlohmann::ordered_json j = RunJson(summary, run);
           if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);

@@ -1,0 +1,121 @@
+#include "checker/eviction_script.h"
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "model/error.h"
+
+namespace dtr {
+
+EvictionScript ParseEvictionScript(std::istream& in, const std::string& source,
+                                   const Trace& trace) {
+  std::unordered_map<std::string_view, StorageId> storage_of;
+  storage_of.reserve(trace.tensors.size());
+  for (const Tensor& t : trace.tensors) storage_of.emplace(t.name, t.storage);
+  EvictionScript script;
+  std::vector<int> entry_line;
+  std::string text;
+  int line = 0;
+  auto fail = [&](const std::string& message) {
+    throw Error(fmt::format("{}:{}: {}", source, line, message));
+  };
+  while (std::getline(in, text)) {
+    ++line;
+    if (size_t hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+    std::istringstream fields(text);
+    std::string event_text, name, extra;
+    if (!(fields >> event_text)) continue;  // blank or comment
+    if (!(fields >> name) || (fields >> extra))
+      fail(fmt::format("expected 'EVENT STORAGE', got '{}'", text));
+    int64_t event = 0;
+    for (char c : event_text) {
+      if (!std::isdigit(static_cast<unsigned char>(c)) || event > (INT64_MAX - 9) / 10)
+        fail(fmt::format("EVENT must be a non-negative integer, got '{}'", event_text));
+      event = event * 10 + (c - '0');
+    }
+    auto it = storage_of.find(name);
+    if (it == storage_of.end()) fail(fmt::format("'{}' is not a tensor of {}", name, trace.source));
+    if (!script.entries.empty() && event < script.entries.back().event)
+      fail(fmt::format("event {} comes after event {} (line {}); entries must be sorted by event",
+                       event, script.entries.back().event, entry_line.back()));
+    script.entries.push_back({event, it->second});
+    entry_line.push_back(line);
+  }
+  if (in.bad()) throw Error(fmt::format("{}: read error", source));
+  return script;
+}
+
+EvictionScript ParseEvictionScriptString(std::string_view text, const std::string& source,
+                                         const Trace& trace) {
+  std::istringstream in{std::string(text)};
+  return ParseEvictionScript(in, source, trace);
+}
+
+EvictionScript LoadEvictionScript(const std::string& path, const Trace& trace) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open the eviction script", path));
+  return ParseEvictionScript(in, path, trace);
+}
+
+void WriteEvictionScript(std::ostream& out, const Trace& trace, const EvictionScript& script,
+                         const std::vector<std::string>& comment) {
+  for (const std::string& c : comment) out << "# " << c << "\n";
+  for (const ScriptedEviction& e : script.entries)
+    out << e.event << " " << trace.tensors[trace.storages[e.storage].root].name << "\n";
+}
+
+void SaveEvictionScript(const std::string& path, const Trace& trace, const EvictionScript& script,
+                        const std::vector<std::string>& comment) {
+  std::ostringstream text;
+  WriteEvictionScript(text, trace, script, comment);
+  std::ofstream out(path);
+  if (!out || !(out << text.str()) || !out.flush())
+    throw Error(fmt::format("{}: cannot write the eviction script", path));
+}
+
+namespace {
+
+class ScriptRecorder : public ReplayObserver {
+ public:
+  explicit ScriptRecorder(EvictionScript& script) : script_(script) {}
+  void OnDecision(const DecisionPoint& d) override {
+    script_.entries.push_back({d.event, d.chosen});
+  }
+
+ private:
+  EvictionScript& script_;
+};
+
+}  // namespace
+
+ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config) {
+  if (config.observer) throw Error("ScriptOfRun: the configuration already has an observer");
+  ScriptedRun out;
+  EvictionScript decisions;
+  ScriptRecorder recorder(decisions);
+  ReplayConfig c = config;
+  c.observer = &recorder;
+  out.run = Replay(trace, c);
+  if (!config.script) {
+    out.script = std::move(decisions);
+    return out;
+  }
+  // A scripted start with a heuristic rest: at each event the scripted
+  // entries were applied before the heuristic decided.
+  int64_t reached = out.run.oom ? out.run.oom->event : out.run.events;
+  size_t d = 0;
+  for (const ScriptedEviction& e : *config.script) {
+    if (e.event > reached) break;
+    while (d < decisions.entries.size() && decisions.entries[d].event < e.event)
+      out.script.entries.push_back(decisions.entries[d++]);
+    out.script.entries.push_back(e);
+  }
+  while (d < decisions.entries.size()) out.script.entries.push_back(decisions.entries[d++]);
+  return out;
+}
+
+}  // namespace dtr

@@ -1,0 +1,330 @@
+// frontier, check, explain, prove, bounds: the proof side of dtrcheck.
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+#include "checker/eviction_script.h"
+#include "checker/heuristic.h"
+#include "checker/ratio_grid.h"
+#include "checker/schedule_checker.h"
+#include "checker/sweep.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "diagnose/feasibility_bounds.h"
+#include "diagnose/oom_classification.h"
+#include "diagnose/remat_frontier.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "reports/proof_report.h"
+#include "reports/run_report.h"
+
+namespace dtr::cli {
+
+namespace {
+
+// A trace and a budget given as --ratio or --budget.
+struct BudgetFlags {
+  std::string trace;
+  std::string ratio;
+  int64_t budget = -1;
+  std::string runtime = "RuntimeV2EagerOptimized";
+  bool json = false;
+};
+
+void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
+  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
+  cmd->add_option("--ratio", f.ratio,
+                  "budget as a fraction of the baseline peak memory, e.g. 0.102");
+  cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)");
+  cmd->add_option("--runtime", f.runtime,
+                  "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+  cmd->add_flag("--json", f.json, "one JSON object (docs/proof_json.md)");
+}
+
+struct Loaded {
+  Trace trace;
+  Baseline baseline;
+  ProofHeader header;
+};
+
+Loaded Load(const BudgetFlags& f, const char* command) {
+  if (f.ratio.empty() && f.budget < 0)
+    throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+  RuntimeKind runtime = ParseRuntime(f.runtime);
+  if (runtime == RuntimeKind::kV1)
+    throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
+  std::optional<Ratio> ratio;
+  if (!f.ratio.empty() && f.budget < 0) ratio = ParseRatio(f.ratio);
+  Loaded l{LoadTrace(f.trace), {}, {}};
+  l.baseline = ComputeBaseline(l.trace);
+  l.header.log = Summarize(f.trace, l.baseline).log;
+  l.header.baseline = l.baseline;
+  l.header.runtime = runtime;
+  l.header.ratio = ratio;
+  l.header.budget = ratio ? BudgetForRatio(l.baseline.memory, ratio->value) : f.budget;
+  return l;
+}
+
+// Flags of the commands that search and prove.
+struct ProofFlags : BudgetFlags {
+  std::string heuristic = "DTR";
+  std::vector<std::string> witness_heuristics;
+  double timeout = 10;
+  int32_t windows = 6;
+  int32_t window_ops = 6;
+  bool no_z3 = false;
+  int32_t rolling = 0;
+  bool verbose = false;
+  std::string save_script;
+};
+
+void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
+  cmd->add_option("--witness-heuristics", f.witness_heuristics,
+                  "heuristics whose runs (at and below the budget) are tried as witnesses")
+      ->delimiter(',');
+  cmd->add_option("--timeout", f.timeout, "seconds per Z3 call (default 10)");
+  cmd->add_option("--windows", f.windows, "Z3 windows tried for an inherent proof (default 6)");
+  cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
+  cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
+  cmd->add_option("--rolling-z3", f.rolling,
+                  "also try rolling Z3 plans of N operators over the whole program as witnesses "
+                  "(slow; default off)");
+  cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
+  cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
+}
+
+ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
+  if (!(f.timeout > 0)) throw Error(fmt::format("--timeout must be positive, got {}", f.timeout));
+  ClassifyOptions o;
+  o.windows = f.no_z3 ? 0 : f.windows;
+  o.window_ops = f.window_ops;
+  o.witness.runtime = runtime;
+  o.witness.use_z3 = !f.no_z3;
+  o.witness.limits.timeout_seconds = f.timeout;
+  o.witness.rolling_ops = f.rolling;
+  for (const std::string& h : f.witness_heuristics)
+    o.witness.heuristics.push_back(&FindHeuristic(h));
+  return o;
+}
+
+void SaveWitness(const ProofFlags& f, const Loaded& l, const Classification& c) {
+  if (f.save_script.empty()) return;
+  if (!c.witness_search.witness) throw Error("no verified script to save (the verdict has none)");
+  const Witness& w = *c.witness_search.witness;
+  SaveEvictionScript(f.save_script, l.trace, w.script,
+                     {fmt::format("dtrcheck eviction script for {}", l.header.log),
+                      fmt::format("passes the schedule checker at budget {} ({})", w.check.budget,
+                                  RuntimeName(l.header.runtime)),
+                      fmt::format("source: {}: {}", w.source, w.description)});
+}
+
+int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const Classification& c) {
+  if (f.json)
+    std::cout << ClassificationJson(l.trace, l.header, kind, c).dump() << "\n";
+  else
+    PrintClassificationText(std::cout, l.trace, l.header, c, f.verbose);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterProofCommands(CLI::App& app, Actions& actions) {
+  // frontier
+  {
+    struct Flags : BudgetFlags {
+      std::string heuristic = "DTR";
+      int64_t at = -1;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("frontier",
+                                       "the pending rematerializations, their locks and pinned + "
+                                       "locked + request at an OOM or decision");
+    AddBudgetFlags(cmd, *f);
+    cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name (default DTR)");
+    cmd->add_option("--at", f->at, "decision index (default: the run's OOM)");
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        Loaded l = Load(*f, "frontier");
+        l.header.heuristic = f->heuristic;
+        ReplayConfig config;
+        config.runtime = l.header.runtime;
+        config.heuristic = &FindHeuristic(f->heuristic);
+        config.budget = l.header.budget;
+        RematFrontier fr = f->at >= 0 ? FrontierAtDecision(l.trace, config, f->at)
+                                      : FrontierAtOom(l.trace, config);
+        if (f->json)
+          std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
+        else
+          PrintFrontierText(std::cout, l.trace, l.header, fr);
+        return 0;
+      });
+    });
+  }
+  // check
+  {
+    struct Flags : BudgetFlags {
+      std::string script;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("check",
+                                       "replay an eviction script under a budget: pass, or where "
+                                       "it fails (exit status 2 if it fails)");
+    AddBudgetFlags(cmd, *f);
+    cmd->add_option("--script", f->script, "eviction script (docs/eviction_script.md)")->required();
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        Loaded l = Load(*f, "check");
+        EvictionScript script = LoadEvictionScript(f->script, l.trace);
+        ScheduleCheck c = CheckSchedule(l.trace, l.header.budget, script, l.header.runtime);
+        if (f->json)
+          std::cout
+              << ScheduleCheckJson(l.trace, l.header, f->script, script.entries.size(), c).dump()
+              << "\n";
+        else
+          PrintScheduleCheckText(std::cout, l.trace, l.header, f->script, script.entries.size(), c);
+        return c.passed() ? 0 : 2;
+      });
+    });
+  }
+  // explain
+  {
+    auto f = std::make_shared<ProofFlags>();
+    CLI::App* cmd = app.add_subcommand("explain",
+                                       "why a heuristic run ran out of memory: its frontier, and "
+                                       "whether the OOM is policy-induced or "
+                                       "inherent, with a certificate");
+    AddBudgetFlags(cmd, *f);
+    cmd->add_option("--heuristic", f->heuristic,
+                    "eviction heuristic of the run, simrd's name (default DTR)");
+    AddProofFlags(cmd, *f);
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        Loaded l = Load(*f, "explain");
+        l.header.heuristic = f->heuristic;
+        ReplayConfig config;
+        config.runtime = l.header.runtime;
+        config.heuristic = &FindHeuristic(f->heuristic);
+        config.budget = l.header.budget;
+        Classification c;
+        {
+          ProgressBar bar("explain");
+          c = ExplainOom(l.trace, l.baseline, config, OptionsFrom(*f, l.header.runtime),
+                         [&](const std::string& s) { bar.Status(s); });
+        }
+        SaveWitness(*f, l, c);
+        return Print(l, "explain", *f, c);
+      });
+    });
+  }
+  // prove
+  {
+    auto f = std::make_shared<ProofFlags>();
+    CLI::App* cmd = app.add_subcommand(
+        "prove",
+        "whether any eviction order fits a budget: feasible (verified script), inherent (proof) or "
+        "undetermined");
+    AddBudgetFlags(cmd, *f);
+    AddProofFlags(cmd, *f);
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        Loaded l = Load(*f, "prove");
+        Classification c;
+        {
+          ProgressBar bar("prove");
+          c = ProveBudget(l.trace, l.baseline, l.header.budget, OptionsFrom(*f, l.header.runtime),
+                          [&](const std::string& s) { bar.Status(s); });
+        }
+        SaveWitness(*f, l, c);
+        return Print(l, "prove", *f, c);
+      });
+    });
+  }
+  // bounds
+  {
+    struct Flags {
+      std::string trace;
+      std::vector<std::string> heuristics{"DTR"};
+      std::string runtime = "RuntimeV2EagerOptimized";
+      std::string grid = "0.01:1:0.01";
+      std::string fine_step = "0.001";
+      double overhead_limit = 0;
+      int jobs = 0;
+      int32_t windows = 3;
+      int32_t window_ops = 6;
+      double timeout = 10;
+      bool json = false;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("bounds",
+                                       "per heuristic the smallest feasible ratio, the best "
+                                       "verified schedule and the proven lower bound");
+    cmd->add_option("trace", f->trace, "DTR execution log (JSON lines)")->required();
+    cmd->add_option("--heuristic", f->heuristics, "heuristic(s), simrd's names (default DTR)")
+        ->delimiter(',');
+    cmd->add_option("--runtime", f->runtime,
+                    "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+    cmd->add_option("--ratios", f->grid,
+                    "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
+    cmd->add_option("--fine-step", f->fine_step,
+                    "finer step around each first pass (default 0.001; '' for none)");
+    cmd->add_option("--overhead-limit", f->overhead_limit,
+                    "runs beyond this overhead count as not feasible");
+    cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+    cmd->add_option("--windows", f->windows,
+                    "Z3 windows bisected for the lower bound (default 3; 0: none)");
+    cmd->add_option("--window-ops", f->window_ops, "operators per Z3 window (default 6)");
+    cmd->add_option("--timeout", f->timeout, "seconds per Z3 call (default 10)");
+    cmd->add_flag("--json", f->json, "one JSON object (docs/proof_json.md)");
+    cmd->callback([f, &actions] {
+      actions.push_back([f] {
+        BoundsOptions o;
+        for (const std::string& h : f->heuristics) o.heuristics.push_back(&FindHeuristic(h));
+        o.runtime = ParseRuntime(f->runtime);
+        if (o.runtime == RuntimeKind::kV1)
+          throw Error("bounds needs a RuntimeV2 runtime, not RuntimeV1");
+        o.grid = f->grid;
+        ParseRatios(o.grid);  // bad grids fail before any work
+        o.fine_step = f->fine_step;
+        if (!o.fine_step.empty()) ParseRatio(o.fine_step);
+        if (f->overhead_limit != 0) {
+          if (!(f->overhead_limit >= 1))
+            throw Error(
+                fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
+          o.overhead_limit = f->overhead_limit;
+        }
+        if (!(f->timeout > 0))
+          throw Error(fmt::format("--timeout must be positive, got {}", f->timeout));
+        o.jobs = f->jobs;
+        o.windows = f->windows;
+        o.window_ops = f->window_ops;
+        o.limits.timeout_seconds = f->timeout;
+        Trace trace = LoadTrace(f->trace);
+        Baseline baseline = ComputeBaseline(trace);
+        ProofHeader h;
+        h.log = Summarize(f->trace, baseline).log;
+        h.baseline = baseline;
+        h.runtime = o.runtime;
+        BoundsReport r;
+        {
+          std::unique_ptr<ProgressBar> bar;
+          std::string stage;
+          r = ComputeBounds(trace, baseline, o, [&](const std::string& s, size_t d, size_t t) {
+            if (s != stage) {
+              bar = std::make_unique<ProgressBar>(s);
+              stage = s;
+            }
+            bar->Update(d, t);
+          });
+        }
+        if (f->json)
+          std::cout << BoundsJson(h, r).dump() << "\n";
+        else
+          PrintBoundsText(std::cout, h, r);
+        return 0;
+      });
+    });
+  }
+}
+
+}  // namespace dtr::cli

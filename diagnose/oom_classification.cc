@@ -1,0 +1,146 @@
+#include "diagnose/oom_classification.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "model/error.h"
+
+namespace dtr {
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kFeasible:
+      return "feasible";
+    case Verdict::kPolicyInduced:
+      return "policy-induced";
+    case Verdict::kInherent:
+      return "inherent";
+    case Verdict::kUndetermined:
+      return "undetermined";
+  }
+  return "?";
+}
+
+std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count,
+                                      int32_t ops, OpId focus) {
+  const OpId nops = static_cast<OpId>(trace.ops.size());
+  ops = std::max(1, std::min<int32_t>(ops, nops));
+  std::vector<OpWindow> out;
+  auto centered = [&](OpId o) {
+    OpId first = std::clamp<OpId>(o - ops / 2, 0, nops - ops);
+    return OpWindow{first, first + ops - 1};
+  };
+  auto add = [&](OpWindow w) {
+    if (static_cast<int32_t>(out.size()) >= count) return;
+    for (const OpWindow& v : out)
+      if (v.first == w.first && v.last == w.last) return;
+    out.push_back(w);
+  };
+  if (focus >= 0) add(centered(focus));
+  std::vector<OpId> order(nops);
+  for (OpId o = 0; o < nops; ++o) order[o] = o;
+  std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return bound.per_op[a].total() > bound.per_op[b].total();
+  });
+  // The end of the program first if the final pins are what binds.
+  if (bound.attained_by.op < 0) add({nops - ops, nops - 1});
+  for (OpId o : order) {
+    if (static_cast<int32_t>(out.size()) >= count) break;
+    bool covered = false;
+    for (const OpWindow& v : out) covered |= o >= v.first && o <= v.last;
+    if (!covered) add(centered(o));
+  }
+  add({nops - ops, nops - 1});
+  return out;
+}
+
+namespace {
+
+// The checks shared by explain and prove, in order of cost.
+class Classifier {
+ public:
+  Classifier(const Trace& trace, const Baseline& baseline, const ClassifyOptions& o,
+             const ClassifyProgress& p)
+      : trace_(trace), baseline_(baseline), o_(o), progress_(p) {}
+
+  void Classify(Classification& c, Verdict if_witness, OpId focus) {
+    c.static_bound = ComputeMemoryBound(trace_);
+    c.proven_infeasible_below = c.static_bound.bytes;
+    if (c.budget < c.static_bound.bytes) {
+      c.verdict = Verdict::kInherent;
+      c.proof = InherentProof{InherentProof::Kind::kStaticBound, c.static_bound.attained_by, {}};
+      Progress(
+          fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
+      return;
+    }
+    Progress(fmt::format("static bound {} <= budget {}; searching for a schedule",
+                         c.static_bound.bytes, c.budget));
+    c.witness_search =
+        FindScheduleWitness(trace_, baseline_.memory, c.budget, o_.witness, progress_);
+    if (c.witness_search.witness) {
+      c.verdict = if_witness;
+      return;
+    }
+    for (const OpWindow& w :
+         InherentWindows(trace_, c.static_bound, o_.windows, o_.window_ops, focus)) {
+      WindowQuery q = QueryWindow(trace_, w, c.budget, o_.witness.limits);
+      Progress(fmt::format("Z3 window {}..{} ({} storages) at {}: {} in {:.1f}s{}", w.first, w.last,
+                           q.storages, c.budget, SolverAnswerName(q.answer), q.seconds,
+                           q.reason.empty() ? "" : " (" + q.reason + ")"));
+      c.window_queries.push_back(q);
+      if (q.answer == SolverAnswer::kUnsat) {
+        c.verdict = Verdict::kInherent;
+        c.proof = InherentProof{InherentProof::Kind::kWindowUnsat, {}, q};
+        return;
+      }
+    }
+    c.verdict = Verdict::kUndetermined;
+  }
+
+ private:
+  void Progress(const std::string& s) {
+    if (progress_) progress_(s);
+  }
+
+  const Trace& trace_;
+  const Baseline& baseline_;
+  const ClassifyOptions& o_;
+  const ClassifyProgress& progress_;
+};
+
+}  // namespace
+
+Classification ExplainOom(const Trace& trace, const Baseline& baseline, const ReplayConfig& config,
+                          const ClassifyOptions& options, const ClassifyProgress& progress) {
+  if (!config.heuristic) throw Error("explain needs a heuristic run");
+  Classification c;
+  c.budget = config.budget;
+  c.run = Replay(trace, config);
+  if (c.run->outcome != Outcome::kOom)
+    throw Error(fmt::format(
+        "{} at budget {} does not run out of memory (result: {}); explain needs an OOM run, "
+        "prove answers for any budget",
+        config.heuristic->name, config.budget, OutcomeName(c.run->outcome)));
+  c.frontier = FrontierAtOom(trace, config);
+  ClassifyOptions o = options;
+  o.witness.runtime = config.runtime;
+  auto& hs = o.witness.heuristics;
+  hs.erase(std::remove(hs.begin(), hs.end(), config.heuristic), hs.end());
+  hs.insert(hs.begin(), config.heuristic);
+  const Step& failing = trace.program[c.run->oom->program_step];
+  OpId focus = failing.kind == StepKind::kCompute ? failing.target : -1;
+  Classifier(trace, baseline, o, progress).Classify(c, Verdict::kPolicyInduced, focus);
+  return c;
+}
+
+Classification ProveBudget(const Trace& trace, const Baseline& baseline, int64_t budget,
+                           const ClassifyOptions& options, const ClassifyProgress& progress) {
+  if (budget < 0) throw Error("the budget must not be negative");
+  Classification c;
+  c.budget = budget;
+  Classifier(trace, baseline, options, progress).Classify(c, Verdict::kFeasible, -1);
+  return c;
+}
+
+}  // namespace dtr

@@ -1,0 +1,79 @@
+// OOM classification: why did this budget fail, and could any eviction
+// order have fit it? Every verdict carries a certificate checked here:
+//  - policy-induced (explain) / feasible (prove): an eviction script the
+//    schedule checker passed at the budget (diagnose/schedule_witness.h);
+//  - inherent: the static memory bound exceeds the budget
+//    (checker/memory_bound.h), or a Z3 window encoding that over-approximates
+//    every execution is UNSAT at the budget (checker/feasibility.h);
+//  - undetermined: neither was found within the limits; the bounds found and
+//    the limits hit are reported.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checker/feasibility.h"
+#include "checker/memory_bound.h"
+#include "checker/replay.h"
+#include "diagnose/remat_frontier.h"
+#include "diagnose/schedule_witness.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+enum class Verdict {
+  kFeasible,       // prove: some script fits (verified)
+  kPolicyInduced,  // explain: the heuristic OOMs, but some script fits (verified)
+  kInherent,       // no script fits (proven)
+  kUndetermined,
+};
+std::string_view VerdictName(
+    Verdict v);  // "feasible", "policy-induced", "inherent", "undetermined"
+
+struct InherentProof {
+  enum class Kind { kStaticBound, kWindowUnsat };
+  Kind kind = Kind::kStaticBound;
+  OperatorNeed need;   // kStaticBound: what needs more than the budget (op -1: the final pins)
+  WindowQuery window;  // kWindowUnsat: the UNSAT query
+};
+
+struct ClassifyOptions {
+  WitnessOptions witness;  // its heuristics: explain puts the run's heuristic first
+  int32_t windows = 6;     // Z3 windows tried for an inherent proof
+  int32_t window_ops = 6;  // operators per window
+};
+
+struct Classification {
+  int64_t budget = 0;
+  Verdict verdict = Verdict::kUndetermined;
+  std::optional<RunResult> run;           // explain: the heuristic's run
+  std::optional<RematFrontier> frontier;  // explain: at its OOM
+  MemoryBound static_bound;
+  std::optional<InherentProof> proof;
+  WitnessSearch witness_search;
+  std::vector<WindowQuery> window_queries;  // in the order asked
+  int64_t proven_infeasible_below = 0;  // every budget below is proven infeasible (static bound)
+};
+
+using ClassifyProgress = std::function<void(const std::string&)>;
+
+// The Z3 windows worth asking at `budget`: around the operators whose static
+// need is closest to it (and `focus`, if >= 0), and the end of the program.
+std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count,
+                                      int32_t ops, OpId focus = -1);
+
+// Explains the OOM of the run `config` describes (throws Error if it passes).
+Classification ExplainOom(const Trace& trace, const Baseline& baseline, const ReplayConfig& config,
+                          const ClassifyOptions& options,
+                          const ClassifyProgress& progress = nullptr);
+
+// Whether any script fits `budget`, whatever the policy.
+Classification ProveBudget(const Trace& trace, const Baseline& baseline, int64_t budget,
+                           const ClassifyOptions& options,
+                           const ClassifyProgress& progress = nullptr);
+
+}  // namespace dtr

@@ -1,0 +1,313 @@
+#include "diagnose/schedule_witness.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "checker/script_builder.h"
+#include "checker/stepwise_runtime.h"
+#include "model/error.h"
+
+namespace dtr {
+
+namespace {
+
+bool IsEager(RuntimeKind k) {
+  return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized;
+}
+
+class Searcher {
+ public:
+  Searcher(const Trace& trace, int64_t baseline_memory, int64_t budget, const WitnessOptions& o,
+           const WitnessProgress& progress)
+      : trace_(trace),
+        baseline_memory_(baseline_memory),
+        budget_(budget),
+        o_(o),
+        progress_(progress) {
+    if (o_.heuristics.empty()) o_.heuristics.push_back(&FindHeuristic("DTR"));
+  }
+
+  WitnessSearch Run() {
+    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() ||
+        RollingPlans()) {
+    }
+    return std::move(out_);
+  }
+
+ private:
+  std::string RatioText(int64_t b) const {
+    return fmt::format("{:.6f}", static_cast<double>(b) / baseline_memory_);
+  }
+
+  // A run and its script; a run that stops with a simrd assertion counts as a
+  // failed attempt (its message is recorded), not as an error of the search.
+  std::optional<ScriptedRun> RunScripted(const ReplayConfig& c, const std::string& source,
+                                         const std::string& what) {
+    try {
+      return ScriptOfRun(trace_, c);
+    } catch (const Error& e) {
+      Note(source, what, e.what());
+      return std::nullopt;
+    }
+  }
+
+  ReplayConfig Config(const HeuristicSpec* h, int64_t budget) const {
+    ReplayConfig c;
+    c.runtime = o_.runtime;
+    c.heuristic = h;
+    c.budget = budget;
+    return c;
+  }
+
+  void Note(const std::string& source, const std::string& description, const std::string& outcome) {
+    out_.attempts.push_back({source, description, outcome});
+    if (progress_) progress_(fmt::format("{}: {} -> {}", source, description, outcome));
+  }
+
+  // Checks a candidate at the budget; keeps it if it passes.
+  bool Try(const std::string& source, const std::string& description, EvictionScript script) {
+    ScheduleCheck check = CheckSchedule(trace_, budget_, script, o_.runtime);
+    Note(source, description, "checker: " + DescribeScheduleCheck(check));
+    if (!check.passed()) return false;
+    out_.witness = Witness{source, description, std::move(script), std::move(check)};
+    return true;
+  }
+
+  bool RunsAtBudget() {
+    for (const HeuristicSpec* h : o_.heuristics) {
+      std::string what = fmt::format("{} at budget {}", h->name, budget_);
+      std::optional<ScriptedRun> run = RunScripted(Config(h, budget_), "run", what);
+      if (!run) continue;
+      ScriptedRun& sr = *run;
+      if (h == o_.heuristics.front()) first_run_ = sr;
+      if (sr.run.outcome != Outcome::kPass) {
+        Note("run", what, std::string(OutcomeName(sr.run.outcome)));
+        continue;
+      }
+      if (Try("run", what + fmt::format(" passes with peak {}", sr.run.max_memory),
+              std::move(sr.script)))
+        return true;
+    }
+    return false;
+  }
+
+  bool LowerBudgets() {
+    for (const HeuristicSpec* h : o_.heuristics) {
+      int64_t b = budget_ - 1;
+      std::vector<int64_t> budgets;
+      // Jumps: just below each run's interval of identical behaviour.
+      for (int32_t i = 0; i < o_.jumps && b >= 0; ++i) {
+        std::optional<ScriptedRun> sr = RunScripted(Config(h, b), "lower-budget run",
+                                                    fmt::format("{} at budget {}", h->name, b));
+        if (!sr) break;
+        if (TryLowerRun(h, b, *sr)) return true;
+        b = sr->run.budget_lo - 1;
+      }
+      for (int32_t i = 0; i < o_.descents; ++i) {
+        int64_t d = static_cast<int64_t>(static_cast<double>(budget_) * (1.0 - 0.005 * (1 << i)));
+        if (d < 0 || d >= b) continue;
+        std::optional<ScriptedRun> sr = RunScripted(Config(h, d), "lower-budget run",
+                                                    fmt::format("{} at budget {}", h->name, d));
+        if (sr && TryLowerRun(h, d, *sr)) return true;
+      }
+    }
+    return false;
+  }
+
+  bool TryLowerRun(const HeuristicSpec* h, int64_t b, ScriptedRun& sr) {
+    std::string what = fmt::format("{} at budget {} (ratio {})", h->name, b, RatioText(b));
+    if (sr.run.outcome != Outcome::kPass) {
+      Note("lower-budget run", what, std::string(OutcomeName(sr.run.outcome)));
+      return false;
+    }
+    return Try("lower-budget run", what + fmt::format(" passes with peak {}", sr.run.max_memory),
+               std::move(sr.script));
+  }
+
+  // Records the decisions of the explained run, with their runner-ups.
+  class DecisionLog : public ReplayObserver {
+   public:
+    void OnDecision(const DecisionPoint& d) override { decisions.push_back(d); }
+    std::vector<DecisionPoint> decisions;
+  };
+
+  bool Counterfactuals() {
+    if (!first_run_ || first_run_->run.outcome == Outcome::kPass || o_.counterfactuals <= 0)
+      return false;
+    const HeuristicSpec* h = o_.heuristics.front();
+    DecisionLog log;
+    ReplayConfig c = Config(h, budget_);
+    c.observer = &log;
+    try {
+      Replay(trace_, c);
+    } catch (const Error& e) {
+      Note("counterfactual", fmt::format("{} at budget {}", h->name, budget_), e.what());
+      return false;
+    }
+    const int64_t n = static_cast<int64_t>(log.decisions.size());
+    for (int64_t i = n - 1, tried = 0; i >= 0 && tried < o_.counterfactuals; --i) {
+      const DecisionPoint& d = log.decisions[i];
+      if (d.runner_up < 0) continue;
+      ++tried;
+      ReplayConfig oc = Config(h, budget_);
+      oc.overrides = {{d.index, d.runner_up}};
+      std::string what = fmt::format("{} with decision {} (event {}) evicting {} instead of {}",
+                                     h->name, d.index, d.event, Name(d.runner_up), Name(d.chosen));
+      std::optional<ScriptedRun> sr = RunScripted(oc, "counterfactual", what);
+      if (!sr) continue;
+      if (sr->run.outcome != Outcome::kPass) {
+        Note("counterfactual", what, std::string(OutcomeName(sr->run.outcome)));
+        continue;
+      }
+      if (Try("counterfactual", what, std::move(sr->script))) return true;
+    }
+    return false;
+  }
+
+  std::string Name(StorageId s) const { return trace_.tensors[trace_.storages[s].root].name; }
+
+  bool NextUse() {
+    if (!o_.next_use) return false;
+    ScriptBuilderOptions bo;
+    bo.budget = budget_;
+    bo.eager = IsEager(o_.runtime);
+    BuiltScript b = BuildScript(trace_, bo);
+    if (!b.completed) {
+      Note("next-use", "offline next-use policy", b.stopped);
+      return false;
+    }
+    return Try("next-use",
+               fmt::format("offline next-use policy ({} evictions)", b.script.entries.size()),
+               std::move(b.script));
+  }
+
+  bool Z3Plan() {
+    if (!o_.use_z3) return false;
+    const OpId nops = static_cast<OpId>(trace_.ops.size());
+    if (nops <= o_.z3_whole_program_ops) {
+      WindowPlan plan = PlanWindow(trace_, {0, nops - 1}, budget_,
+                                   std::vector<uint8_t>(trace_.storages.size(), 0), o_.limits);
+      std::string what = fmt::format("Z3 plan of the whole program (operators 0..{})", nops - 1);
+      if (plan.answer != SolverAnswer::kSat) {
+        Note("z3 plan", what,
+             std::string(SolverAnswerName(plan.answer)) +
+                 (plan.reason.empty() ? "" : ": " + plan.reason));
+        return false;
+      }
+      ScriptBuilderOptions bo;
+      bo.budget = budget_;
+      bo.eager = IsEager(o_.runtime);
+      bo.plan = &plan;
+      BuiltScript b = BuildScript(trace_, bo);
+      if (!b.completed) {
+        Note("z3 plan", what, "following the plan: " + b.stopped);
+        return false;
+      }
+      return Try("z3 plan", what, std::move(b.script));
+    }
+    // A window before the failure of the explained run, entered in the run's
+    // own state; the heuristic completes the run after the window.
+    if (!first_run_ || !first_run_->run.oom) return false;
+    const OomContext& oom = *first_run_->run.oom;
+    const Step& failing = trace_.program[oom.program_step];
+    OpId p = failing.kind == StepKind::kCompute ? failing.target : nops - 1;
+    OpId first = std::max<OpId>(0, p - o_.z3_window_ops + 1);
+    OpId last = std::min<OpId>(nops - 1, p + 2);
+    int32_t first_step = -1, stop_step = -1;
+    for (int32_t s = 0; s < static_cast<int32_t>(trace_.program.size()); ++s) {
+      const Step& st = trace_.program[s];
+      if (st.kind != StepKind::kCompute) continue;
+      if (st.target == first) first_step = s;
+      if (st.target == last + 1) stop_step = s;
+    }
+    // The run's state at the first computation of the window's first operator.
+    StepwiseRuntime rt(trace_, IsEager(o_.runtime));
+    size_t next = 0;
+    const auto& entries = first_run_->script.entries;
+    while (rt.Advance() && rt.program_step() < first_step) {
+      while (next < entries.size() && entries[next].event == rt.event()) {
+        StorageId s = entries[next++].storage;
+        if (!rt.Evictable(s))
+          throw Error(fmt::format("internal error: the run's own script cannot be replayed (entry {})", next - 1));
+        rt.Evict(s);
+      }
+      rt.Compute();
+    }
+    std::vector<uint8_t> entry(trace_.storages.size(), 0);
+    for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
+    std::string what =
+        fmt::format("Z3 plan of operators {}..{} from {}'s state there, then {}", first, last,
+                    o_.heuristics.front()->name, o_.heuristics.front()->name);
+    WindowPlan plan = PlanWindow(trace_, {first, last}, budget_, entry, o_.limits);
+    if (plan.answer != SolverAnswer::kSat) {
+      Note("z3 plan", what,
+           std::string(SolverAnswerName(plan.answer)) +
+               (plan.reason.empty() ? "" : ": " + plan.reason));
+      if (plan.answer == SolverAnswer::kUnsat)
+        out_.notes.push_back(
+            fmt::format("from {}'s state at operator {} ({}), no schedule of operators {}..{} fits "
+                        "the budget (Z3: unsat)",
+                        o_.heuristics.front()->name, first, trace_.ops[first].name, first, last));
+      return false;
+    }
+    ScriptBuilderOptions bo;
+    bo.budget = budget_;
+    bo.eager = IsEager(o_.runtime);
+    bo.prefix = &first_run_->script;
+    bo.prefix_events = rt.event();
+    bo.plan = &plan;
+    bo.stop_at_step = stop_step;
+    BuiltScript b = BuildScript(trace_, bo);
+    if (!b.completed) {
+      Note("z3 plan", what, "following the plan: " + b.stopped);
+      return false;
+    }
+    ReplayConfig hybrid = Config(o_.heuristics.front(), budget_);
+    hybrid.script = &b.script.entries;
+    std::optional<ScriptedRun> sr = RunScripted(hybrid, "z3 plan", what);
+    if (!sr) return false;
+    if (sr->run.outcome != Outcome::kPass) {
+      Note("z3 plan", what, fmt::format("the heuristic's rest: {}", OutcomeName(sr->run.outcome)));
+      return false;
+    }
+    return Try("z3 plan", what, std::move(sr->script));
+  }
+
+  bool RollingPlans() {
+    if (!o_.use_z3 || o_.rolling_ops <= 0) return false;
+    ScriptBuilderOptions bo;
+    bo.budget = budget_;
+    bo.eager = IsEager(o_.runtime);
+    bo.rolling_ops = o_.rolling_ops;
+    bo.rolling_stride = std::max(1, o_.rolling_ops / 2);
+    bo.limits = o_.limits;
+    BuiltScript b = BuildScript(trace_, bo);
+    std::string what = fmt::format("rolling Z3 plans of {} operators ({} plans, {} not sat)",
+                                   o_.rolling_ops, b.plans, b.plans_failed);
+    if (!b.completed) {
+      Note("z3 rolling plans", what, b.stopped);
+      return false;
+    }
+    return Try("z3 rolling plans", what, std::move(b.script));
+  }
+
+  const Trace& trace_;
+  const int64_t baseline_memory_;
+  const int64_t budget_;
+  WitnessOptions o_;
+  const WitnessProgress& progress_;
+  std::optional<ScriptedRun> first_run_;
+  WitnessSearch out_;
+};
+
+}  // namespace
+
+WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
+                                  const WitnessOptions& options, const WitnessProgress& progress) {
+  if (options.runtime == RuntimeKind::kV1)
+    throw Error("witness search needs a RuntimeV2 runtime, not RuntimeV1");
+  return Searcher(trace, baseline_memory, budget, options, progress).Run();
+}
+
+}  // namespace dtr

@@ -1,0 +1,497 @@
+#include "reports/proof_report.h"
+
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+
+namespace dtr {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
+std::string OpName(const Trace& t, TensorId x) { return t.op_of(x).name; }
+double RatioOf(int64_t bytes, const Baseline& b) {
+  return static_cast<double>(bytes) / static_cast<double>(b.memory);
+}
+
+ordered_json HeaderJson(const char* kind, const ProofHeader& h) {
+  ordered_json j;
+  j["kind"] = kind;
+  j["log"] = h.log;
+  j["baseline_memory"] = h.baseline.memory;
+  j["heuristic"] = h.heuristic.empty() ? ordered_json(nullptr) : ordered_json(h.heuristic);
+  j["runtime"] = std::string(RuntimeName(h.runtime));
+  j["ratio"] = h.ratio ? ordered_json(h.ratio->value) : ordered_json(nullptr);
+  j["budget"] = h.budget;
+  return j;
+}
+
+void PrintHeader(std::ostream& out, const ProofHeader& h) {
+  std::string who = h.heuristic.empty()
+                        ? std::string(RuntimeName(h.runtime))
+                        : fmt::format("{} on {}", h.heuristic, RuntimeName(h.runtime));
+  std::string ratio = h.ratio ? fmt::format("ratio {}", h.ratio->text)
+                              : fmt::format("ratio {:.6f}", RatioOf(h.budget, h.baseline));
+  fmt::print(out, "{}  {}, budget {} bytes ({})\n", h.log, who, h.budget, ratio);
+}
+
+ordered_json NeedJson(const Trace& t, const OperatorNeed& n) {
+  ordered_json j;
+  if (n.op >= 0) {
+    j["op"] = t.ops[n.op].name;
+    j["program_step"] = n.program_step;
+    j["pinned"] = n.pinned;
+    j["arguments"] = n.arguments;
+    j["request"] = n.request;
+  } else {
+    j["op"] = nullptr;
+    j["final_pinned"] = n.pinned;
+  }
+  j["total"] = n.total();
+  return j;
+}
+
+std::string NeedText(const Trace& t, const OperatorNeed& n) {
+  if (n.op < 0)
+    return fmt::format("the storages pinned at the end of the program ({} bytes)", n.pinned);
+  return fmt::format("{} (pinned {} + arguments {} + outputs {})", t.ops[n.op].name, n.pinned,
+                     n.arguments, n.request);
+}
+
+ordered_json QueryJson(const WindowQuery& q) {
+  return {{"first_op", q.window.first},
+          {"last_op", q.window.last},
+          {"reaches_end", q.reaches_end},
+          {"budget", q.budget},
+          {"answer", SolverAnswerName(q.answer)},
+          {"reason", q.reason},
+          {"storages", q.storages},
+          {"seconds", q.seconds}};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- frontier
+
+ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFrontier& f) {
+  ordered_json j = HeaderJson("frontier", h);
+  j["at"] = f.at_oom ? "oom" : "decision";
+  j["decision"] = f.decision ? ordered_json(*f.decision) : ordered_json(nullptr);
+  j["event"] = f.event;
+  j["program_step"] = f.program_step;
+  j["program_op"] = OpName(t, f.frames.front().tensor);
+  j["tensor"] = t.tensors[f.frames.back().tensor].name;
+  j["op"] = OpName(t, f.frames.back().tensor);
+  j["remat_depth"] = static_cast<int64_t>(f.frames.size()) - 1;
+  j["memory_usage"] = f.memory_usage;
+  j["pinned_memory"] = f.pinned_bytes;
+  j["pinned_storages"] = f.pinned_storages;
+  j["locked_memory"] = f.locked_bytes;
+  j["locked_storages"] = f.locked.size();
+  j["evictable_memory"] = f.evictable_bytes;
+  j["evictable_storages"] = f.evictable_storages;
+  j["request"] = f.request;
+  j["floor"] = f.floor();
+  j["excess"] = f.floor() - f.budget;
+  j["peak_completion_need"] = f.peak_completion_need;
+  j["peak_frame"] = f.peak_frame;
+  j["doomed"] = f.doomed();
+  j["holders_consistent"] = f.holders_consistent;
+  ordered_json frames = ordered_json::array();
+  for (const FrontierFrame& fr : f.frames) {
+    ordered_json locks = ordered_json::array(), missing = ordered_json::array();
+    for (StorageId s : fr.locks) locks.push_back(StorageName(t, s));
+    for (TensorId m : fr.missing) missing.push_back(t.tensors[m].name);
+    frames.push_back({{"depth", fr.depth},
+                      {"tensor", t.tensors[fr.tensor].name},
+                      {"op", OpName(t, fr.tensor)},
+                      {"remat", fr.remat},
+                      {"request", fr.request},
+                      {"locks", locks},
+                      {"new_locked_memory", fr.new_locked_bytes},
+                      {"completion_need", fr.completion_need},
+                      {"missing", missing}});
+  }
+  j["frames"] = frames;
+  ordered_json locked = ordered_json::array();
+  for (const LockedStorage& l : f.locked)
+    locked.push_back(
+        {{"storage", StorageName(t, l.storage)}, {"size", l.size}, {"holders", l.holders}});
+  j["locked"] = locked;
+  j["evicted_region"] = {{"storages", f.evicted_region.size()}, {"memory", f.evicted_region_bytes}};
+  j["region_border"] = {{"storages", f.region_border.size()}, {"memory", f.region_border_bytes}};
+  j["predicted"] = {{"computations", f.predicted.size()}, {"peak_floor", f.predicted_peak_floor}};
+  return j;
+}
+
+void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                       const RematFrontier& f) {
+  PrintHeader(out, h);
+  const FrontierFrame& inner = f.frames.back();
+  if (f.at_oom)
+    fmt::print(out, "frontier at the OOM: computation {} of the run, program step {} ({})\n",
+               f.event, f.program_step, OpName(t, f.frames.front().tensor));
+  else
+    fmt::print(out, "frontier at decision {}: computation {} of the run, program step {} ({})\n",
+               *f.decision, f.event, f.program_step, OpName(t, f.frames.front().tensor));
+  fmt::print(out,
+             "  {} pending frames: the program operator and {} rematerializations below it; "
+             "innermost {} ({})\n",
+             f.frames.size(), f.frames.size() - 1, OpName(t, inner.tensor),
+             t.tensors[inner.tensor].name);
+  fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", "depth", "operator", "tensor",
+             "request", "locks (new)", "completion need");
+  size_t hidden = 0;
+  for (size_t k = 0; k < f.frames.size(); ++k) {
+    const FrontierFrame& fr = f.frames[k];
+    bool show =
+        k == 0 || k + 1 == f.frames.size() || fr.new_locked_bytes > 0 || fr.depth == f.peak_frame;
+    if (!show) {
+      ++hidden;
+      continue;
+    }
+    if (hidden) fmt::print(out, "  {:>5}  ({} frames locking nothing new)\n", "...", hidden);
+    hidden = 0;
+    fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", fr.depth, OpName(t, fr.tensor),
+               t.tensors[fr.tensor].name, fr.request, fr.new_locked_bytes, fr.completion_need);
+  }
+  fmt::print(out, "  locked storages: {} ({} bytes)\n", f.locked.size(), f.locked_bytes);
+  constexpr size_t kShownLocked = 12;
+  for (size_t i = 0; i < f.locked.size(); ++i) {
+    const LockedStorage& l = f.locked[i];
+    if (i == kShownLocked) {
+      int64_t rest = 0;
+      for (size_t k = i; k < f.locked.size(); ++k) rest += f.locked[k].size;
+      fmt::print(out, "    ... {} more ({} bytes; --json lists all)\n", f.locked.size() - i, rest);
+      break;
+    }
+    std::string holders;
+    for (int32_t d : l.holders) holders += (holders.empty() ? "" : ", ") + std::to_string(d);
+    fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}\n", StorageName(t, l.storage),
+               l.size, l.holders.size() == 1 ? "" : "s", holders);
+  }
+  fmt::print(out, "  arithmetic:\n");
+  fmt::print(out, "      pinned   {:>14}  ({} storages)\n", f.pinned_bytes, f.pinned_storages);
+  fmt::print(out, "    + locked   {:>14}  ({} storages)\n", f.locked_bytes, f.locked.size());
+  fmt::print(out, "    + request  {:>14}  ({})\n", f.request, OpName(t, inner.tensor));
+  int64_t floor = f.floor();
+  fmt::print(out, "    = floor    {:>14}  {} budget {}{}\n", floor,
+             floor > f.budget ? ">" : "<=", f.budget,
+             floor > f.budget ? fmt::format(" by {}", floor - f.budget) : "");
+  fmt::print(out, "    evictable  {:>14}  ({} storages){}\n", f.evictable_bytes,
+             f.evictable_storages, f.evictable_bytes == 0 ? ": nothing left to evict" : "");
+  if (f.doomed())
+    fmt::print(out,
+               "  doomed: frame {} needs {} bytes to complete (pinned, outer frames' locks, its "
+               "arguments and "
+               "request) > budget; no eviction from this state can fit\n",
+               f.peak_frame, f.peak_completion_need);
+  else
+    fmt::print(out,
+               "  every pending frame can still complete within the budget (largest completion "
+               "need {} at frame "
+               "{})\n",
+               f.peak_completion_need, f.peak_frame);
+  fmt::print(out,
+             "  still to materialize: {} evicted storages ({} bytes) behind the missing arguments, "
+             "bordered by {} "
+             "material storages ({} bytes)\n",
+             f.evicted_region.size(), f.evicted_region_bytes, f.region_border.size(),
+             f.region_border_bytes);
+  fmt::print(out,
+             "  rest of the recursion if nothing more is evicted: {} computations, peak floor {}\n",
+             f.predicted.size(), f.predicted_peak_floor);
+  if (!f.holders_consistent)
+    fmt::print(out, "  note: the frames' locks do not add up to the runtime's lock counts\n");
+}
+
+// ---------------------------------------------------------------- check
+
+ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::string& path,
+                               size_t entries, const ScheduleCheck& c) {
+  ordered_json j = HeaderJson("check", h);
+  const RunResult& r = c.run;
+  j["script"] = path;
+  j["entries"] = entries;
+  j["result"] = std::string(OutcomeName(c.outcome));
+  j["max_memory"] = r.max_memory;
+  j["events"] = r.events;
+  j["clock"] = r.clock;
+  j["remat_compute"] = r.remat_compute;
+  j["scripted_evictions"] = r.heuristic_evictions;
+  j["eager_evictions"] = r.eager_evictions;
+  if (r.script_failure)
+    j["failure"] = {{"entry", r.script_failure->entry < 0 ? ordered_json(nullptr)
+                                                          : ordered_json(r.script_failure->entry)},
+                    {"event", r.script_failure->event},
+                    {"reason", r.script_failure->reason}};
+  else
+    j["failure"] = nullptr;
+  if (r.oom)
+    j["oom"] = {{"op", r.oom->op},
+                {"tensor", r.oom->tensor},
+                {"request", r.oom->request},
+                {"memory_usage", r.oom->memory_usage},
+                {"pinned_memory", r.oom->pinned_memory},
+                {"locked_memory", r.oom->locked_memory},
+                {"remat_depth", r.oom->remat_depth},
+                {"program_op", r.oom->program_op}};
+  (void)t;
+  return j;
+}
+
+void PrintScheduleCheckText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                            const std::string& path, size_t entries, const ScheduleCheck& c) {
+  PrintHeader(out, h);
+  const RunResult& r = c.run;
+  fmt::print(out, "  script      {} ({} evictions)\n", path, entries);
+  fmt::print(out, "  result      {}\n", DescribeScheduleCheck(c));
+  fmt::print(out,
+             "  replayed    {} computations, clock {}, remat compute {}, {} scripted + {} eager "
+             "evictions\n",
+             r.events, r.clock, r.remat_compute, r.heuristic_evictions, r.eager_evictions);
+  if (r.oom)
+    fmt::print(
+        out,
+        "  at the failure: {} ({}) requests {} with {} in use (pinned {}, locked {}), {} pending "
+        "rematerializations\n",
+        r.oom->op, r.oom->tensor, r.oom->request, r.oom->memory_usage, r.oom->pinned_memory,
+        r.oom->locked_memory, r.oom->remat_depth);
+  (void)t;
+}
+
+// ---------------------------------------------------------------- explain / prove
+
+ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std::string& kind,
+                                const Classification& c) {
+  ordered_json j = HeaderJson(kind.c_str(), h);
+  j["verdict"] = std::string(VerdictName(c.verdict));
+  if (c.run) {
+    j["result"] = std::string(OutcomeName(c.run->outcome));
+    j["oom_event"] = c.run->oom ? ordered_json(c.run->oom->event) : ordered_json(nullptr);
+  }
+  if (c.frontier) {
+    ordered_json f = FrontierJson(t, h, *c.frontier);
+    for (const char* k :
+         {"kind", "log", "baseline_memory", "heuristic", "runtime", "ratio", "budget"})
+      f.erase(k);
+    j["frontier"] = f;
+  }
+  ordered_json cert = nullptr;
+  if (c.witness_search.witness) {
+    const Witness& w = *c.witness_search.witness;
+    cert = {{"type", "script"},
+            {"source", w.source},
+            {"description", w.description},
+            {"entries", w.script.entries.size()},
+            {"check",
+             {{"budget", w.check.budget},
+              {"result", std::string(OutcomeName(w.check.outcome))},
+              {"max_memory", w.check.run.max_memory},
+              {"events", w.check.run.events},
+              {"clock", w.check.run.clock}}}};
+  } else if (c.proof) {
+    if (c.proof->kind == InherentProof::Kind::kStaticBound)
+      cert = {{"type", "static-bound"},
+              {"bound", c.static_bound.bytes},
+              {"need", NeedJson(t, c.proof->need)}};
+    else
+      cert = {{"type", "unsat-window"}, {"window", QueryJson(c.proof->window)}};
+  }
+  j["certificate"] = cert;
+  j["static_bound"] = {{"bytes", c.static_bound.bytes},
+                       {"ratio", RatioOf(c.static_bound.bytes, h.baseline)},
+                       {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
+  ordered_json attempts = ordered_json::array();
+  for (const WitnessAttempt& a : c.witness_search.attempts)
+    attempts.push_back(
+        {{"source", a.source}, {"description", a.description}, {"outcome", a.outcome}});
+  j["witness_attempts"] = attempts;
+  ordered_json windows = ordered_json::array();
+  for (const WindowQuery& q : c.window_queries) windows.push_back(QueryJson(q));
+  j["windows"] = windows;
+  j["notes"] = c.witness_search.notes;
+  return j;
+}
+
+void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                             const Classification& c, bool verbose) {
+  if (c.frontier) {
+    PrintFrontierText(out, t, h, *c.frontier);
+  } else {
+    PrintHeader(out, h);
+  }
+  fmt::print(out, "verdict: {}\n", VerdictName(c.verdict));
+  switch (c.verdict) {
+    case Verdict::kFeasible:
+    case Verdict::kPolicyInduced: {
+      const Witness& w = *c.witness_search.witness;
+      if (c.verdict == Verdict::kPolicyInduced)
+        fmt::print(out,
+                   "  the heuristic ran out of memory, but an eviction script fits this budget:\n");
+      fmt::print(out, "  certificate: a script of {} evictions from {}: {}\n",
+                 w.script.entries.size(), w.source, w.description);
+      fmt::print(out, "  schedule checker at budget {}: {}\n", w.check.budget,
+                 DescribeScheduleCheck(w.check));
+      break;
+    }
+    case Verdict::kInherent:
+      if (c.proof->kind == InherentProof::Kind::kStaticBound)
+        fmt::print(
+            out, "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
+            c.static_bound.bytes, NeedText(t, c.proof->need));
+      else
+        fmt::print(out,
+                   "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
+                   "budget (unsat in "
+                   "{:.1f}s, {} storages tracked); the encoding over-approximates every schedule\n",
+                   c.proof->window.window.first, c.proof->window.window.last,
+                   t.ops[c.proof->window.window.first].name,
+                   t.ops[c.proof->window.window.last].name, c.proof->window.seconds,
+                   c.proof->window.storages);
+      break;
+    case Verdict::kUndetermined: {
+      int unknown = 0;
+      for (const WindowQuery& q : c.window_queries) unknown += q.answer == SolverAnswer::kUnknown;
+      fmt::print(
+          out,
+          "  no verified script and no proof: {} witness attempts failed, {} Z3 windows were sat "
+          "(the relaxation fits) and {} hit a limit\n",
+          c.witness_search.attempts.size(), c.window_queries.size() - unknown, unknown);
+      break;
+    }
+  }
+  fmt::print(out, "  static bound: {} bytes (ratio {:.6f}), attained by {}\n", c.static_bound.bytes,
+             RatioOf(c.static_bound.bytes, h.baseline), NeedText(t, c.static_bound.attained_by));
+  for (const std::string& n : c.witness_search.notes) fmt::print(out, "  note: {}\n", n);
+  if (verbose) {
+    fmt::print(out, "  witness attempts:\n");
+    for (const WitnessAttempt& a : c.witness_search.attempts)
+      fmt::print(out, "    {}: {} -> {}\n", a.source, a.description, a.outcome);
+    for (const WindowQuery& q : c.window_queries)
+      fmt::print(out, "    Z3 window {}..{} ({} storages): {} in {:.1f}s{}\n", q.window.first,
+                 q.window.last, q.storages, SolverAnswerName(q.answer), q.seconds,
+                 q.reason.empty() ? "" : " (" + q.reason + ")");
+  } else if (!c.witness_search.attempts.empty() || !c.window_queries.empty()) {
+    fmt::print(out, "  ({} witness attempts, {} Z3 windows; --verbose lists them)\n",
+               c.witness_search.attempts.size(), c.window_queries.size());
+  }
+}
+
+// ---------------------------------------------------------------- bounds
+
+ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
+  ordered_json j = HeaderJson("bounds", h);
+  j.erase("ratio");
+  j.erase("budget");
+  j.erase("heuristic");
+  j["grid"] = r.grid;
+  j["fine_step"] = r.fine_step.empty() ? ordered_json(nullptr) : ordered_json(r.fine_step);
+  ordered_json hs = ordered_json::array();
+  for (const HeuristicBound& b : r.heuristics) {
+    ordered_json above = ordered_json::array();
+    for (const Ratio& x : b.oom_above) above.push_back(x.value);
+    hs.push_back(
+        {{"heuristic", std::string(b.heuristic->name)},
+         {"smallest_feasible_ratio",
+          b.smallest_feasible ? ordered_json(b.smallest_feasible->value) : nullptr},
+         {"budget", b.smallest_feasible ? ordered_json(b.smallest_feasible_budget) : nullptr},
+         {"peak", b.smallest_feasible ? ordered_json(b.peak_there) : nullptr},
+         {"oom_above", above},
+         {"runs", b.runs},
+         {"thrashed", b.thrashed}});
+  }
+  j["heuristics"] = hs;
+  if (r.best)
+    j["best_schedule"] = {{"budget", r.best->budget},
+                          {"ratio", RatioOf(r.best->budget, h.baseline)},
+                          {"heuristic", std::string(r.best->heuristic->name)},
+                          {"run_ratio", r.best->ratio.value},
+                          {"check", std::string(OutcomeName(r.best->check.outcome))}};
+  else
+    j["best_schedule"] = nullptr;
+  j["static_bound"] = {{"bytes", r.static_bound.bytes},
+                       {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
+  j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
+                      {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)}};
+  ordered_json ws = ordered_json::array();
+  for (const WindowBound& w : r.windows)
+    ws.push_back({{"first_op", w.window.first},
+                  {"last_op", w.window.last},
+                  {"infeasible_below", w.infeasible_below},
+                  {"sat_from", w.sat_from},
+                  {"queries", w.queries},
+                  {"unknowns", w.unknowns},
+                  {"skipped", w.skipped.empty() ? ordered_json(nullptr) : ordered_json(w.skipped)},
+                  {"seconds", w.seconds}});
+  j["windows"] = ws;
+  return j;
+}
+
+void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r) {
+  fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime),
+             h.baseline.memory);
+  fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
+             r.fine_step.empty()
+                 ? ""
+                 : fmt::format(", then step {} around each heuristic's first pass", r.fine_step));
+  fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible", "budget",
+             "peak", "OOM above it (inversions)");
+  for (const HeuristicBound& b : r.heuristics) {
+    std::string above;
+    for (size_t i = 0; i < b.oom_above.size() && i < 6; ++i)
+      above += (i ? " " : "") + b.oom_above[i].text;
+    if (b.oom_above.size() > 6) above += fmt::format(" ... ({} in all)", b.oom_above.size());
+    if (b.smallest_feasible)
+      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", b.heuristic->name,
+                 b.smallest_feasible->text, b.smallest_feasible_budget, b.peak_there,
+                 above.empty() ? "-" : above);
+    else
+      fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-",
+                 "-", b.runs, b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
+  }
+  if (r.best)
+    fmt::print(out,
+               "best verified schedule: {} bytes = ratio {:.6f} ({} at ratio {}; its script passes "
+               "the checker at "
+               "that budget)\n",
+               r.best->budget, RatioOf(r.best->budget, h.baseline), r.best->heuristic->name,
+               r.best->ratio.text);
+  else
+    fmt::print(out, "best verified schedule: none (no run passed)\n");
+  fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
+             r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
+             r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));
+  int64_t z3 = 0;
+  for (const WindowBound& w : r.windows) z3 = std::max(z3, w.infeasible_below);
+  if (!r.windows.empty())
+    fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+  fmt::print(out, ")\n");
+  for (const WindowBound& w : r.windows) {
+    if (!w.skipped.empty()) {
+      fmt::print(out, "  window {}..{}: skipped, {}\n", w.window.first, w.window.last, w.skipped);
+      continue;
+    }
+    fmt::print(out,
+               "  window {}..{}: infeasible below {}, relaxation fits from {} ({} queries, {} "
+               "unknown, {:.1f}s)\n",
+               w.window.first, w.window.last, w.infeasible_below, w.sat_from, w.queries, w.unknowns,
+               w.seconds);
+  }
+  if (r.best) {
+    fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n",
+               r.proven_infeasible_below, r.best->budget,
+               RatioOf(r.proven_infeasible_below, h.baseline), RatioOf(r.best->budget, h.baseline));
+    for (const HeuristicBound& b : r.heuristics)
+      if (b.smallest_feasible)
+        fmt::print(out,
+                   "  {}: smallest feasible ratio {} is {:.6f} above the best verified schedule\n",
+                   b.heuristic->name, b.smallest_feasible->text,
+                   b.smallest_feasible->value - RatioOf(r.best->budget, h.baseline));
+  }
+}
+
+}  // namespace dtr

@@ -1,0 +1,53 @@
+// Renders the proof side of dtrcheck: the remat frontier, schedule checks,
+// OOM classifications (explain / prove) and bounds, as JSON
+// (docs/proof_json.md) and as text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "checker/ratio_grid.h"
+#include "checker/replay.h"
+#include "checker/schedule_checker.h"
+#include "diagnose/feasibility_bounds.h"
+#include "diagnose/oom_classification.h"
+#include "diagnose/remat_frontier.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+// What every proof report starts with.
+struct ProofHeader {
+  std::string log;  // trace file name
+  Baseline baseline;
+  std::string heuristic;  // empty when no heuristic ran (check, prove)
+  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
+  std::optional<Ratio> ratio;
+  int64_t budget = 0;
+};
+
+nlohmann::ordered_json FrontierJson(const Trace& trace, const ProofHeader& header,
+                                    const RematFrontier& f);
+void PrintFrontierText(std::ostream& out, const Trace& trace, const ProofHeader& header,
+                       const RematFrontier& f);
+
+// script_path: where the script came from (for the report).
+nlohmann::ordered_json ScheduleCheckJson(const Trace& trace, const ProofHeader& header,
+                                         const std::string& script_path, size_t entries,
+                                         const ScheduleCheck& check);
+void PrintScheduleCheckText(std::ostream& out, const Trace& trace, const ProofHeader& header,
+                            const std::string& script_path, size_t entries,
+                            const ScheduleCheck& check);
+
+// kind: "explain" or "prove".
+nlohmann::ordered_json ClassificationJson(const Trace& trace, const ProofHeader& header,
+                                          const std::string& kind, const Classification& c);
+void PrintClassificationText(std::ostream& out, const Trace& trace, const ProofHeader& header,
+                             const Classification& c, bool verbose);
+
+nlohmann::ordered_json BoundsJson(const ProofHeader& header, const BoundsReport& r);
+void PrintBoundsText(std::ostream& out, const ProofHeader& header, const BoundsReport& r);
+
+}  // namespace dtr

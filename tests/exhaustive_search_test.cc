@@ -1,0 +1,114 @@
+// The stepwise runtime against the engine, and exhaustive search against the
+// schedule checker, on random tiny traces (seeds printed on failure).
+#include "checker/exhaustive_search.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "checker/memory_bound.h"
+#include "checker/schedule_checker.h"
+#include "checker/stepwise_runtime.h"
+#include "model/trace_parser.h"
+#include "tests/tiny_traces.h"
+
+namespace dtr::testing {
+namespace {
+
+// Drives the stepwise runtime with random evictions and returns the script.
+EvictionScript RandomScript(const Trace& trace, uint64_t seed, bool eager, int64_t* peak,
+                            int64_t* events) {
+  std::mt19937_64 rng(seed);
+  StepwiseRuntime rt(trace, eager);
+  EvictionScript script;
+  while (rt.Advance()) {
+    for (StorageId s = 0; s < static_cast<StorageId>(trace.storages.size()); ++s)
+      if (rt.Evictable(s) && rng() % 3 == 0) {
+        rt.Evict(s);
+        script.entries.push_back({rt.event(), s});
+      }
+    rt.Compute();
+  }
+  *peak = rt.peak_memory();
+  *events = rt.event();
+  return script;
+}
+
+TEST_CASE("stepwise runtime: agrees with the engine's script mode on random scripts") {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 4 + static_cast<int>(seed % 8));
+    for (bool eager : {true, false}) {
+      int64_t peak = 0, events = 0;
+      EvictionScript script = RandomScript(trace, seed * 7 + eager, eager, &peak, &events);
+      RuntimeKind runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
+      ScheduleCheck at_peak = CheckSchedule(trace, peak, script, runtime);
+      CHECK(at_peak.passed());
+      CHECK(at_peak.run.max_memory == peak);
+      CHECK(at_peak.run.events == events);
+      if (peak > 0) CHECK(CheckSchedule(trace, peak - 1, script, runtime).outcome == Outcome::kOom);
+    }
+  }
+}
+
+TEST_CASE("exhaustive search: hand-made trace whose answer is known") {
+  // a, b = f(a) and c = g(a) are 10 bytes each; h(b, c) makes d (10); only d
+  // stays referenced (pinned at the end).
+  const char* text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}
+{"ARGS":[],"INSTRUCTION":"CALL","NAME":"in","RESULT":["a"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"a"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"a"}
+{"ARGS":["a"],"INSTRUCTION":"CALL","NAME":"f","RESULT":["b"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"b"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"b"}
+{"ARGS":["a"],"INSTRUCTION":"CALL","NAME":"g","RESULT":["c"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"c"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"c"}
+{"ARGS":["b","c"],"INSTRUCTION":"CALL","NAME":"h","RESULT":["d"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"d"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"d"}
+{"INSTRUCTION":"RELEASE","NAME":"a"}
+{"INSTRUCTION":"RELEASE","NAME":"b"}
+{"INSTRUCTION":"RELEASE","NAME":"c"}
+)";
+  Trace t = ParseTraceString(text, "fork.log");
+  // g needs a, b (unless evicted) and c: 30 without eviction, 20 if b goes,
+  // but then h must recompute b from a with c locked: a + c + b = 30.
+  CHECK(SmallestFeasibleBudget(t) == 30);
+  ExhaustiveOptions o;
+  o.budget = 29;
+  CHECK(SearchAllSchedules(t, o).verdict == SearchVerdict::kInfeasible);
+  o.budget = 30;
+  ExhaustiveResult r = SearchAllSchedules(t, o);
+  REQUIRE(r.verdict == SearchVerdict::kFeasible);
+  CHECK(CheckSchedule(t, 30, r.script).passed());
+  // The static bound sees at most 20 + 10 at each operator.
+  CHECK(ComputeMemoryBound(t).bytes == 30);
+}
+
+TEST_CASE(
+    "exhaustive search: found scripts pass the checker; the static bound never exceeds the "
+    "optimum") {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 4 + static_cast<int>(seed % 7));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    MemoryBound bound = ComputeMemoryBound(trace);
+    CHECK(bound.bytes <= best);
+    ExhaustiveOptions o;
+    o.budget = best;
+    ExhaustiveResult r = SearchAllSchedules(trace, o);
+    REQUIRE(r.verdict == SearchVerdict::kFeasible);
+    ScheduleCheck c = CheckSchedule(trace, best, r.script);
+    CHECK(c.passed());
+    CHECK(c.run.max_memory == best);
+    if (best > 0) {
+      o.budget = best - 1;
+      CHECK(SearchAllSchedules(trace, o).verdict == SearchVerdict::kInfeasible);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtr::testing

@@ -1,0 +1,81 @@
+// bounds on tiny traces: the proven lower bound never passes the optimum
+// found by exhaustive search, and the best verified schedule never beats it.
+#include "diagnose/feasibility_bounds.h"
+
+#include <doctest/doctest.h>
+
+#include "checker/exhaustive_search.h"
+#include "checker/memory_bound.h"
+#include "model/error.h"
+#include "model/trace_parser.h"
+#include "tests/tiny_traces.h"
+
+namespace dtr::testing {
+namespace {
+
+TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny traces") {
+  BoundsOptions o;
+  o.heuristics = {&FindHeuristic("DTR"), &FindHeuristic("LRU")};
+  o.grid = "0.05:1:0.05";
+  o.fine_step = "0.01";
+  o.jobs = 1;
+  o.windows = 2;
+  o.window_ops = 4;
+  o.limits.timeout_seconds = 5;
+  o.resolution_ratio = 0;  // bisect to the byte
+  for (uint64_t seed = 200; seed < 208; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 6 + static_cast<int>(seed % 4));
+    Baseline baseline = ComputeBaseline(trace);
+    int64_t optimum = SmallestFeasibleBudget(trace);
+    REQUIRE(optimum > 0);
+    BoundsReport r;
+    try {
+      r = ComputeBounds(trace, baseline, o);
+    } catch (const Error&) {
+      continue;  // a heuristic run stopped where simrd asserts
+    }
+    CHECK(r.static_bound.bytes <= r.proven_infeasible_below);
+    CHECK(r.proven_infeasible_below <= optimum);
+    for (const WindowBound& w : r.windows) CHECK(w.infeasible_below <= optimum);
+    if (r.best) {
+      CHECK(r.best->check.passed());
+      CHECK(r.best->budget >= optimum);
+    }
+    for (const HeuristicBound& h : r.heuristics)
+      if (h.smallest_feasible) CHECK(h.peak_there >= optimum);
+  }
+}
+
+TEST_CASE("memory bound: the operator or the final pins that need the most") {
+  // A constant k (5, pinned), a = f(k) 10, b = g(a) 20, c = h(a, b) 1; c and a
+  // stay referenced and are pinned at the end.
+  const char* text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}
+{"INSTRUCTION":"CONSTANT","NAME":"k"}
+{"INSTRUCTION":"MEMORY","MEMORY":"5","NAME":"k"}
+{"ARGS":["k"],"INSTRUCTION":"CALL","NAME":"f","RESULT":["a"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"a"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"a"}
+{"ARGS":["a"],"INSTRUCTION":"CALL","NAME":"g","RESULT":["b"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"20","NAME":"b"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"b"}
+{"ARGS":["a","b","a"],"INSTRUCTION":"CALL","NAME":"h","RESULT":["c"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"c"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"c"}
+{"INSTRUCTION":"RELEASE","NAME":"b"}
+)";
+  Trace t = ParseTraceString(text, "bound.log");
+  MemoryBound b = ComputeMemoryBound(t);
+  // h: pinned k 5 + a 10 + b 20 (a counted once) + c 1 = 36.
+  CHECK(b.bytes == 36);
+  CHECK(t.ops[b.attained_by.op].name == "h/3");
+  CHECK(b.attained_by.pinned == 5);
+  CHECK(b.attained_by.arguments == 30);
+  CHECK(b.attained_by.request == 1);
+  CHECK(b.per_op[1].total() == 5 + 10);  // f: k is an argument and pinned: counted once
+  CHECK(b.final_pinned == 5 + 10 + 1);   // k, a, c
+  CHECK(SmallestFeasibleBudget(t) >= b.bytes);
+}
+
+}  // namespace
+}  // namespace dtr::testing

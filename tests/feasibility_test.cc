@@ -1,0 +1,179 @@
+// The Z3 window encodings against exhaustive search on random tiny traces:
+// an UNSAT answer must never be given at a budget some script fits.
+#include "checker/feasibility.h"
+
+#include <doctest/doctest.h>
+
+#include "checker/exhaustive_search.h"
+#include "checker/memory_bound.h"
+#include "checker/schedule_checker.h"
+#include "checker/script_builder.h"
+#include "model/trace_parser.h"
+#include "tests/test_paths.h"
+#include "tests/tiny_traces.h"
+
+namespace dtr::testing {
+namespace {
+
+// For each seed: the optimum by exhaustive search; the whole-program window
+// and every window of up to `span` operators must not be UNSAT there, and the
+// bisected whole-program bound must not pass the optimum.
+void CrossCheck(uint64_t seeds, int span) {
+  SolverLimits limits;
+  limits.timeout_seconds = 5;
+  int stronger = 0, exact = 0;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 4 + static_cast<int>(seed % 7));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    OpId last = static_cast<OpId>(trace.ops.size()) - 1;
+    CHECK(QueryWindow(trace, {0, last}, best, limits).answer != SolverAnswer::kUnsat);
+    int64_t stat = ComputeMemoryBound(trace).bytes;
+    WindowBound wb = BoundWindow(trace, {0, last}, stat - 1, best, limits);
+    CHECK(wb.infeasible_below <= best);
+    stronger += wb.infeasible_below > stat;
+    exact += wb.infeasible_below == best;
+    for (OpId first = 0; first <= last; ++first)
+      for (OpId end = first; end <= std::min(last, first + span - 1); ++end) {
+        INFO("window ", first, "..", end);
+        CHECK(QueryWindow(trace, {first, end}, best, limits).answer != SolverAnswer::kUnsat);
+      }
+  }
+  MESSAGE(seeds, " traces: the whole-program window beats the static bound on ", stronger,
+          " and meets the optimum on ", exact);
+}
+
+TEST_CASE("feasibility: window encodings never refute a feasible budget") { CrossCheck(8, 2); }
+
+TEST_CASE("feasibility: long cross-check (run with --no-skip)" * doctest::skip()) {
+  CrossCheck(400, 3);
+}
+
+TEST_CASE("feasibility: a window proves what the static bound cannot") {
+  // x (10) feeds a = f(x) and b = g(x), 10 each; h(a, b) makes c (1). Every
+  // operator alone needs at most 21 bytes, but whichever of a and b is
+  // computed last needs x and the other one: 30. Only c stays referenced.
+  const char* text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}
+{"ARGS":[],"INSTRUCTION":"CALL","NAME":"in","RESULT":["x"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"x"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"x"}
+{"ARGS":["x"],"INSTRUCTION":"CALL","NAME":"f","RESULT":["a"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"a"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"a"}
+{"ARGS":["x"],"INSTRUCTION":"CALL","NAME":"g","RESULT":["b"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"10","NAME":"b"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"b"}
+{"INSTRUCTION":"RELEASE","NAME":"x"}
+{"ARGS":["a","b"],"INSTRUCTION":"CALL","NAME":"h","RESULT":["c"],"TIME":"1"}
+{"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"c"}
+{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"c"}
+{"INSTRUCTION":"RELEASE","NAME":"a"}
+{"INSTRUCTION":"RELEASE","NAME":"b"}
+)";
+  Trace t = ParseTraceString(text, "fork.log");
+  CHECK(ComputeMemoryBound(t).bytes == 21);
+  CHECK(SmallestFeasibleBudget(t) == 30);
+  SolverLimits limits;
+  CHECK(QueryWindow(t, {1, 3}, 29, limits).answer == SolverAnswer::kUnsat);
+  CHECK(QueryWindow(t, {1, 3}, 30, limits).answer == SolverAnswer::kSat);
+  // Operators g and h alone: a comes from before the window, so the
+  // relaxation may reload it at its own size with b held (20): no proof.
+  CHECK(QueryWindow(t, {2, 3}, 29, limits).answer == SolverAnswer::kSat);
+  WindowBound wb = BoundWindow(t, {0, 3}, 20, 40, limits);
+  CHECK(wb.infeasible_below == 30);
+  CHECK(wb.sat_from == 30);
+  CHECK(wb.unknowns == 0);
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// Z3 plans as witnesses: at the optimum, the whole-program plan with the
+// empty entry state is SAT (the relaxation admits the real schedule), and a
+// script built by following it is, when the builder completes, passed by the
+// engine's checker: the stepwise runtime and the engine agree.
+TEST_CASE("feasibility: Z3 whole-program plans turn into checked scripts") {
+  SolverLimits limits;
+  int built = 0, tried = 0;
+  for (uint64_t seed = 100; seed < 112; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 5 + static_cast<int>(seed % 6));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    for (int64_t budget : {best, best + 3}) {
+      WindowPlan plan = PlanWindow(trace, {0, static_cast<OpId>(trace.ops.size()) - 1}, budget,
+                                   std::vector<uint8_t>(trace.storages.size(), 0), limits);
+      CHECK(plan.answer == SolverAnswer::kSat);
+      if (plan.answer != SolverAnswer::kSat) continue;
+      ++tried;
+      ScriptBuilderOptions o;
+      o.budget = budget;
+      o.plan = &plan;
+      BuiltScript s = BuildScript(trace, o);
+      if (!s.completed) continue;
+      ++built;
+      ScheduleCheck c = CheckSchedule(trace, budget, s.script);
+      CHECK(c.passed());
+      CHECK(c.run.max_memory == s.peak_memory);
+    }
+  }
+  MESSAGE("plans followed to a passing script: ", built, " of ", tried);
+  CHECK(built > 0);
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+TEST_CASE("feasibility: rolling Z3 plans build scripts the checker agrees with") {
+  int completed = 0;
+  for (uint64_t seed = 300; seed < 310; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 6 + static_cast<int>(seed % 5));
+    int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    ScriptBuilderOptions o;
+    o.budget = best + 2;
+    o.rolling_ops = 3;
+    o.rolling_stride = 1;
+    BuiltScript s = BuildScript(trace, o);
+    CHECK(s.plans > 0);
+    if (!s.completed) continue;
+    ++completed;
+    ScheduleCheck c = CheckSchedule(trace, o.budget, s.script);
+    CHECK(c.passed());
+    CHECK(c.run.max_memory == s.peak_memory);
+  }
+  MESSAGE("rolling plans completed on ", completed, " of 10 traces");
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// On InceptionV4 a six-operator window of the backward pass proves more than
+// the static bound: at ratio 0.125 (static bound: ratio 0.1192) no schedule
+// fits. At the budget where DTR itself passes, the same window must be SAT.
+TEST_CASE("feasibility: an InceptionV4 window beats the static bound") {
+  Trace t = LoadTrace(TracePath("inceptionv4"));
+  Baseline b = ComputeBaseline(t);
+  MemoryBound bound = ComputeMemoryBound(t);
+  int64_t budget = BudgetForRatio(b.memory, 0.125);
+  REQUIRE(bound.bytes < budget);
+  SolverLimits limits;
+  limits.timeout_seconds = 30;
+  WindowQuery q = QueryWindow(t, {2293, 2298}, budget, limits);
+  CHECK(q.answer == SolverAnswer::kUnsat);
+  CHECK(QueryWindow(t, {2293, 2298}, BudgetForRatio(b.memory, 0.243), limits).answer == SolverAnswer::kSat);
+}
+
+}  // namespace
+}  // namespace dtr::testing
