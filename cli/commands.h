@@ -14,10 +14,10 @@ using Actions = std::vector<std::function<int()>>;
 void RegisterCommands(CLI::App& app, Actions& actions);
 
 void RegisterReplayCommands(CLI::App& app, Actions& actions);       // info, replay, sweep
-void RegisterProofCommands(CLI::App& app, Actions& actions);        // frontier, check, explain, prove, bounds
 void RegisterGenCommands(CLI::App& app, Actions& actions);          // gen chain|resnet|rnn|demo|list
 void RegisterReportCommands(CLI::App& app, Actions& actions);       // report
 void RegisterAtlasCommands(CLI::App& app, Actions& actions);        // atlas
 void RegisterInstabilityCommands(CLI::App& app, Actions& actions);  // scan, diff, blame, ablate
+void RegisterProofCommands(CLI::App& app, Actions& actions);        // frontier, check, explain, prove, bounds
 
 }  // namespace dtr::cli

@@ -33,7 +33,8 @@ struct CommonFlags {
 void AddCommon(CLI::App* cmd, CommonFlags& f) {
   cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
   cmd->add_option("--heuristic", f.heuristic, "eviction heuristic, simrd's name (default DTR)");
-  cmd->add_option("--runtime", f.runtime, "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
+  cmd->add_option("--runtime", f.runtime,
+                  "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
   cmd->add_option("--overhead-limit", f.overhead_limit,
                   "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
   cmd->add_option("--seed", f.seed, "seed of RandomStorage / AbRandom");
@@ -43,7 +44,8 @@ void AddCommon(CLI::App* cmd, CommonFlags& f) {
 
 std::optional<double> OverheadLimit(const CommonFlags& f) {
   if (f.overhead_limit == 0) return std::nullopt;
-  if (!(f.overhead_limit >= 1)) throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
+  if (!(f.overhead_limit >= 1))
+    throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
   return f.overhead_limit;
 }
 
@@ -64,7 +66,8 @@ ScanOptions Options(const CommonFlags& f, double cliff_factor) {
   o.overhead_limit = OverheadLimit(f);
   o.seed = f.seed;
   o.jobs = f.jobs;
-  if (!(cliff_factor > 1)) throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
+  if (!(cliff_factor > 1))
+    throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
   o.cliff_factor = cliff_factor;
   return o;
 }
@@ -81,13 +84,16 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
       int max_walk = 1000;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("scan", "sweep budgets and report regimes, cliffs and feasibility inversions");
+    CLI::App* cmd = app.add_subcommand(
+        "scan", "sweep budgets and report regimes, cliffs and feasibility inversions");
     AddCommon(cmd, *f);
     cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
     cmd->add_option("--cliff-factor", f->cliff_factor,
-                    "adjacent budgets whose overheads differ by more than this factor form a cliff (default 1.5)");
+                    "adjacent budgets whose overheads differ by more than this factor form a cliff "
+                    "(default 1.5)");
     cmd->add_flag("--refine", f->refine, "locate every cliff and inversion edge to the byte");
-    cmd->add_option("--max-walk", f->max_walk, "replays per walk direction and boundary before bisecting (default 1000)");
+    cmd->add_option("--max-walk", f->max_walk,
+                    "replays per walk direction and boundary before bisecting (default 1000)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         ScanOptions options = Options(*f, f->cliff_factor);
@@ -100,7 +106,8 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         ScanResult scan;
         {
           ProgressBar bar("scan");
-          scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+          scan = ScanInstability(trace, baseline, ratios, options,
+                                 [&](size_t d, size_t t) { bar.Update(d, t); });
         }
         if (f->json)
           std::cout << ScanJson(summary, scan).dump() << "\n";
@@ -116,13 +123,15 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
       std::string ratios;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("diff", "compare two budgets: first divergent decision, re-eviction statistics");
+    CLI::App* cmd = app.add_subcommand(
+        "diff", "compare two budgets: first divergent decision, re-eviction statistics");
     AddCommon(cmd, *f);
     cmd->add_option("--ratios", f->ratios, "A,B: the two ratios (run a, run b)")->required();
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         std::vector<Ratio> ratios = ParseRatios(f->ratios);
-        if (ratios.size() != 2) throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
+        if (ratios.size() != 2)
+          throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
         RunSpec a = SpecAt(*f, ratios[0]), b = SpecAt(*f, ratios[1]);
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
@@ -143,18 +152,23 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
       BlameOptions options;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd =
-        app.add_subcommand("blame", "find the fewest overridden decisions that make a run pass (or leave a slow regime)");
+    CLI::App* cmd = app.add_subcommand(
+        "blame",
+        "find the fewest overridden decisions that make a run pass (or leave a slow regime)");
     AddCommon(cmd, *f);
     cmd->add_option("--ratio", f->ratio, "the run to blame")->required();
     cmd->add_option("--against", f->against,
-                    "a reference ratio: search from the divergence with it; for a passing run, reach its regime");
-    cmd->add_option("--max-replays", f->options.max_replays, "candidate replays to spend (default 200)");
+                    "a reference ratio: search from the divergence with it; for a passing run, "
+                    "reach its regime");
+    cmd->add_option("--max-replays", f->options.max_replays,
+                    "candidate replays to spend (default 200)");
     cmd->add_option("--max-fixes", f->options.max_fixes, "stop after this many fixes (default 3)");
-    cmd->add_option("--candidates", f->options.candidates_per_decision,
-                    "storages tried per decision: the runner-up, then the loop's next choices (default 3)");
+    cmd->add_option(
+        "--candidates", f->options.candidates_per_decision,
+        "storages tried per decision: the runner-up, then the loop's next choices (default 3)");
     cmd->add_option("--regime-factor", f->options.regime_factor,
-                    "a passing run must get within this factor of --against (or this much faster) (default 1.5)");
+                    "a passing run must get within this factor of --against (or this much faster) "
+                    "(default 1.5)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         RunSpec run = SpecAt(*f, ParseRatio(f->ratio));
@@ -169,7 +183,8 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         BlameResult blame;
         {
           ProgressBar bar("blame");
-          blame = Blame(trace, baseline, run, against, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+          blame = Blame(trace, baseline, run, against, options,
+                        [&](size_t d, size_t t) { bar.Update(d, t); });
         }
         if (f->json)
           std::cout << BlameJson(summary, trace, blame).dump() << "\n";
@@ -187,7 +202,8 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand(
-        "ablate", "rerun the scan with the 16 ablation heuristics: which score term carries the instability");
+        "ablate",
+        "rerun the scan with the 16 ablation heuristics: which score term carries the instability");
     AddCommon(cmd, *f);
     cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
     cmd->add_option("--cliff-factor", f->cliff_factor, "as for scan (default 1.5)");
@@ -201,7 +217,8 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         AblationResult result;
         {
           ProgressBar bar("ablate");
-          result = Ablate(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+          result = Ablate(trace, baseline, ratios, options,
+                          [&](size_t d, size_t t) { bar.Update(d, t); });
         }
         if (f->json)
           std::cout << AblateJson(summary, result).dump() << "\n";

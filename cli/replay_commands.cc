@@ -122,7 +122,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
                                           : RunAndRecord(trace, baseline, spec, f->record, summary.log);
         if (!f->emit_script.empty()) {
-          // The script comes from a second replay of the same run (replays are deterministic).
+          // A second, identical replay that collects the heuristic's evictions.
           ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
           SaveEvictionScript(f->emit_script, trace, sr.script,
                              {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,

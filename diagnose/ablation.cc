@@ -20,9 +20,12 @@ AblationScan Describe(const HeuristicSpec& h) {
 
 bool Has(const AblationScan& a, ScoreTerm term) {
   switch (term) {
-    case ScoreTerm::kCost: return a.has_cost;
-    case ScoreTerm::kSize: return a.has_size;
-    case ScoreTerm::kStaleness: return a.has_staleness;
+    case ScoreTerm::kCost:
+      return a.has_cost;
+    case ScoreTerm::kSize:
+      return a.has_size;
+    case ScoreTerm::kStaleness:
+      return a.has_staleness;
   }
   return false;
 }
@@ -31,9 +34,12 @@ bool Has(const AblationScan& a, ScoreTerm term) {
 
 std::string_view SurvivalName(Survival s) {
   switch (s) {
-    case Survival::kSurvive: return "survive";
-    case Survival::kVanish: return "vanish";
-    case Survival::kUntested: return "untested";
+    case Survival::kSurvive:
+      return "survive";
+    case Survival::kVanish:
+      return "vanish";
+    case Survival::kUntested:
+      return "untested";
   }
   return "?";
 }
@@ -65,11 +71,13 @@ std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations) 
   return out;
 }
 
-AblationResult Ablate(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& ratios,
-                      const ScanOptions& options, const ProgressFn& progress) {
+AblationResult Ablate(const Trace& trace, const Baseline& baseline,
+                      const std::vector<Ratio>& ratios, const ScanOptions& options,
+                      const ProgressFn& progress) {
   if (!options.heuristic) throw Error("ablate needs a base heuristic");
   std::vector<Ratio> sorted = ratios;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
   std::vector<const HeuristicSpec*> heuristics{options.heuristic};
   for (std::string_view name : AblationNames()) heuristics.push_back(&FindHeuristic(name));
   // One flat sweep over every (heuristic, ratio), for the thread pool.
@@ -90,7 +98,8 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline, const std::v
   out.cliff_factor = options.cliff_factor;
   for (size_t k = 0; k < heuristics.size(); ++k) {
     AblationScan a = Describe(*heuristics[k]);
-    for (size_t i = 0; i < sorted.size(); ++i) a.points.push_back(MakeScanPoint(runs[k * sorted.size() + i]));
+    for (size_t i = 0; i < sorted.size(); ++i)
+      a.points.push_back(MakeScanPoint(runs[k * sorted.size() + i]));
     a.analysis = AnalyzeScan(a.points, options.cliff_factor);
     if (k == 0)
       out.base = std::move(a);

@@ -34,7 +34,7 @@ struct TermVerdict {
   std::vector<std::string_view> without;  // ablations lacking the term (control excluded)
   std::vector<std::string_view> without_informative;  // those passing at two budgets or more
   std::vector<std::string_view> without_with_cliffs, without_with_inversions;
-  std::vector<std::string_view> with;     // ablations keeping it
+  std::vector<std::string_view> with;  // ablations keeping it
   std::vector<std::string_view> with_with_cliffs, with_with_inversions;
   Survival cliffs() const { return Judge(without_with_cliffs); }
   Survival inversions() const { return Judge(without_with_inversions); }
@@ -55,8 +55,9 @@ struct AblationResult {
 };
 
 // Sweeps `ratios` with options.heuristic and every ablation (no refinement).
-AblationResult Ablate(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& ratios,
-                      const ScanOptions& options, const ProgressFn& progress = nullptr);
+AblationResult Ablate(const Trace& trace, const Baseline& baseline,
+                      const std::vector<Ratio>& ratios, const ScanOptions& options,
+                      const ProgressFn& progress = nullptr);
 
 // The verdicts from finished ablation scans. Pure.
 std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations);

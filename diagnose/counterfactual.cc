@@ -10,7 +10,9 @@
 
 namespace dtr {
 
-std::string_view BlameGoalName(BlameGoal goal) { return goal == BlameGoal::kPass ? "pass" : "faster"; }
+std::string_view BlameGoalName(BlameGoal goal) {
+  return goal == BlameGoal::kPass ? "pass" : "faster";
+}
 
 namespace {
 
@@ -32,7 +34,8 @@ struct Trial {
 };
 
 // Decision indices in [lo, n): the sequences taken round-robin, each index once.
-std::vector<int64_t> Interleave(int64_t lo, int64_t n, const std::vector<std::vector<int64_t>>& sequences) {
+std::vector<int64_t> Interleave(int64_t lo, int64_t n,
+                                const std::vector<std::vector<int64_t>>& sequences) {
   std::vector<int64_t> out;
   if (lo >= n) return out;
   std::vector<uint8_t> seen(static_cast<size_t>(n - lo), 0);
@@ -69,7 +72,8 @@ std::vector<int64_t> Backward(int64_t lo, int64_t n) {
 // The decisions that last evicted the storages of the pending
 // rematerializations at an OOM, innermost frame first: those evictions are
 // what the failing recursion had to undo.
-std::vector<int64_t> FrameEvictions(const Trace& trace, const DecisionLog& log, const RunResult& run) {
+std::vector<int64_t> FrameEvictions(const Trace& trace, const DecisionLog& log,
+                                    const RunResult& run) {
   std::vector<int64_t> out;
   if (!run.oom) return out;
   std::vector<int64_t> last(trace.storages.size(), -1);
@@ -91,7 +95,8 @@ std::vector<StorageId> CandidatesAt(const DecisionLog& log, int64_t i, int limit
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
   add(d.runner_up);
-  for (size_t j = i + 1; j < log.decisions.size() && log.decisions[j].event == d.event; ++j) add(log.decisions[j].chosen);
+  for (size_t j = i + 1; j < log.decisions.size() && log.decisions[j].event == d.event; ++j)
+    add(log.decisions[j].chosen);
   return out;
 }
 
@@ -99,7 +104,8 @@ std::vector<StorageId> CandidatesAt(const DecisionLog& log, int64_t i, int limit
 // candidate storages, appended to `base`.
 class CandidateStream {
  public:
-  CandidateStream(const DecisionLog& log, std::vector<int64_t> order, std::vector<DecisionOverride> base, int limit)
+  CandidateStream(const DecisionLog& log, std::vector<int64_t> order,
+                  std::vector<DecisionOverride> base, int limit)
       : log_(log), order_(std::move(order)), base_(std::move(base)), limit_(limit) {}
 
   std::optional<Candidate> Next() {
@@ -143,9 +149,11 @@ ReplayConfig WithOverrides(ReplayConfig config, const std::vector<DecisionOverri
 }  // namespace
 
 BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                  const std::optional<RunSpec>& against, const BlameOptions& options, const ProgressFn& progress) {
+                  const std::optional<RunSpec>& against, const BlameOptions& options,
+                  const ProgressFn& progress) {
   if (spec.heuristic->cost == CostTerm::kRandom)
-    throw Error(fmt::format("blame needs a scoring heuristic; {} has no runner-up", spec.heuristic->name));
+    throw Error(
+        fmt::format("blame needs a scoring heuristic; {} has no runner-up", spec.heuristic->name));
   if (!(options.regime_factor > 1)) throw Error("the regime factor must be greater than 1");
   BlameResult out;
   const ReplayConfig config = ConfigFor(spec, baseline);
@@ -176,11 +184,13 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     out.goal = BlameGoal::kFaster;
     if (against) {
       if (out.against->outcome != Outcome::kPass)
-        throw Error("the run passes and the --against run does not: there is no faster regime to reach");
+        throw Error(
+            "the run passes and the --against run does not: there is no faster regime to reach");
       out.overhead_goal = out.against->overhead * options.regime_factor;
       if (run.overhead <= out.overhead_goal)
-        throw Error(fmt::format("the run's overhead {:.4f} is already within {}x of the --against run's {:.4f}",
-                                run.overhead, options.regime_factor, out.against->overhead));
+        throw Error(fmt::format(
+            "the run's overhead {:.4f} is already within {}x of the --against run's {:.4f}",
+            run.overhead, options.regime_factor, out.against->overhead));
     } else {
       out.overhead_goal = run.overhead / options.regime_factor;
     }
@@ -205,7 +215,8 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
       t.success = succeeded(t.outcome, t.overhead);
     });
     out.replays += static_cast<int64_t>(batch.size());
-    if (progress) progress(static_cast<size_t>(out.replays), static_cast<size_t>(options.max_replays));
+    if (progress)
+      progress(static_cast<size_t>(out.replays), static_cast<size_t>(options.max_replays));
   };
   auto successes = [&](size_t from) {
     size_t n = 0;
@@ -217,7 +228,8 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     for (;;) {
       if (successes(level_start) >= static_cast<size_t>(options.max_fixes)) return;
       std::vector<Candidate> batch;
-      while (batch.size() < kBatch && out.replays + static_cast<int64_t>(batch.size()) < options.max_replays) {
+      while (batch.size() < kBatch &&
+             out.replays + static_cast<int64_t>(batch.size()) < options.max_replays) {
         std::optional<Candidate> c = next();
         if (!c) break;
         batch.push_back(std::move(*c));
@@ -248,7 +260,8 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     for (const Trial& t : trials) ranked.push_back(&t);
     std::stable_sort(ranked.begin(), ranked.end(), [&](const Trial* a, const Trial* b) {
       if (failed_run) return a->events > b->events;
-      if ((a->outcome == Outcome::kPass) != (b->outcome == Outcome::kPass)) return a->outcome == Outcome::kPass;
+      if ((a->outcome == Outcome::kPass) != (b->outcome == Outcome::kPass))
+        return a->outcome == Outcome::kPass;
       return a->overhead < b->overhead;
     });
     ranked.resize(std::min<size_t>(ranked.size(), static_cast<size_t>(options.pair_bases)));
@@ -311,9 +324,11 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     for (const DecisionOverride& o : fix.overrides) {
       const auto& ds = rec.log().decisions;
       taken = taken && o.index < static_cast<int64_t>(ds.size()) && ds[o.index].overridden &&
-              ds[o.index].chosen == o.replacement && ds[o.index].event == o.event && ds[o.index].clock == o.clock;
+              ds[o.index].chosen == o.replacement && ds[o.index].event == o.event &&
+              ds[o.index].clock == o.clock;
     }
-    fix.verified = taken && succeeded(fix.outcome, fix.overhead) && fix.outcome == t.outcome && fix.overhead == t.overhead;
+    fix.verified = taken && succeeded(fix.outcome, fix.overhead) && fix.outcome == t.outcome &&
+                   fix.overhead == t.overhead;
     out.fixes.push_back(fix);
   }
   return out;

@@ -19,9 +19,9 @@
 // storages that were certainly in the pool then: the runner-up, then the
 // storages the same eviction loop chose next. Then pairs: the singles that
 // got closest to the goal (furthest event before the OOM, or lowest overhead)
-// are extended by one more override searched the same way in their own run. Candidates are replayed in fixed batches, so the
-// result does not depend on the number of threads. Every fix is verified by a
-// fresh replay that records its decisions and checks each override was taken.
+// are extended by one more override searched the same way in their own run. Candidates are replayed
+// in fixed batches, so the result does not depend on the number of threads. Every fix is verified
+// by a fresh replay that records its decisions and checks each override was taken.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@ struct BlameOptions {
   int max_replays = 200;  // candidate replays, verification not counted
   int max_fixes = 3;      // stop after this many fixes of the smallest size
   int candidates_per_decision = 3;
-  int pair_bases = 4;     // singles extended to pairs
+  int pair_bases = 4;  // singles extended to pairs
   double regime_factor = 1.5;
   int jobs = 0;
 };

@@ -15,9 +15,13 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json TermsJson(const ScoreTerms& t) { return ordered_json::array({t.cost, t.size, t.staleness}); }
+ordered_json TermsJson(const ScoreTerms& t) {
+  return ordered_json::array({t.cost, t.size, t.staleness});
+}
 
-const std::string& StorageName(const Trace& trace, StorageId s) { return trace.tensors[trace.storages[s].root].name; }
+const std::string& StorageName(const Trace& trace, StorageId s) {
+  return trace.tensors[trace.storages[s].root].name;
+}
 
 }  // namespace
 
@@ -56,7 +60,8 @@ ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
   return j;
 }
 
-DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace, const DecisionLogHeader& header)
+DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace,
+                                     const DecisionLogHeader& header)
     : path_(path), trace_(trace) {
   file_ = gzopen(path.c_str(), "wb6");
   if (!file_) throw Error(fmt::format("{}: cannot open for writing", path));
@@ -81,7 +86,8 @@ DecisionLogWriter::~DecisionLogWriter() {
 
 void DecisionLogWriter::WriteLine(const std::string& line) {
   if (!file_) throw Error(fmt::format("{}: write after the log was finished", path_));
-  if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) != static_cast<int>(line.size()) ||
+  if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) !=
+          static_cast<int>(line.size()) ||
       gzputc(file_, '\n') != '\n')
     throw Error(fmt::format("{}: write error", path_));
 }
@@ -116,8 +122,8 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   if (rc != Z_OK) throw Error(fmt::format("{}: write error on close", path_));
 }
 
-RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec, const std::string& path,
-                       const std::string& trace_name) {
+RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                       const std::string& path, const std::string& trace_name) {
   ReplayConfig config = ConfigFor(spec, baseline);
   DecisionLogHeader header;
   header.trace = trace_name;
@@ -161,7 +167,8 @@ class LineReader {
     }
     int err = 0;
     gzerror(file_, &err);
-    if (err != Z_OK && err != Z_STREAM_END) throw Error(fmt::format("{}: read error (corrupt gzip data?)", path_));
+    if (err != Z_OK && err != Z_STREAM_END)
+      throw Error(fmt::format("{}: read error (corrupt gzip data?)", path_));
     return !line.empty();
   }
 
@@ -219,7 +226,9 @@ class LogParser {
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& what) const { throw Error(fmt::format("{}:{}: {}", path_, line_, what)); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw Error(fmt::format("{}:{}: {}", path_, line_, what));
+  }
 
   nlohmann::json Json(const std::string& text) const {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
@@ -263,12 +272,14 @@ class LogParser {
   StorageId Storage(const std::string& name) const {
     TensorId t = Tensor(name);
     StorageId s = trace_.tensors[t].storage;
-    if (trace_.storages[s].root != t) Fail(fmt::format("'{}' is not the root tensor of a storage", name));
+    if (trace_.storages[s].root != t)
+      Fail(fmt::format("'{}' is not the root tensor of a storage", name));
     return s;
   }
 
   void ParseHeader(const nlohmann::json& j, DecisionLogHeader& h) const {
-    if (!j.contains("format") || j["format"] != "dtrcheck-decision-log") Fail("not a dtrcheck decision log");
+    if (!j.contains("format") || j["format"] != "dtrcheck-decision-log")
+      Fail("not a dtrcheck decision log");
     if (Int(j, "version") != 1) Fail(fmt::format("unsupported version {}", Int(j, "version")));
     h.trace = String(j, "trace");
     h.heuristic = String(j, "heuristic");
@@ -312,6 +323,8 @@ class LogParser {
 
 }  // namespace
 
-DecisionLogFile ReadDecisionLog(const std::string& path, const Trace& trace) { return LogParser(path, trace).Parse(); }
+DecisionLogFile ReadDecisionLog(const std::string& path, const Trace& trace) {
+  return LogParser(path, trace).Parse();
+}
 
 }  // namespace dtr

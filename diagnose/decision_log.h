@@ -91,8 +91,8 @@ nlohmann::ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint
 nlohmann::ordered_json ScoreJson(double score);
 
 // Replays one run while writing its decision log to `path`.
-RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec, const std::string& path,
-                       const std::string& trace_name);
+RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                       const std::string& path, const std::string& trace_name);
 
 struct DecisionLogFile {
   DecisionLogHeader header;

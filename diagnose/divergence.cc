@@ -70,10 +70,14 @@ double EvictedJaccard(const std::vector<int32_t>& a, const std::vector<int32_t>&
 
 std::string_view DivergenceKindName(DivergenceKind kind) {
   switch (kind) {
-    case DivergenceKind::kNone: return "none";
-    case DivergenceKind::kExtraDecision: return "extra-decision";
-    case DivergenceKind::kRankedDifferently: return "ranked-differently";
-    case DivergenceKind::kRunEnded: return "run-ended";
+    case DivergenceKind::kNone:
+      return "none";
+    case DivergenceKind::kExtraDecision:
+      return "extra-decision";
+    case DivergenceKind::kRankedDifferently:
+      return "ranked-differently";
+    case DivergenceKind::kRunEnded:
+      return "run-ended";
   }
   return "?";
 }
@@ -83,7 +87,8 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
   FirstDivergence f;
   const size_t na = a.decisions.size(), nb = b.decisions.size();
   size_t k = 0;
-  while (k < na && k < nb && SamePoint(a.decisions[k], b.decisions[k]) && a.decisions[k].chosen == b.decisions[k].chosen)
+  while (k < na && k < nb && SamePoint(a.decisions[k], b.decisions[k]) &&
+         a.decisions[k].chosen == b.decisions[k].chosen)
     ++k;
   f.index = static_cast<int64_t>(k);
   if (k < na) f.a = a.decisions[k];
@@ -93,7 +98,8 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
       f.kind = DivergenceKind::kRankedDifferently;
     } else {
       // The run whose decision comes first had it alone: the other fit there.
-      bool a_first = std::tie(f.a->event, f.a->memory_usage) < std::tie(f.b->event, f.b->memory_usage);
+      bool a_first =
+          std::tie(f.a->event, f.a->memory_usage) < std::tie(f.b->event, f.b->memory_usage);
       f.kind = DivergenceKind::kExtraDecision;
       f.in = a_first ? 'a' : 'b';
     }
@@ -124,11 +130,14 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
 
 DecisionAlignment AlignDecisions(const DecisionLog& a, const DecisionLog& b, int64_t from) {
   DecisionAlignment al;
-  const int64_t na = static_cast<int64_t>(a.decisions.size()), nb = static_cast<int64_t>(b.decisions.size());
+  const int64_t na = static_cast<int64_t>(a.decisions.size()),
+                nb = static_cast<int64_t>(b.decisions.size());
   al.after_a = std::max<int64_t>(0, na - from);
   al.after_b = std::max<int64_t>(0, nb - from);
   using Key = std::tuple<int32_t, TensorId, int32_t, int64_t>;  // step, tensor, depth, request
-  auto key = [](const DecisionPoint& d) { return Key{d.program_step, d.tensor, d.remat_depth, d.request}; };
+  auto key = [](const DecisionPoint& d) {
+    return Key{d.program_step, d.tensor, d.remat_depth, d.request};
+  };
   // b's decisions by key, in order; each is used at most once.
   std::map<Key, std::vector<int64_t>> pending;
   for (int64_t j = from; j < nb; ++j) pending[key(b.decisions[j])].push_back(j);
@@ -149,11 +158,13 @@ DecisionAlignment AlignDecisions(const DecisionLog& a, const DecisionLog& b, int
   return al;
 }
 
-std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace, const ReplayConfig& config,
+std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
+                                                             const ReplayConfig& config,
                                                              int64_t index, StorageId storage) {
   ReplayConfig c = config;
   for (const auto& o : c.overrides)
-    if (o.first >= index) throw Error("TermsAtDecision: the run already overrides that decision or a later one");
+    if (o.first >= index)
+      throw Error("TermsAtDecision: the run already overrides that decision or a later one");
   c.overrides.emplace_back(index, storage);
   DecisionProbe probe(index);
   c.observer = &probe;
@@ -177,8 +188,9 @@ int64_t LastEvictionBefore(const DecisionLog& log, int64_t before, StorageId s) 
   return -1;
 }
 
-RankFlipAt ExplainPair(const Trace& trace, const HeuristicSpec& h, const ReplayConfig& ca, const DecisionLog& la,
-                       const DecisionPoint& da, const ReplayConfig& cb, const DecisionLog& lb, const DecisionPoint& db) {
+RankFlipAt ExplainPair(const Trace& trace, const HeuristicSpec& h, const ReplayConfig& ca,
+                       const DecisionLog& la, const DecisionPoint& da, const ReplayConfig& cb,
+                       const DecisionLog& lb, const DecisionPoint& db) {
   RankFlipAt r;
   r.a = da;
   r.b = db;
@@ -204,7 +216,8 @@ RankFlipAt ExplainPair(const Trace& trace, const HeuristicSpec& h, const ReplayC
 
 }  // namespace
 
-RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a, const RunSpec& b) {
+RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                          const RunSpec& b) {
   RunComparison cmp;
   ReplayConfig ca = ConfigFor(a, baseline), cb = ConfigFor(b, baseline);
   DecisionRecorder rec_a, rec_b;
@@ -236,7 +249,8 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
   cmp.first = FindFirstDivergence(la, run_a.result, lb, run_b.result);
   cmp.after = AlignDecisions(la, lb, cmp.first.index);
   cmp.jaccard_all = EvictedJaccard(run_a.result.evict_count, run_b.result.evict_count);
-  cmp.jaccard_heuristic = EvictedJaccard(run_a.result.heuristic_evict_count, run_b.result.heuristic_evict_count);
+  cmp.jaccard_heuristic =
+      EvictedJaccard(run_a.result.heuristic_evict_count, run_b.result.heuristic_evict_count);
   cmp.overhead_ratio = cmp.a.overhead > 0 ? cmp.b.overhead / cmp.a.overhead : 0;
 
   if (a.heuristic == b.heuristic && a.heuristic->cost != CostTerm::kRandom) {

@@ -35,7 +35,7 @@ struct RunProfile {
   double overhead = 0;
   int64_t clock = 0;
   int64_t events = 0;
-  EvictionStats all;        // heuristic and eager evictions together, as simrd's telemetry counts them
+  EvictionStats all;  // heuristic and eager evictions together, as simrd's telemetry counts them
   EvictionStats heuristic;  // evictions chosen by the heuristic only
   int64_t decisions = 0;    // heuristic decision points (== heuristic.evictions)
 };
@@ -90,7 +90,7 @@ struct RankFlipAt {
   // it was locked, not yet computed, or evicted eagerly).
   int64_t y_evicted_in_a_at = -1;
   int64_t x_evicted_in_b_at = -1;
-  std::optional<RankFlip> flip;   // when both were evictable in both runs
+  std::optional<RankFlip> flip;  // when both were evictable in both runs
 };
 
 struct RunComparison {
@@ -102,20 +102,22 @@ struct RunComparison {
   // both runs, so that the scores alone decided (searched among the first
   // kMaxRankFlipProbes differing pairs); may be first_rank_flip itself.
   std::optional<RankFlipAt> first_term_flip;
-  double jaccard_all = 1;        // |A ∩ B| / |A ∪ B| of the evicted storage sets (1 if both empty)
+  double jaccard_all = 1;  // |A ∩ B| / |A ∪ B| of the evicted storage sets (1 if both empty)
   double jaccard_heuristic = 1;  // the same for storages evicted by the heuristic
   double overhead_ratio = 1;     // b.overhead / a.overhead
 };
 
 constexpr int kMaxRankFlipProbes = 64;
 
-RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a, const RunSpec& b);
+RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                          const RunSpec& b);
 
 // The score and terms `storage` has at decision `index` of the run `config`
 // describes (replayed up to that decision with an override); nullopt if the
 // storage is not in the eviction pool then or the run has no such decision.
 // REQUIRES: config has no overrides at or after `index`.
-std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace, const ReplayConfig& config,
+std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
+                                                             const ReplayConfig& config,
                                                              int64_t index, StorageId storage);
 
 }  // namespace dtr

@@ -67,15 +67,16 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
   };
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i + 1; j < n; ++j)
-      if (find(i) != find(j) && Linked(points[i], points[j], cliff_factor)) parent[find(i)] = find(j);
+      if (find(i) != find(j) && Linked(points[i], points[j], cliff_factor))
+        parent[find(i)] = find(j);
   std::vector<size_t> roots;
   for (size_t i = 0; i < n; ++i)
     if (find(i) == i) roots.push_back(i);
-  std::vector<Regime> regimes(roots.size());
+  std::vector<ScanRegime> regimes(roots.size());
   std::vector<int> regime_of_root(n, -1);
   for (size_t r = 0; r < roots.size(); ++r) regime_of_root[roots[r]] = static_cast<int>(r);
   for (size_t i = 0; i < n; ++i) {
-    Regime& g = regimes[regime_of_root[find(i)]];
+    ScanRegime& g = regimes[regime_of_root[find(i)]];
     const ScanPoint& p = points[i];
     double eps = p.evictions_per_storage();
     if (g.runs == 0) {
@@ -95,8 +96,9 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
   std::vector<size_t> first_point(regimes.size(), n);
   for (size_t i = n; i-- > 0;) first_point[regime_of_root[find(i)]] = i;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const Regime &a = regimes[x], &b = regimes[y];
-    if (OutcomeRank(a.outcome) != OutcomeRank(b.outcome)) return OutcomeRank(a.outcome) < OutcomeRank(b.outcome);
+    const ScanRegime &a = regimes[x], &b = regimes[y];
+    if (OutcomeRank(a.outcome) != OutcomeRank(b.outcome))
+      return OutcomeRank(a.outcome) < OutcomeRank(b.outcome);
     if (a.overhead_min != b.overhead_min) return a.overhead_min < b.overhead_min;
     return first_point[x] < first_point[y];
   });
@@ -107,7 +109,7 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
   }
   for (size_t i = 0; i < n; ++i) {
     points[i].regime = renumber[regime_of_root[find(i)]];
-    std::vector<RatioRange>& ranges = out.regimes[points[i].regime].ranges;
+    std::vector<GridRange>& ranges = out.regimes[points[i].regime].ranges;
     if (i > 0 && points[i - 1].regime == points[i].regime)
       ranges.back().to = i;
     else
@@ -118,7 +120,8 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
     const ScanPoint &p = points[i], &q = points[i + 1];
     if (p.outcome != Outcome::kPass || q.outcome != Outcome::kPass) continue;
     if (Within(p.overhead, q.overhead, cliff_factor)) continue;
-    out.cliffs.push_back({i, i + 1, std::max(p.overhead, q.overhead) / std::min(p.overhead, q.overhead), {}});
+    out.cliffs.push_back(
+        {i, i + 1, std::max(p.overhead, q.overhead) / std::min(p.overhead, q.overhead), {}});
   }
   // Inversions: maximal OOM runs with a pass on each side.
   for (size_t i = 1; i + 1 < n;) {
@@ -128,18 +131,22 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
     }
     size_t j = i;
     while (j + 1 < n && points[j + 1].outcome == Outcome::kOom) ++j;
-    if (j + 1 < n && points[j + 1].outcome == Outcome::kPass) out.inversions.push_back({i - 1, i, j, j + 1, {}, {}});
+    if (j + 1 < n && points[j + 1].outcome == Outcome::kPass)
+      out.inversions.push_back({i - 1, i, j, j + 1, {}, {}});
     i = j + 1;
   }
   return out;
 }
 
-Boundary LocateBoundary(const Trace& trace, const Baseline& baseline, const ScanOptions& options,
-                        const ScanPoint& lower, const ScanPoint& upper) {
+ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
+                            const ScanOptions& options, const ScanPoint& lower,
+                            const ScanPoint& upper) {
   if (!(lower.budget_hi < upper.budget_lo))
-    throw Error("LocateBoundary: the two runs are not at distinct budget intervals in increasing order");
+    throw Error(
+        "LocateBoundary: the two runs are not at distinct budget intervals in increasing order");
   auto closer = [](const ScanPoint& p, const ScanPoint& to, const ScanPoint& other) {
-    return std::abs(std::log(p.overhead / to.overhead)) < std::abs(std::log(p.overhead / other.overhead));
+    return std::abs(std::log(p.overhead / to.overhead)) <
+           std::abs(std::log(p.overhead / other.overhead));
   };
   // When the outcomes are equal, exactly one of the two holds unless the
   // overhead is equidistant; ties count for the upper side, so that
@@ -153,7 +160,7 @@ Boundary LocateBoundary(const Trace& trace, const Baseline& baseline, const Scan
     return lower.outcome != upper.outcome || !closer(p, lower, upper);
   };
   RunSpec spec = SpecFor(options);
-  Boundary b;
+  ScanBoundary b;
   auto run_at = [&](int64_t budget) {
     spec.budget = budget;
     ++b.replays;
@@ -229,8 +236,9 @@ Boundary LocateBoundary(const Trace& trace, const Baseline& baseline, const Scan
   return b;
 }
 
-ScanResult ScanInstability(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& ratios,
-                           const ScanOptions& options, const ProgressFn& progress) {
+ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
+                           const std::vector<Ratio>& ratios, const ScanOptions& options,
+                           const ProgressFn& progress) {
   if (!options.heuristic) throw Error("a scan needs a heuristic");
   ScanResult out;
   out.heuristic = options.heuristic;
@@ -238,7 +246,8 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline, const s
   out.cliff_factor = options.cliff_factor;
   out.baseline = baseline;
   std::vector<Ratio> sorted = ratios;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
   std::vector<RunSpec> specs;
   for (const Ratio& r : sorted) {
     RunSpec s = SpecFor(options);
@@ -252,22 +261,23 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline, const s
 
   // One task per boundary, spread over worker threads.
   std::vector<std::pair<size_t, size_t>> pairs;  // lower, upper grid indices
-  std::vector<std::optional<Boundary>*> slots;
-  for (Cliff& c : out.analysis.cliffs) {
+  std::vector<std::optional<ScanBoundary>*> slots;
+  for (ScanCliff& c : out.analysis.cliffs) {
     pairs.emplace_back(c.lower, c.upper);
     slots.push_back(&c.boundary);
   }
-  for (Inversion& v : out.analysis.inversions) {
+  for (ScanInversion& v : out.analysis.inversions) {
     pairs.emplace_back(v.feasible_below, v.oom_from);
     slots.push_back(&v.lower_edge);
     pairs.emplace_back(v.oom_to, v.feasible_above);
     slots.push_back(&v.upper_edge);
   }
-  std::vector<Boundary> found(pairs.size());
+  std::vector<ScanBoundary> found(pairs.size());
   ParallelFor(
       pairs.size(), options.jobs,
       [&](size_t i) {
-        found[i] = LocateBoundary(trace, baseline, options, out.points[pairs[i].first], out.points[pairs[i].second]);
+        found[i] = LocateBoundary(trace, baseline, options, out.points[pairs[i].first],
+                                  out.points[pairs[i].second]);
       },
       [&](size_t done) {
         if (progress) progress(done, pairs.size());

@@ -43,7 +43,7 @@ struct ScanOptions {
   double cliff_factor = 1.5;  // > 1
   bool refine = false;
   int max_walk = 1000;  // replays per walk direction and boundary, before bisecting
-  int jobs = 0;       // 0: one per core
+  int jobs = 0;         // 0: one per core
 };
 
 // One run of the scan, or of a refinement.
@@ -66,16 +66,16 @@ struct ScanPoint {
 
 ScanPoint MakeScanPoint(const RunRecord& run);
 
-struct RatioRange {
+struct GridRange {
   size_t from = 0, to = 0;  // grid point indices, inclusive
 };
 
-struct Regime {
+struct ScanRegime {
   Outcome outcome = Outcome::kPass;
   double overhead_min = 0, overhead_max = 0;
   double per_storage_min = 0, per_storage_max = 0;  // evictions per evicted storage
   size_t runs = 0;
-  std::vector<RatioRange> ranges;  // maximal runs of adjacent grid points in it
+  std::vector<GridRange> ranges;  // maximal runs of adjacent grid points in it
 };
 
 // A budget boundary located to the byte. Every claim is backed by replays:
@@ -83,7 +83,7 @@ struct Regime {
 // grid point, every byte in [upper_zone_from, upper grid budget] like the
 // upper one, and the run at last_byte behaves like the lower point while the
 // run at first_byte == last_byte + 1 does not.
-struct Boundary {
+struct ScanBoundary {
   int64_t last_byte = 0;
   int64_t first_byte = 0;
   ScanPoint below, above;  // the runs at last_byte and first_byte
@@ -95,22 +95,22 @@ struct Boundary {
   bool sharp() const { return lower_zone_maximal && lower_zone_to + 1 == upper_zone_from; }
 };
 
-struct Cliff {
+struct ScanCliff {
   size_t lower = 0, upper = 0;  // adjacent grid point indices
   double factor = 0;            // max overhead / min overhead
-  std::optional<Boundary> boundary;
+  std::optional<ScanBoundary> boundary;
 };
 
-struct Inversion {
+struct ScanInversion {
   size_t feasible_below = 0, oom_from = 0, oom_to = 0, feasible_above = 0;  // grid point indices
-  std::optional<Boundary> lower_edge;  // last passing byte / first OOM byte
-  std::optional<Boundary> upper_edge;  // last OOM byte / first passing byte
+  std::optional<ScanBoundary> lower_edge;  // last passing byte / first OOM byte
+  std::optional<ScanBoundary> upper_edge;  // last OOM byte / first passing byte
 };
 
 struct ScanAnalysis {
-  std::vector<Regime> regimes;
-  std::vector<Cliff> cliffs;
-  std::vector<Inversion> inversions;
+  std::vector<ScanRegime> regimes;
+  std::vector<ScanCliff> cliffs;
+  std::vector<ScanInversion> inversions;
 };
 
 struct ScanResult {
@@ -129,12 +129,14 @@ ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor);
 
 // Sweeps `ratios` (sorted here by value), analyzes, and refines if asked.
 // progress(done, total) counts grid runs, then refinement replays.
-ScanResult ScanInstability(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& ratios,
-                           const ScanOptions& options, const ProgressFn& progress = nullptr);
+ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
+                           const std::vector<Ratio>& ratios, const ScanOptions& options,
+                           const ProgressFn& progress = nullptr);
 
 // Locates the boundary above grid run `lower` and below `upper` (budgets
 // lower.budget < upper.budget, different behaviour). Exposed for tests.
-Boundary LocateBoundary(const Trace& trace, const Baseline& baseline, const ScanOptions& options,
-                        const ScanPoint& lower, const ScanPoint& upper);
+ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
+                            const ScanOptions& options, const ScanPoint& lower,
+                            const ScanPoint& upper);
 
 }  // namespace dtr

@@ -9,11 +9,13 @@ namespace dtr {
 double ScoreFromTerms(const HeuristicSpec& h, const ScoreTerms& t) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (h.cost == CostTerm::kRandom) return 0;
-  if (h.cost == CostTerm::kLastAccess) return t.cost == INT64_MIN ? -kInf : static_cast<double>(t.cost);
+  if (h.cost == CostTerm::kLastAccess)
+    return t.cost == INT64_MIN ? -kInf : static_cast<double>(t.cost);
   if (!h.divide_by_size && !h.divide_by_staleness) return static_cast<double>(t.cost);
   uint128 den = h.divide_by_size ? static_cast<uint128>(t.size) : 1;
   if (h.divide_by_staleness) {
-    if (t.staleness < 0) return den == 0 ? kInf : 0.0;  // size * inf: nan for size 0 (score inf), else inf
+    if (t.staleness < 0)
+      return den == 0 ? kInf : 0.0;  // size * inf: nan for size 0 (score inf), else inf
     den *= static_cast<uint128>(t.staleness);
   }
   if (den == 0) return kInf;
@@ -23,9 +25,12 @@ double ScoreFromTerms(const HeuristicSpec& h, const ScoreTerms& t) {
 
 std::string_view ScoreTermName(ScoreTerm term) {
   switch (term) {
-    case ScoreTerm::kCost: return "cost";
-    case ScoreTerm::kSize: return "size";
-    case ScoreTerm::kStaleness: return "staleness";
+    case ScoreTerm::kCost:
+      return "cost";
+    case ScoreTerm::kSize:
+      return "size";
+    case ScoreTerm::kStaleness:
+      return "staleness";
   }
   return "?";
 }
@@ -34,9 +39,12 @@ namespace {
 
 int64_t ScoreTerms::*Member(ScoreTerm term) {
   switch (term) {
-    case ScoreTerm::kCost: return &ScoreTerms::cost;
-    case ScoreTerm::kSize: return &ScoreTerms::size;
-    case ScoreTerm::kStaleness: return &ScoreTerms::staleness;
+    case ScoreTerm::kCost:
+      return &ScoreTerms::cost;
+    case ScoreTerm::kSize:
+      return &ScoreTerms::size;
+    case ScoreTerm::kStaleness:
+      return &ScoreTerms::staleness;
   }
   return &ScoreTerms::cost;
 }

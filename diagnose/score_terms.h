@@ -38,7 +38,8 @@ struct RankFlip {
   std::vector<std::vector<ScoreTerm>> flipping_terms;
 };
 
-RankFlip ExplainRankFlip(const HeuristicSpec& heuristic, const ScoreTerms& x_in_a, const ScoreTerms& y_in_a,
-                         const ScoreTerms& x_in_b, const ScoreTerms& y_in_b);
+RankFlip ExplainRankFlip(const HeuristicSpec& heuristic, const ScoreTerms& x_in_a,
+                         const ScoreTerms& y_in_a, const ScoreTerms& x_in_b,
+                         const ScoreTerms& y_in_b);
 
 }  // namespace dtr

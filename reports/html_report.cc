@@ -317,7 +317,7 @@ std::string FrontierSvg(const ReportModel& m, const OomFrontier& f) {
       i = j;
       continue;
     }
-    const FrontierFrame& fr = f.frames[i++];
+    const ReportFrame& fr = f.frames[i++];
     std::string args;
     for (const FrontierArg& a : fr.args)
       args += fmt::format("\n  {} {} bytes: {}", a.tensor, GroupedInt(a.storage_size), a.state);

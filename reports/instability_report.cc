@@ -11,7 +11,9 @@ namespace {
 
 using nlohmann::ordered_json;
 
-const std::string& StorageName(const Trace& trace, StorageId s) { return trace.tensors[trace.storages[s].root].name; }
+const std::string& StorageName(const Trace& trace, StorageId s) {
+  return trace.tensors[trace.storages[s].root].name;
+}
 
 std::string RatioText(const ScanPoint& p) {
   return p.ratio ? p.ratio->text : fmt::format("{} B", p.budget);
@@ -32,8 +34,8 @@ ordered_json RatioJson(const RunSpec& s) {
   return nullptr;
 }
 
-ordered_json Header(const char* command, const TraceSummary& summary, const HeuristicSpec* heuristic,
-                    RuntimeKind runtime) {
+ordered_json Header(const char* command, const TraceSummary& summary,
+                    const HeuristicSpec* heuristic, RuntimeKind runtime) {
   ordered_json j;
   j["command"] = command;
   j["log"] = summary.log;
@@ -62,11 +64,14 @@ ordered_json PointJson(const ScanPoint& p) {
 }
 
 ordered_json BriefJson(const ScanPoint& p) {
-  return {{"budget", p.budget}, {"result", std::string(OutcomeName(p.outcome))}, {"overhead", p.overhead},
-          {"budget_lo", p.budget_lo}, {"budget_hi", p.budget_hi}};
+  return {{"budget", p.budget},
+          {"result", std::string(OutcomeName(p.outcome))},
+          {"overhead", p.overhead},
+          {"budget_lo", p.budget_lo},
+          {"budget_hi", p.budget_hi}};
 }
 
-ordered_json BoundaryJson(const Boundary& b) {
+ordered_json BoundaryJson(const ScanBoundary& b) {
   ordered_json j;
   j["last_byte"] = b.last_byte;
   j["first_byte"] = b.first_byte;
@@ -81,7 +86,7 @@ ordered_json BoundaryJson(const Boundary& b) {
   return j;
 }
 
-ordered_json RegimeJson(size_t id, const Regime& g, const std::vector<ScanPoint>& points) {
+ordered_json RegimeJson(size_t id, const ScanRegime& g, const std::vector<ScanPoint>& points) {
   ordered_json j;
   j["id"] = id;
   j["result"] = std::string(OutcomeName(g.outcome));
@@ -89,12 +94,13 @@ ordered_json RegimeJson(size_t id, const Regime& g, const std::vector<ScanPoint>
   j["overhead"] = {g.overhead_min, g.overhead_max};
   j["evictions_per_storage"] = {g.per_storage_min, g.per_storage_max};
   ordered_json ranges = ordered_json::array();
-  for (const RatioRange& r : g.ranges) ranges.push_back({RatioJson(points[r.from]), RatioJson(points[r.to])});
+  for (const GridRange& r : g.ranges)
+    ranges.push_back({RatioJson(points[r.from]), RatioJson(points[r.to])});
   j["ratios"] = ranges;
   return j;
 }
 
-ordered_json CliffJson(const Cliff& c, const std::vector<ScanPoint>& points) {
+ordered_json CliffJson(const ScanCliff& c, const std::vector<ScanPoint>& points) {
   const ScanPoint &lo = points[c.lower], &hi = points[c.upper];
   ordered_json j;
   j["below"] = RatioJson(lo);
@@ -108,7 +114,7 @@ ordered_json CliffJson(const Cliff& c, const std::vector<ScanPoint>& points) {
   return j;
 }
 
-ordered_json InversionJson(const Inversion& v, const std::vector<ScanPoint>& points) {
+ordered_json InversionJson(const ScanInversion& v, const std::vector<ScanPoint>& points) {
   ordered_json j;
   j["feasible_below"] = RatioJson(points[v.feasible_below]);
   j["oom_from"] = RatioJson(points[v.oom_from]);
@@ -127,21 +133,24 @@ ordered_json InversionJson(const Inversion& v, const std::vector<ScanPoint>& poi
 
 ordered_json AnalysisJson(const ScanAnalysis& a, const std::vector<ScanPoint>& points) {
   ordered_json j;
-  ordered_json regimes = ordered_json::array(), cliffs = ordered_json::array(), inversions = ordered_json::array();
-  for (size_t i = 0; i < a.regimes.size(); ++i) regimes.push_back(RegimeJson(i, a.regimes[i], points));
-  for (const Cliff& c : a.cliffs) cliffs.push_back(CliffJson(c, points));
-  for (const Inversion& v : a.inversions) inversions.push_back(InversionJson(v, points));
+  ordered_json regimes = ordered_json::array(), cliffs = ordered_json::array(),
+               inversions = ordered_json::array();
+  for (size_t i = 0; i < a.regimes.size(); ++i)
+    regimes.push_back(RegimeJson(i, a.regimes[i], points));
+  for (const ScanCliff& c : a.cliffs) cliffs.push_back(CliffJson(c, points));
+  for (const ScanInversion& v : a.inversions) inversions.push_back(InversionJson(v, points));
   j["regimes"] = regimes;
   j["cliffs"] = cliffs;
   j["inversions"] = inversions;
   return j;
 }
 
-std::string RangesText(const Regime& g, const std::vector<ScanPoint>& points) {
+std::string RangesText(const ScanRegime& g, const std::vector<ScanPoint>& points) {
   std::string s;
-  for (const RatioRange& r : g.ranges) {
+  for (const GridRange& r : g.ranges) {
     if (!s.empty()) s += ", ";
-    s += r.from == r.to ? RatioText(points[r.from]) : RatioText(points[r.from]) + "-" + RatioText(points[r.to]);
+    s += r.from == r.to ? RatioText(points[r.from])
+                        : RatioText(points[r.from]) + "-" + RatioText(points[r.to]);
   }
   return s;
 }
@@ -151,63 +160,77 @@ std::string BriefText(const ScanPoint& p) {
   return std::string(OutcomeName(p.outcome));
 }
 
-void PrintBoundaryText(std::ostream& out, const Boundary& b, const std::string& lower, const std::string& upper,
-                       const char* indent) {
-  fmt::print(out, "{}byte {}: {};  byte {}: {}", indent, b.last_byte, BriefText(b.below), b.first_byte,
-             BriefText(b.above));
+void PrintBoundaryText(std::ostream& out, const ScanBoundary& b, const std::string& lower,
+                       const std::string& upper, const char* indent) {
+  fmt::print(out, "{}byte {}: {};  byte {}: {}", indent, b.last_byte, BriefText(b.below),
+             b.first_byte, BriefText(b.above));
   if (b.sharp()) {
-    fmt::print(out, "  (sharp: all bytes from {} up to {} behave like {}, all from {} up to {} like {}; {} replays)\n",
+    fmt::print(out,
+               "  (sharp: all bytes from {} up to {} behave like {}, all from {} up to {} like {}; "
+               "{} replays)\n",
                lower, b.last_byte, lower, b.first_byte, upper, upper, b.replays);
     return;
   }
   fmt::print(out, "  ({} replays)\n", b.replays);
-  fmt::print(out, "{}  every byte from {} up to {} behaves like {}{}\n", indent, lower, b.lower_zone_to, lower,
-             b.lower_zone_maximal ? "" : " (walk cut short; the switch above was found by bisection)");
-  fmt::print(out, "{}  every byte from {} up to {} behaves like {}{}\n", indent, b.upper_zone_from, upper, upper,
-             b.upper_zone_maximal ? "" : " (walk cut short)");
+  fmt::print(
+      out, "{}  every byte from {} up to {} behaves like {}{}\n", indent, lower, b.lower_zone_to,
+      lower,
+      b.lower_zone_maximal ? "" : " (walk cut short; the switch above was found by bisection)");
+  fmt::print(out, "{}  every byte from {} up to {} behaves like {}{}\n", indent, b.upper_zone_from,
+             upper, upper, b.upper_zone_maximal ? "" : " (walk cut short)");
   if (b.lower_zone_maximal && b.upper_zone_maximal)
-    fmt::print(out, "{}  mixed zone between them: {} bytes\n", indent, b.upper_zone_from - b.lower_zone_to - 1);
+    fmt::print(out, "{}  mixed zone between them: {} bytes\n", indent,
+               b.upper_zone_from - b.lower_zone_to - 1);
 }
 
-void PrintAnalysisText(std::ostream& out, const ScanAnalysis& a, const std::vector<ScanPoint>& points,
-                       double factor) {
-  fmt::print(out, "regimes (same outcome; overhead and evictions per storage within {}x, single linkage)\n", factor);
+void PrintAnalysisText(std::ostream& out, const ScanAnalysis& a,
+                       const std::vector<ScanPoint>& points, double factor) {
+  fmt::print(
+      out,
+      "regimes (same outcome; overhead and evictions per storage within {}x, single linkage)\n",
+      factor);
   for (size_t i = 0; i < a.regimes.size(); ++i) {
-    const Regime& g = a.regimes[i];
+    const ScanRegime& g = a.regimes[i];
     if (g.outcome == Outcome::kPass)
-      fmt::print(out, "  R{:<3} pass   {:>4} runs  overhead {:.3f}-{:.3f}  evictions/storage {:.2f}-{:.2f}  ratios {}\n",
+      fmt::print(out,
+                 "  R{:<3} pass   {:>4} runs  overhead {:.3f}-{:.3f}  evictions/storage "
+                 "{:.2f}-{:.2f}  ratios {}\n",
                  i, g.runs, g.overhead_min, g.overhead_max, g.per_storage_min, g.per_storage_max,
                  RangesText(g, points));
     else
       fmt::print(out, "  R{:<3} {:<6} {:>4} runs  ratios {}\n", i, OutcomeName(g.outcome), g.runs,
                  RangesText(g, points));
   }
-  fmt::print(out, "cliffs (adjacent passing budgets, overhead differs by more than {}x): {}\n", factor,
-             a.cliffs.size());
-  for (const Cliff& c : a.cliffs) {
+  fmt::print(out, "cliffs (adjacent passing budgets, overhead differs by more than {}x): {}\n",
+             factor, a.cliffs.size());
+  for (const ScanCliff& c : a.cliffs) {
     const ScanPoint &lo = points[c.lower], &hi = points[c.upper];
-    fmt::print(out, "  {} -> {}  overhead {:.4f} -> {:.4f}  ({:.2f}x, R{} -> R{})\n", RatioText(lo), RatioText(hi),
-               lo.overhead, hi.overhead, c.factor, lo.regime, hi.regime);
+    fmt::print(out, "  {} -> {}  overhead {:.4f} -> {:.4f}  ({:.2f}x, R{} -> R{})\n", RatioText(lo),
+               RatioText(hi), lo.overhead, hi.overhead, c.factor, lo.regime, hi.regime);
     if (c.boundary) PrintBoundaryText(out, *c.boundary, RatioText(lo), RatioText(hi), "    ");
   }
-  fmt::print(out, "feasibility inversions (OOM budgets between feasible ones): {}\n", a.inversions.size());
-  for (const Inversion& v : a.inversions) {
-    fmt::print(out, "  feasible {} | OOM {}-{} | feasible {}\n", RatioText(points[v.feasible_below]),
-               RatioText(points[v.oom_from]), RatioText(points[v.oom_to]), RatioText(points[v.feasible_above]));
+  fmt::print(out, "feasibility inversions (OOM budgets between feasible ones): {}\n",
+             a.inversions.size());
+  for (const ScanInversion& v : a.inversions) {
+    fmt::print(out, "  feasible {} | OOM {}-{} | feasible {}\n",
+               RatioText(points[v.feasible_below]), RatioText(points[v.oom_from]),
+               RatioText(points[v.oom_to]), RatioText(points[v.feasible_above]));
     if (v.lower_edge)
-      PrintBoundaryText(out, *v.lower_edge, RatioText(points[v.feasible_below]), RatioText(points[v.oom_from]), "    ");
+      PrintBoundaryText(out, *v.lower_edge, RatioText(points[v.feasible_below]),
+                        RatioText(points[v.oom_from]), "    ");
     if (v.upper_edge)
-      PrintBoundaryText(out, *v.upper_edge, RatioText(points[v.oom_to]), RatioText(points[v.feasible_above]), "    ");
+      PrintBoundaryText(out, *v.upper_edge, RatioText(points[v.oom_to]),
+                        RatioText(points[v.feasible_above]), "    ");
   }
 }
 
 void PrintPointsText(std::ostream& out, const std::vector<ScanPoint>& points) {
-  fmt::print(out, "{:>10} {:>14} {:>6} {:>10} {:>9} {:>8} {:>9} {:>6}\n", "ratio", "budget", "result", "overhead",
-             "evictions", "distinct", "ev/stor", "regime");
+  fmt::print(out, "{:>10} {:>14} {:>6} {:>10} {:>9} {:>8} {:>9} {:>6}\n", "ratio", "budget",
+             "result", "overhead", "evictions", "distinct", "ev/stor", "regime");
   for (const ScanPoint& p : points)
-    fmt::print(out, "{:>10} {:>14} {:>6} {:>10.4f} {:>9} {:>8} {:>9.2f} {:>6}\n", RatioText(p), p.budget,
-               OutcomeName(p.outcome), p.overhead, p.evictions, p.distinct_evicted, p.evictions_per_storage(),
-               fmt::format("R{}", p.regime));
+    fmt::print(out, "{:>10} {:>14} {:>6} {:>10.4f} {:>9} {:>8} {:>9.2f} {:>6}\n", RatioText(p),
+               p.budget, OutcomeName(p.outcome), p.overhead, p.evictions, p.distinct_evicted,
+               p.evictions_per_storage(), fmt::format("R{}", p.regime));
 }
 
 ordered_json StatsJson(const EvictionStats& s) {
@@ -248,13 +271,15 @@ std::string TermSetsText(const std::vector<std::vector<ScoreTerm>>& sets) {
   std::string s;
   for (const auto& set : sets) {
     if (!s.empty()) s += "; or ";
-    for (size_t i = 0; i < set.size(); ++i) s += (i ? " and " : "") + std::string(ScoreTermName(set[i]));
+    for (size_t i = 0; i < set.size(); ++i)
+      s += (i ? " and " : "") + std::string(ScoreTermName(set[i]));
   }
   return s;
 }
 
 std::string StatsText(const EvictionStats& s) {
-  return fmt::format("{} evictions of {} storages ({:.2f} per storage)", s.evictions, s.distinct, s.per_storage);
+  return fmt::format("{} evictions of {} storages ({:.2f} per storage)", s.evictions, s.distinct,
+                     s.per_storage);
 }
 
 std::string RunName(char which, const RunProfile& p) {
@@ -269,8 +294,12 @@ ordered_json RankFlipJson(const Trace& trace, const RankFlipAt& r) {
   f["y"] = StorageName(trace, r.b.chosen);
   f["y_evictable_in_a"] = r.y_evictable_in_a;
   f["x_evictable_in_b"] = r.x_evictable_in_b;
-  f["y_evicted_in_a_at"] = r.y_evictable_in_a || r.y_evicted_in_a_at < 0 ? ordered_json(nullptr) : ordered_json(r.y_evicted_in_a_at);
-  f["x_evicted_in_b_at"] = r.x_evictable_in_b || r.x_evicted_in_b_at < 0 ? ordered_json(nullptr) : ordered_json(r.x_evicted_in_b_at);
+  f["y_evicted_in_a_at"] = r.y_evictable_in_a || r.y_evicted_in_a_at < 0
+                               ? ordered_json(nullptr)
+                               : ordered_json(r.y_evicted_in_a_at);
+  f["x_evicted_in_b_at"] = r.x_evictable_in_b || r.x_evicted_in_b_at < 0
+                               ? ordered_json(nullptr)
+                               : ordered_json(r.x_evicted_in_b_at);
   if (!r.flip) {
     f["terms"] = nullptr;
     return f;
@@ -298,29 +327,34 @@ ordered_json RankFlipJson(const Trace& trace, const RankFlipAt& r) {
 
 void PrintRankFlipText(std::ostream& out, const Trace& trace, const RankFlipAt& r) {
   std::string x = StorageName(trace, r.a.chosen), y = StorageName(trace, r.b.chosen);
-  fmt::print(out, "  a's decision {} / b's decision {} (program step {}, making room for {}): a evicted {}, b evicted {}\n",
+  fmt::print(out,
+             "  a's decision {} / b's decision {} (program step {}, making room for {}): a evicted "
+             "{}, b evicted {}\n",
              r.a.index, r.b.index, r.a.program_step, trace.tensors[r.a.tensor].name, x, y);
   if (!r.flip) {
     auto why = [](int64_t at) {
       return at >= 0 ? fmt::format(" (that run's decision {} had evicted it)", at) : std::string();
     };
     if (!r.y_evictable_in_a)
-      fmt::print(out, "  {} was not evictable in run a then{}: the pools differed\n", y, why(r.y_evicted_in_a_at));
+      fmt::print(out, "  {} was not evictable in run a then{}: the pools differed\n", y,
+                 why(r.y_evicted_in_a_at));
     if (!r.x_evictable_in_b)
-      fmt::print(out, "  {} was not evictable in run b then{}: the pools differed\n", x, why(r.x_evicted_in_b_at));
+      fmt::print(out, "  {} was not evictable in run b then{}: the pools differed\n", x,
+                 why(r.x_evicted_in_b_at));
     return;
   }
   const RankFlip& k = *r.flip;
-  fmt::print(out, "  in run a: {} score {:.6g} ({}); {} score {:.6g} ({})\n", x, k.x_score_a, TermsText(k.x_in_a), y,
-             k.y_score_a, TermsText(k.y_in_a));
-  fmt::print(out, "  in run b: {} score {:.6g} ({}); {} score {:.6g} ({})\n", x, k.x_score_b, TermsText(k.x_in_b), y,
-             k.y_score_b, TermsText(k.y_in_b));
+  fmt::print(out, "  in run a: {} score {:.6g} ({}); {} score {:.6g} ({})\n", x, k.x_score_a,
+             TermsText(k.x_in_a), y, k.y_score_a, TermsText(k.y_in_a));
+  fmt::print(out, "  in run b: {} score {:.6g} ({}); {} score {:.6g} ({})\n", x, k.x_score_b,
+             TermsText(k.x_in_b), y, k.y_score_b, TermsText(k.y_in_b));
   if (k.tie_in_a || k.tie_in_b) fmt::print(out, "  (equal scores: the pool order decided)\n");
   if (k.flipping_terms.empty())
     fmt::print(out, "  no change of terms reverses the order\n");
   else
-    fmt::print(out, "  the order flips with the {} term{} alone (moved from run a's values to run b's)\n",
-               TermSetsText(k.flipping_terms), k.flipping_terms.front().size() > 1 ? "s" : "");
+    fmt::print(
+        out, "  the order flips with the {} term{} alone (moved from run a's values to run b's)\n",
+        TermSetsText(k.flipping_terms), k.flipping_terms.front().size() > 1 ? "s" : "");
 }
 
 }  // namespace
@@ -338,10 +372,11 @@ ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan) {
 }
 
 void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanResult& scan) {
-  fmt::print(out, "{}  {} on {}, {} budgets", summary.log, scan.heuristic->name, RuntimeName(scan.runtime),
-             scan.points.size());
+  fmt::print(out, "{}  {} on {}, {} budgets", summary.log, scan.heuristic->name,
+             RuntimeName(scan.runtime), scan.points.size());
   if (!scan.points.empty())
-    fmt::print(out, " from {} to {}", RatioText(scan.points.front()), RatioText(scan.points.back()));
+    fmt::print(out, " from {} to {}", RatioText(scan.points.front()),
+               RatioText(scan.points.back()));
   fmt::print(out, "\n");
   PrintAnalysisText(out, scan.analysis, scan.points, scan.cliff_factor);
   if (scan.refine_replays > 0) fmt::print(out, "refinement: {} replays\n", scan.refine_replays);
@@ -361,44 +396,56 @@ ordered_json DiffJson(const TraceSummary& summary, const Trace& trace, const Run
                            {"aligned", cmp.after.aligned},
                            {"aligned_same_choice", cmp.after.aligned_same_choice},
                            {"differing", cmp.after.differing()}};
-  j["first_rank_flip"] = cmp.first_rank_flip ? RankFlipJson(trace, *cmp.first_rank_flip) : ordered_json(nullptr);
-  j["first_term_flip"] = cmp.first_term_flip ? RankFlipJson(trace, *cmp.first_term_flip) : ordered_json(nullptr);
+  j["first_rank_flip"] =
+      cmp.first_rank_flip ? RankFlipJson(trace, *cmp.first_rank_flip) : ordered_json(nullptr);
+  j["first_term_flip"] =
+      cmp.first_term_flip ? RankFlipJson(trace, *cmp.first_term_flip) : ordered_json(nullptr);
   return j;
 }
 
-void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const RunComparison& cmp) {
-  fmt::print(out, "{}  {} on {}\n", summary.log, cmp.a.spec.heuristic->name, RuntimeName(cmp.a.spec.runtime));
+void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace,
+                   const RunComparison& cmp) {
+  fmt::print(out, "{}  {} on {}\n", summary.log, cmp.a.spec.heuristic->name,
+             RuntimeName(cmp.a.spec.runtime));
   for (auto [which, p] : {std::pair{'a', &cmp.a}, std::pair{'b', &cmp.b}}) {
-    fmt::print(out, "run {}: {}, overhead {:.4f}, {} decisions\n", RunName(which, *p), OutcomeName(p->outcome),
-               p->overhead, p->decisions);
-    fmt::print(out, "    all evictions (heuristic + eager, simrd's count): {}\n", StatsText(p->all));
-    fmt::print(out, "    heuristic evictions only:                        {}\n", StatsText(p->heuristic));
+    fmt::print(out, "run {}: {}, overhead {:.4f}, {} decisions\n", RunName(which, *p),
+               OutcomeName(p->outcome), p->overhead, p->decisions);
+    fmt::print(out, "    all evictions (heuristic + eager, simrd's count): {}\n",
+               StatsText(p->all));
+    fmt::print(out, "    heuristic evictions only:                        {}\n",
+               StatsText(p->heuristic));
   }
-  fmt::print(out, "overhead ratio b/a {:.3f} (a/b {:.3f}); Jaccard of evicted sets: all {:.4f}, heuristic only {:.4f}\n",
-             cmp.overhead_ratio, cmp.overhead_ratio > 0 ? 1 / cmp.overhead_ratio : 0.0, cmp.jaccard_all,
-             cmp.jaccard_heuristic);
+  fmt::print(out,
+             "overhead ratio b/a {:.3f} (a/b {:.3f}); Jaccard of evicted sets: all {:.4f}, "
+             "heuristic only {:.4f}\n",
+             cmp.overhead_ratio, cmp.overhead_ratio > 0 ? 1 / cmp.overhead_ratio : 0.0,
+             cmp.jaccard_all, cmp.jaccard_heuristic);
   const FirstDivergence& f = cmp.first;
   fmt::print(out, "first divergence: ");
   switch (f.kind) {
-    case DivergenceKind::kNone: fmt::print(out, "none (same decisions, same outcome)\n"); break;
+    case DivergenceKind::kNone:
+      fmt::print(out, "none (same decisions, same outcome)\n");
+      break;
     case DivergenceKind::kExtraDecision: {
       const DecisionPoint& d = f.in == 'a' ? *f.a : *f.b;
       const RunProfile& with = f.in == 'a' ? cmp.a : cmp.b;
       const RunProfile& without = f.in == 'a' ? cmp.b : cmp.a;
       fmt::print(out, "decision {} exists only in run {}\n", f.index, f.in);
       fmt::print(out,
-                 "  event {}, clock {}, program step {}, depth {}: making room for {} ({} B) with {} B in use:\n"
+                 "  event {}, clock {}, program step {}, depth {}: making room for {} ({} B) with "
+                 "{} B in use:\n"
                  "  {} + {} > {} (run {}'s budget) but fits run {}'s budget {}\n",
-                 d.event, d.clock, d.program_step, d.remat_depth, trace.tensors[d.tensor].name, d.request,
-                 d.memory_usage, d.memory_usage, d.request, with.budget, f.in, f.in == 'a' ? 'b' : 'a',
-                 without.budget);
-      fmt::print(out, "  run {} evicted {} (score {}, {}); runner-up {}\n", f.in, StorageName(trace, d.chosen),
-                 d.score, TermsText(d.terms), d.runner_up >= 0 ? StorageName(trace, d.runner_up) : "none");
+                 d.event, d.clock, d.program_step, d.remat_depth, trace.tensors[d.tensor].name,
+                 d.request, d.memory_usage, d.memory_usage, d.request, with.budget, f.in,
+                 f.in == 'a' ? 'b' : 'a', without.budget);
+      fmt::print(out, "  run {} evicted {} (score {}, {}); runner-up {}\n", f.in,
+                 StorageName(trace, d.chosen), d.score, TermsText(d.terms),
+                 d.runner_up >= 0 ? StorageName(trace, d.runner_up) : "none");
       break;
     }
     case DivergenceKind::kRankedDifferently:
-      fmt::print(out, "decision {} (event {}) evicted {} in run a, {} in run b\n", f.index, f.a->event,
-                 StorageName(trace, f.a->chosen), StorageName(trace, f.b->chosen));
+      fmt::print(out, "decision {} (event {}) evicted {} in run a, {} in run b\n", f.index,
+                 f.a->event, StorageName(trace, f.a->chosen), StorageName(trace, f.b->chosen));
       break;
     case DivergenceKind::kRunEnded: {
       const RunProfile& ended = f.in == 'a' ? cmp.a : cmp.b;
@@ -407,7 +454,9 @@ void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& 
       break;
     }
   }
-  fmt::print(out, "after it: run a {} decisions, run b {}; {} aligned, {} of them evicting the same storage; {} differ\n",
+  fmt::print(out,
+             "after it: run a {} decisions, run b {}; {} aligned, {} of them evicting the same "
+             "storage; {} differ\n",
              cmp.after.after_a, cmp.after.after_b, cmp.after.aligned, cmp.after.aligned_same_choice,
              cmp.after.differing());
   if (cmp.first_rank_flip) {
@@ -415,10 +464,12 @@ void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& 
     PrintRankFlipText(out, trace, *cmp.first_rank_flip);
   }
   if (cmp.first_term_flip && cmp.first_term_flip->a.index != cmp.first_rank_flip->a.index) {
-    fmt::print(out, "first one where both storages were evictable in both runs (the scores decided):\n");
+    fmt::print(out,
+               "first one where both storages were evictable in both runs (the scores decided):\n");
     PrintRankFlipText(out, trace, *cmp.first_term_flip);
   } else if (cmp.first_rank_flip && !cmp.first_term_flip) {
-    fmt::print(out, "(none of the first {} differing pairs had both storages evictable in both runs)\n",
+    fmt::print(out,
+               "(none of the first {} differing pairs had both storages evictable in both runs)\n",
                kMaxRankFlipProbes);
   }
 }
@@ -427,7 +478,8 @@ ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const Bl
   ordered_json j = Header("blame", summary, blame.run.spec.heuristic, blame.run.spec.runtime);
   j["run"] = ProfileJson(blame.run);
   j["against"] = blame.against ? ProfileJson(*blame.against) : ordered_json(nullptr);
-  j["divergence"] = blame.divergence ? DivergenceJson(trace, *blame.divergence) : ordered_json(nullptr);
+  j["divergence"] =
+      blame.divergence ? DivergenceJson(trace, *blame.divergence) : ordered_json(nullptr);
   j["goal"] = std::string(BlameGoalName(blame.goal));
   if (blame.goal == BlameGoal::kFaster) j["overhead_goal"] = blame.overhead_goal;
   j["decisions"] = blame.decisions;
@@ -454,23 +506,27 @@ ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const Bl
   return j;
 }
 
-void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const BlameResult& blame) {
+void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace& trace,
+                    const BlameResult& blame) {
   const RunProfile& r = blame.run;
-  fmt::print(out, "{}  {} on {}\n", summary.log, r.spec.heuristic->name, RuntimeName(r.spec.runtime));
-  fmt::print(out, "run: ratio {}, budget {}: {}, overhead {:.4f}, {} decisions\n", RatioText(r.spec), r.budget,
-             OutcomeName(r.outcome), r.overhead, blame.decisions);
+  fmt::print(out, "{}  {} on {}\n", summary.log, r.spec.heuristic->name,
+             RuntimeName(r.spec.runtime));
+  fmt::print(out, "run: ratio {}, budget {}: {}, overhead {:.4f}, {} decisions\n",
+             RatioText(r.spec), r.budget, OutcomeName(r.outcome), r.overhead, blame.decisions);
   if (blame.against)
-    fmt::print(out, "against: ratio {}, budget {}: {}, overhead {:.4f}\n", RatioText(blame.against->spec),
-               blame.against->budget, OutcomeName(blame.against->outcome), blame.against->overhead);
+    fmt::print(out, "against: ratio {}, budget {}: {}, overhead {:.4f}\n",
+               RatioText(blame.against->spec), blame.against->budget,
+               OutcomeName(blame.against->outcome), blame.against->overhead);
   if (blame.divergence)
-    fmt::print(out, "first divergence from it: {} at decision {}\n", DivergenceKindName(blame.divergence->kind),
-               blame.divergence->index);
+    fmt::print(out, "first divergence from it: {} at decision {}\n",
+               DivergenceKindName(blame.divergence->kind), blame.divergence->index);
   if (blame.goal == BlameGoal::kPass)
     fmt::print(out, "goal: make the run pass\n");
   else
     fmt::print(out, "goal: pass with overhead <= {:.4f}\n", blame.overhead_goal);
-  fmt::print(out, "searched: {} replays ({} single overrides, {} pairs){}\n", blame.replays, blame.singles_tried,
-             blame.pairs_tried, blame.budget_exhausted ? ", replay budget exhausted" : "");
+  fmt::print(out, "searched: {} replays ({} single overrides, {} pairs){}\n", blame.replays,
+             blame.singles_tried, blame.pairs_tried,
+             blame.budget_exhausted ? ", replay budget exhausted" : "");
   if (blame.fixes.empty()) {
     fmt::print(out, "no fix found\n");
     return;
@@ -482,8 +538,9 @@ void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace&
     fmt::print(out, "  {}. {}, overhead {:.4f}, {}\n", i + 1, OutcomeName(f.outcome), f.overhead,
                f.verified ? "verified by replay" : "NOT reproduced by the verifying replay");
     for (const DecisionOverride& o : f.overrides)
-      fmt::print(out, "     decision {} (event {}, clock {}): evict {} instead of {}\n", o.index, o.event, o.clock,
-                 StorageName(trace, o.replacement), StorageName(trace, o.original));
+      fmt::print(out, "     decision {} (event {}, clock {}): evict {} instead of {}\n", o.index,
+                 o.event, o.clock, StorageName(trace, o.replacement),
+                 StorageName(trace, o.original));
   }
 }
 
@@ -529,13 +586,15 @@ ordered_json AblateJson(const TraceSummary& summary, const AblationResult& resul
 
 void PrintAblateText(std::ostream& out, const TraceSummary& summary, const AblationResult& result) {
   const std::vector<ScanPoint>& base_points = result.base.points;
-  fmt::print(out, "{}  {} and its 16 ablations on {}, {} budgets", summary.log, result.base.heuristic->name,
-             RuntimeName(result.runtime), base_points.size());
+  fmt::print(out, "{}  {} and its 16 ablations on {}, {} budgets", summary.log,
+             result.base.heuristic->name, RuntimeName(result.runtime), base_points.size());
   if (!base_points.empty())
-    fmt::print(out, " from {} to {}", RatioText(base_points.front()), RatioText(base_points.back()));
+    fmt::print(out, " from {} to {}", RatioText(base_points.front()),
+               RatioText(base_points.back()));
   fmt::print(out, ", cliff factor {}\n", result.cliff_factor);
-  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n", "heuristic", "cost", "size",
-             "stale", "pass", "oom", "thrash", "cliffs", "inversions", "inversions (feasible | OOM | feasible)");
+  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n", "heuristic",
+             "cost", "size", "stale", "pass", "oom", "thrash", "cliffs", "inversions",
+             "inversions (feasible | OOM | feasible)");
   auto row = [&](const AblationScan& a, bool base) {
     size_t passes = 0, ooms = 0, thrashes = 0;
     for (const ScanPoint& p : a.points) {
@@ -544,31 +603,39 @@ void PrintAblateText(std::ostream& out, const TraceSummary& summary, const Ablat
       thrashes += p.outcome == Outcome::kThrash;
     }
     std::string inv;
-    for (const Inversion& v : a.analysis.inversions) {
+    for (const ScanInversion& v : a.analysis.inversions) {
       if (!inv.empty()) inv += ", ";
-      inv += fmt::format("{} | {}-{} | {}", RatioText(a.points[v.feasible_below]), RatioText(a.points[v.oom_from]),
-                         RatioText(a.points[v.oom_to]), RatioText(a.points[v.feasible_above]));
+      inv += fmt::format("{} | {}-{} | {}", RatioText(a.points[v.feasible_below]),
+                         RatioText(a.points[v.oom_from]), RatioText(a.points[v.oom_to]),
+                         RatioText(a.points[v.feasible_above]));
     }
     fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n",
-               std::string(a.heuristic->name) + (base ? " (base)" : a.control ? " (ctrl)" : ""),
-               a.has_cost ? "x" : "-", a.has_size ? "x" : "-", a.has_staleness ? "x" : "-", passes, ooms, thrashes,
-               a.analysis.cliffs.size(), a.analysis.inversions.size(), inv);
+               std::string(a.heuristic->name) + (base        ? " (base)"
+                                                 : a.control ? " (ctrl)"
+                                                             : ""),
+               a.has_cost ? "x" : "-", a.has_size ? "x" : "-", a.has_staleness ? "x" : "-", passes,
+               ooms, thrashes, a.analysis.cliffs.size(), a.analysis.inversions.size(), inv);
   };
   row(result.base, true);
   for (const AblationScan& a : result.ablations) row(a, false);
-  fmt::print(out, "per score term (AbRandom is a control, left out; an ablation needs 2+ passing budgets to show either):\n");
+  fmt::print(out,
+             "per score term (AbRandom is a control, left out; an ablation needs 2+ passing "
+             "budgets to show either):\n");
   auto list = [](const std::vector<std::string_view>& v) {
     std::string s;
     for (std::string_view n : v) s += (s.empty() ? "" : ", ") + std::string(n);
     return s.empty() ? std::string("none") : s;
   };
   for (const TermVerdict& v : result.verdicts) {
-    fmt::print(out, "  without {}: cliffs {} ({}), inversions {} ({}); {} of {} ablations without it pass at 2+ budgets\n",
+    fmt::print(out,
+               "  without {}: cliffs {} ({}), inversions {} ({}); {} of {} ablations without it "
+               "pass at 2+ budgets\n",
                ScoreTermName(v.term), SurvivalName(v.cliffs()), list(v.without_with_cliffs),
-               SurvivalName(v.inversions()), list(v.without_with_inversions), v.without_informative.size(),
-               v.without.size());
-    fmt::print(out, "     with {}: cliffs in {} of {} ablations, inversions in {} of {}\n", ScoreTermName(v.term),
-               v.with_with_cliffs.size(), v.with.size(), v.with_with_inversions.size(), v.with.size());
+               SurvivalName(v.inversions()), list(v.without_with_inversions),
+               v.without_informative.size(), v.without.size());
+    fmt::print(out, "     with {}: cliffs in {} of {} ablations, inversions in {} of {}\n",
+               ScoreTermName(v.term), v.with_with_cliffs.size(), v.with.size(),
+               v.with_with_inversions.size(), v.with.size());
   }
 }
 

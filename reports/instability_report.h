@@ -18,11 +18,15 @@ namespace dtr {
 nlohmann::ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan);
 void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanResult& scan);
 
-nlohmann::ordered_json DiffJson(const TraceSummary& summary, const Trace& trace, const RunComparison& cmp);
-void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const RunComparison& cmp);
+nlohmann::ordered_json DiffJson(const TraceSummary& summary, const Trace& trace,
+                                const RunComparison& cmp);
+void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace,
+                   const RunComparison& cmp);
 
-nlohmann::ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const BlameResult& blame);
-void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace& trace, const BlameResult& blame);
+nlohmann::ordered_json BlameJson(const TraceSummary& summary, const Trace& trace,
+                                 const BlameResult& blame);
+void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace& trace,
+                    const BlameResult& blame);
 
 nlohmann::ordered_json AblateJson(const TraceSummary& summary, const AblationResult& result);
 void PrintAblateText(std::ostream& out, const TraceSummary& summary, const AblationResult& result);

@@ -68,7 +68,7 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
         "{}\n\n| depth | operator | tensor | output | locked here | arguments (state, bytes) |\n"
         "|---:|---|---|---:|---:|---|\n",
         FrontierSummary(m, f));
-    for (const FrontierFrame& fr : f.frames) {
+    for (const ReportFrame& fr : f.frames) {
       std::string args;
       for (const FrontierArg& a : fr.args)
         args += fmt::format("{}{} ({}, {})", args.empty() ? "" : ", ", a.tensor, a.state,

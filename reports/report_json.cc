@@ -89,7 +89,7 @@ ordered_json TimelineJson(const MemoryTimeline& t) {
 
 ordered_json FrontierJson(const OomFrontier& f) {
   ordered_json frames = ordered_json::array();
-  for (const FrontierFrame& fr : f.frames) {
+  for (const ReportFrame& fr : f.frames) {
     ordered_json args = ordered_json::array();
     for (const FrontierArg& a : fr.args)
       args.push_back({{"tensor", a.tensor}, {"storage_size", a.storage_size}, {"state", a.state}});

@@ -136,7 +136,7 @@ OomFrontier BuildFrontier(const Trace& trace, const Baseline& baseline,
   for (size_t k = 0; k < f.oom.frames.size(); ++k) {
     const Tensor& t = trace.tensors[f.oom.frames[k]];
     const Operator& op = trace.ops[t.op];
-    FrontierFrame frame;
+    ReportFrame frame;
     frame.depth = static_cast<int>(k);
     frame.tensor = t.name;
     frame.op = op.name;

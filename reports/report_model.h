@@ -118,7 +118,7 @@ struct FrontierArg {
   std::string state;
 };
 
-struct FrontierFrame {
+struct ReportFrame {
   int depth = 0;  // 0 for the program operator
   std::string tensor, op;
   int64_t output_size = 0;  // the operator's total output size
@@ -133,9 +133,9 @@ struct OomFrontier {
   // Their distinct exact budget intervals ([budget_lo, budget_hi]), in order.
   std::vector<std::pair<int64_t, int64_t>> budget_intervals;
   OomContext oom;
-  std::vector<FrontierFrame> frames;
+  std::vector<ReportFrame> frames;
   int64_t pinned_bytes = 0;        // all pinned material storages at the OOM
-  int64_t frame_locked_bytes = 0;  // sum of FrontierFrame::locked_bytes
+  int64_t frame_locked_bytes = 0;  // sum of ReportFrame::locked_bytes
 };
 
 // Filled by a later analysis (OOM classification): one verdict per OOM row.

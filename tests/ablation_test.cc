@@ -1,10 +1,11 @@
 // Ablations: which ablations lack which term, the verdict rule on hand-made
 // scans, and the ablations that are DTR / DTREqClass under another name
 // reproducing their scans exactly on ResNet-32.
+#include "diagnose/ablation.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/ratio_grid.h"
-#include "diagnose/ablation.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
 
@@ -56,7 +57,8 @@ TEST_CASE("ablation verdicts: survive, vanish, untested") {
   CHECK(cost.with_with_inversions.size() == 2);
 }
 
-TEST_CASE("ablate: AbESizeStale is DTR and AbEqSizeStale is DTREqClass, budget for budget (ResNet-32)") {
+TEST_CASE(
+    "ablate: AbESizeStale is DTR and AbEqSizeStale is DTREqClass, budget for budget (ResNet-32)") {
   Trace trace = LoadTrace(TracePath("resnet32"));
   Baseline baseline = ComputeBaseline(trace);
   ScanOptions options;
@@ -70,7 +72,8 @@ TEST_CASE("ablate: AbESizeStale is DTR and AbEqSizeStale is DTREqClass, budget f
     INFO(n);
     CHECK(a.has_size == (n.find("Size") != std::string_view::npos));
     CHECK(a.has_staleness == (n.find("Stale") != std::string_view::npos));
-    bool cost = n.rfind("AbE", 0) == 0 || n.rfind("AbLocal", 0) == 0;  // AbE* and AbEq* and AbLocal*
+    bool cost =
+        n.rfind("AbE", 0) == 0 || n.rfind("AbLocal", 0) == 0;  // AbE* and AbEq* and AbLocal*
     CHECK(a.has_cost == cost);
     CHECK(a.control == (n == "AbRandom"));
   }
@@ -94,7 +97,8 @@ TEST_CASE("ablate: AbESizeStale is DTR and AbEqSizeStale is DTREqClass, budget f
   eq.heuristic = &FindHeuristic("DTREqClass");
   ScanResult eq_scan = ScanInstability(trace, baseline, ParseRatios("0.100:0.108:0.001"), eq);
   const AblationScan& eq_same = find("AbEqSizeStale");
-  for (size_t i = 0; i < eq_same.points.size(); ++i) CHECK(eq_same.points[i].overhead == eq_scan.points[i].overhead);
+  for (size_t i = 0; i < eq_same.points.size(); ++i)
+    CHECK(eq_same.points[i].overhead == eq_scan.points[i].overhead);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // Counterfactual blame: the hand trace where one other choice saves the run,
 // a run with no alternative at all, and ResNet-32 at 0.102, each fix checked
 // by an independent replay.
+#include "diagnose/counterfactual.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/sweep.h"
-#include "diagnose/counterfactual.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
@@ -28,7 +29,8 @@ RunSpec DtrRatio(double value, const std::string& text) {
 }
 
 // Replays `spec` with the fix's overrides, with nothing shared with Blame().
-RunResult ReplayFix(const Trace& trace, const Baseline& baseline, const RunSpec& spec, const BlameFix& fix) {
+RunResult ReplayFix(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                    const BlameFix& fix) {
   ReplayConfig c = ConfigFor(spec, baseline);
   for (const DecisionOverride& o : fix.overrides) c.overrides.emplace_back(o.index, o.replacement);
   return Replay(trace, c);
@@ -73,7 +75,9 @@ TEST_CASE("blame: no alternative, no fix; a passing run that is not slower canno
   CHECK_THROWS_AS(Blame(trace, baseline, Dtr(31), Dtr(28), BlameOptions{}), Error);
 }
 
-TEST_CASE("blame: ResNet-32 at 0.102 (OOM) against 0.101 finds single overrides that pass, verified by replay") {
+TEST_CASE(
+    "blame: ResNet-32 at 0.102 (OOM) against 0.101 finds single overrides that pass, verified by "
+    "replay") {
   Trace trace = LoadTrace(TracePath("resnet32"));
   Baseline baseline = ComputeBaseline(trace);
   BlameOptions options;

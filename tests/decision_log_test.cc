@@ -1,5 +1,7 @@
 // The decision log: what the recorder sees on hand traces, the file round
 // trip, the reader's errors, and scores recomputed from their terms.
+#include "diagnose/decision_log.h"
+
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -8,7 +10,6 @@
 #include <fstream>
 
 #include "checker/sweep.h"
-#include "diagnose/decision_log.h"
 #include "diagnose/score_terms.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
@@ -22,7 +23,9 @@ std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("dtrcheck_test_" + name)).string();
 }
 
-StorageId StorageOf(const Trace& trace, const std::string& name) { return trace.tensor_named(name).storage; }
+StorageId StorageOf(const Trace& trace, const std::string& name) {
+  return trace.tensor_named(name).storage;
+}
 
 RunSpec DtrAtBudget(int64_t budget) {
   RunSpec s;
@@ -144,15 +147,20 @@ TEST_CASE("decision log: the reader names the line of a bad record") {
   {
     std::ofstream out(path);
     out << R"({"format":"dtrcheck-decision-log","version":1,"trace":"chain4.log","heuristic":"DTR",)"
-        << R"("runtime":"RuntimeV2EagerOptimized","budget":30,"ratio":null,"baseline_compute":4})" << "\n";
-    out << R"({"kind":"eager","storage":"x9","event":0,"clock":1,"step":0})" << "\n";
+        << R"("runtime":"RuntimeV2EagerOptimized","budget":30,"ratio":null,"baseline_compute":4})"
+        << "\n";
+    out << R"({"kind":"eager","storage":"x9","event":0,"clock":1,"step":0})"
+        << "\n";
   }
-  CHECK_THROWS_WITH_AS(ReadDecisionLog(path, trace), (path + ":2: the trace has no tensor 'x9'").c_str(), Error);
+  CHECK_THROWS_WITH_AS(ReadDecisionLog(path, trace),
+                       (path + ":2: the trace has no tensor 'x9'").c_str(), Error);
   {
     std::ofstream out(path);
-    out << R"({"hello":1})" << "\n";
+    out << R"({"hello":1})"
+        << "\n";
   }
-  CHECK_THROWS_WITH_AS(ReadDecisionLog(path, trace), (path + ":1: not a dtrcheck decision log").c_str(), Error);
+  CHECK_THROWS_WITH_AS(ReadDecisionLog(path, trace),
+                       (path + ":1: not a dtrcheck decision log").c_str(), Error);
   std::filesystem::remove(path);
 }
 
@@ -190,8 +198,8 @@ TEST_CASE("decision log: a ResNet-32 log is gzip'd, and every score equals its t
 TEST_CASE("scores from terms: infinities and heuristics without some factors") {
   const HeuristicSpec& dtr = FindHeuristic("DTR");
   CHECK(ScoreFromTerms(dtr, {3, 4, 5}) == 3.0 / 20.0);
-  CHECK(ScoreFromTerms(dtr, {3, 4, -1}) == 0.0);                        // never accessed: staleness inf
-  CHECK(std::isinf(ScoreFromTerms(dtr, {3, 0, 5})));                    // size 0
+  CHECK(ScoreFromTerms(dtr, {3, 4, -1}) == 0.0);      // never accessed: staleness inf
+  CHECK(std::isinf(ScoreFromTerms(dtr, {3, 0, 5})));  // size 0
   CHECK(ScoreFromTerms(FindHeuristic("AbESize"), {3, 4, 5}) == 0.75);  // no staleness
   CHECK(ScoreFromTerms(FindHeuristic("AbE"), {3, 4, 5}) == 3.0);
   CHECK(ScoreFromTerms(FindHeuristic("AbStale"), {1, 4, 5}) == 0.2);

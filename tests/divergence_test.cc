@@ -2,13 +2,14 @@
 // and the statistics are known, the term-flip rule on hand numbers, and the
 // ResNet-32 and LSTM pairs checked against their decision logs and the
 // published picture.
+#include "diagnose/divergence.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "checker/sweep.h"
 #include "diagnose/decision_log.h"
-#include "diagnose/divergence.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
 #include "tests/test_paths.h"
@@ -30,7 +31,9 @@ RunSpec DtrRatio(double value, const std::string& text) {
   return s;
 }
 
-StorageId StorageOf(const Trace& trace, const std::string& name) { return trace.tensor_named(name).storage; }
+StorageId StorageOf(const Trace& trace, const std::string& name) {
+  return trace.tensor_named(name).storage;
+}
 
 TEST_CASE("diff: remat4 at 28 vs 31 bytes, worked out by hand") {
   Trace trace = Remat4();
@@ -68,7 +71,9 @@ TEST_CASE("diff: remat4 at 28 vs 31 bytes, worked out by hand") {
   CHECK(cmp.overhead_ratio == doctest::Approx(1.25 / 1.5));
 }
 
-TEST_CASE("diff: chain4 at 20 vs 30 bytes: the aligned decision chose differently because the pools differed") {
+TEST_CASE(
+    "diff: chain4 at 20 vs 30 bytes: the aligned decision chose differently because the pools "
+    "differed") {
   Trace trace = Chain4();
   Baseline baseline = ComputeBaseline(trace);
   RunComparison cmp = CompareRuns(trace, baseline, Dtr(20), Dtr(30));
@@ -86,7 +91,7 @@ TEST_CASE("diff: chain4 at 20 vs 30 bytes: the aligned decision chose differentl
   CHECK(r.b.chosen == StorageOf(trace, "x1"));
   CHECK_FALSE(r.y_evictable_in_a);  // x1 was evicted by a's decision 0
   CHECK(r.y_evicted_in_a_at == 0);
-  CHECK(r.x_evictable_in_b);        // x2 was b's runner-up
+  CHECK(r.x_evictable_in_b);  // x2 was b's runner-up
   CHECK_FALSE(r.flip.has_value());
   CHECK(cmp.jaccard_heuristic == 0.5);  // {x1, x2} vs {x1}
 }
@@ -94,7 +99,8 @@ TEST_CASE("diff: chain4 at 20 vs 30 bytes: the aligned decision chose differentl
 TEST_CASE("first divergence: a run that ended, and the same point ranked differently") {
   Trace trace = Chain4();
   Baseline baseline = ComputeBaseline(trace);
-  auto record = [&](int64_t budget, std::vector<std::pair<int64_t, StorageId>> overrides, RunResult& r) {
+  auto record = [&](int64_t budget, std::vector<std::pair<int64_t, StorageId>> overrides,
+                    RunResult& r) {
     ReplayConfig c = ConfigFor(Dtr(budget), baseline);
     c.overrides = std::move(overrides);
     DecisionRecorder rec;
@@ -105,7 +111,8 @@ TEST_CASE("first divergence: a run that ended, and the same point ranked differe
   RunResult r15, r30, r30x2;
   DecisionLog l15 = record(15, {}, r15), l30 = record(30, {}, r30);
   FirstDivergence f = FindFirstDivergence(l15, r15, l30, r30);
-  CHECK(f.kind == DivergenceKind::kRunEnded);  // 15 bytes: OOM at event 1, before b's decision at event 3
+  CHECK(f.kind ==
+        DivergenceKind::kRunEnded);  // 15 bytes: OOM at event 1, before b's decision at event 3
   CHECK(f.in == 'a');
   DecisionLog l30x2 = record(30, {{0, StorageOf(trace, "x2")}}, r30x2);
   f = FindFirstDivergence(l30, r30, l30x2, r30x2);
@@ -146,8 +153,10 @@ TEST_CASE("diff: ResNet-32 0.101 vs 0.102, confirmed by both runs' decision logs
   Baseline baseline = ComputeBaseline(trace);
   RunSpec a = DtrRatio(0.101, "0.101"), b = DtrRatio(0.102, "0.102");
   RunComparison cmp = CompareRuns(trace, baseline, a, b);
-  std::string pa = (std::filesystem::temp_directory_path() / "dtrcheck_test_r101.jsonl.gz").string();
-  std::string pb = (std::filesystem::temp_directory_path() / "dtrcheck_test_r102.jsonl.gz").string();
+  std::string pa =
+      (std::filesystem::temp_directory_path() / "dtrcheck_test_r101.jsonl.gz").string();
+  std::string pb =
+      (std::filesystem::temp_directory_path() / "dtrcheck_test_r102.jsonl.gz").string();
   RunAndRecord(trace, baseline, a, pa, "resnet32");
   RunAndRecord(trace, baseline, b, pb, "resnet32");
   DecisionLogFile la = ReadDecisionLog(pa, trace), lb = ReadDecisionLog(pb, trace);

@@ -17,13 +17,16 @@ namespace dtr::testing {
 class TraceText {
  public:
   // `result` = op(args), one output of `size` bytes taking `time`.
-  TraceText& Call(const std::string& op, const std::vector<std::string>& args, const std::string& result,
-                  int64_t size, int64_t time) {
+  TraceText& Call(const std::string& op, const std::vector<std::string>& args,
+                  const std::string& result, int64_t size, int64_t time) {
     std::string list;
     for (const std::string& a : args) list += fmt::format("{}\"{}\"", list.empty() ? "" : ",", a);
-    text_ += fmt::format(R"({{"ARGS":[{}],"INSTRUCTION":"CALL","NAME":"{}","RESULT":["{}"],"TIME":"{}"}})", list, op,
-                         result, time) + "\n";
-    text_ += fmt::format(R"({{"INSTRUCTION":"MEMORY","MEMORY":"{}","NAME":"{}"}})", size, result) + "\n";
+    text_ += fmt::format(
+                 R"({{"ARGS":[{}],"INSTRUCTION":"CALL","NAME":"{}","RESULT":["{}"],"TIME":"{}"}})",
+                 list, op, result, time) +
+             "\n";
+    text_ +=
+        fmt::format(R"({{"INSTRUCTION":"MEMORY","MEMORY":"{}","NAME":"{}"}})", size, result) + "\n";
     text_ += fmt::format(R"({{"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"{}"}})", result) + "\n";
     return *this;
   }

@@ -45,13 +45,15 @@ TEST_CASE("cli: scan --json reports the ResNet-32 inversion with ratios") {
 }
 
 TEST_CASE("cli: replay --record writes a log with one line per decision") {
-  std::string path = (std::filesystem::temp_directory_path() / "dtrcheck_cli_record.jsonl.gz").string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / "dtrcheck_cli_record.jsonl.gz").string();
   Output o = Run("replay " + TracePath("resnet32") + " --ratio 0.102 --json --record " + path);
   REQUIRE(o.status == 0);
   nlohmann::json run = nlohmann::json::parse(o.text);
   DecisionLogFile log = ReadDecisionLog(path, LoadTrace(TracePath("resnet32")));
   std::filesystem::remove(path);
-  CHECK(static_cast<int64_t>(log.log.decisions.size()) == run["heuristic_evictions"].get<int64_t>());
+  CHECK(static_cast<int64_t>(log.log.decisions.size()) ==
+        run["heuristic_evictions"].get<int64_t>());
   CHECK(static_cast<int64_t>(log.log.eager.size()) == run["eager_evictions"].get<int64_t>());
   CHECK(log.header.budget == run["budget"].get<int64_t>());
   CHECK(log.end->outcome == run["result"].get<std::string>());

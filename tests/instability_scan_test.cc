@@ -1,11 +1,12 @@
 // The scan: regime / cliff / inversion rules on hand-made points, boundary
 // refinement on hand traces whose byte boundaries are known, and the
 // ResNet-32 feasibility inversion with its edges confirmed by replays.
+#include "diagnose/instability_scan.h"
+
 #include <doctest/doctest.h>
 
 #include "checker/ratio_grid.h"
 #include "checker/sweep.h"
-#include "diagnose/instability_scan.h"
 #include "model/trace_parser.h"
 #include "reports/instability_report.h"
 #include "tests/hand_traces.h"
@@ -14,7 +15,8 @@
 namespace dtr::testing {
 namespace {
 
-ScanPoint Point(const char* ratio, Outcome outcome, double overhead, int64_t evictions, int32_t distinct) {
+ScanPoint Point(const char* ratio, Outcome outcome, double overhead, int64_t evictions,
+                int32_t distinct) {
   ScanPoint p;
   p.ratio = ParseRatio(ratio);
   p.outcome = outcome;
@@ -31,7 +33,8 @@ ScanOptions Dtr() {
   return o;
 }
 
-Outcome ReplayAt(const Trace& trace, const Baseline& baseline, int64_t budget, double* overhead = nullptr) {
+Outcome ReplayAt(const Trace& trace, const Baseline& baseline, int64_t budget,
+                 double* overhead = nullptr) {
   RunSpec s;
   s.heuristic = &FindHeuristic("DTR");
   s.budget = budget;
@@ -43,15 +46,16 @@ Outcome ReplayAt(const Trace& trace, const Baseline& baseline, int64_t budget, d
 TEST_CASE("scan analysis: regimes, cliffs and inversions of hand-made points") {
   const Outcome P = Outcome::kPass, O = Outcome::kOom;
   std::vector<ScanPoint> points = {
-      Point("0.1", O, 1.0, 5, 5),      // OOM at the bottom: not an inversion
-      Point("0.2", P, 2.0, 20, 10),    // fast: 2 evictions per storage
+      Point("0.1", O, 1.0, 5, 5),    // OOM at the bottom: not an inversion
+      Point("0.2", P, 2.0, 20, 10),  // fast: 2 evictions per storage
       Point("0.3", P, 2.2, 21, 10),
-      Point("0.4", O, 1.1, 5, 5),      // inversion 0.3 | 0.4-0.5 | 0.6
+      Point("0.4", O, 1.1, 5, 5),  // inversion 0.3 | 0.4-0.5 | 0.6
       Point("0.5", O, 1.1, 5, 5),
       Point("0.6", P, 2.1, 20, 10),
-      Point("0.7", P, 6.0, 80, 10),    // cliff 0.6 -> 0.7 (2.86x), slow regime: 8 per storage
+      Point("0.7", P, 6.0, 80, 10),  // cliff 0.6 -> 0.7 (2.86x), slow regime: 8 per storage
       Point("0.8", P, 5.5, 75, 10),
-      Point("0.9", P, 2.0, 100, 10),   // fast overhead but 10 per storage: a regime of its own, no cliff
+      Point("0.9", P, 2.0, 100,
+            10),  // fast overhead but 10 per storage: a regime of its own, no cliff
   };
   ScanAnalysis a = AnalyzeScan(points, 1.5);
   REQUIRE(a.regimes.size() == 4);
@@ -105,7 +109,7 @@ TEST_CASE("refine: remat4's feasibility boundary is between bytes 24 and 25") {
   CHECK(oom17.budget_hi == 19);
   CHECK(pass28.budget_lo == 25);
   CHECK(pass28.budget_hi == 29);
-  Boundary b = LocateBoundary(trace, baseline, options, oom17, pass28);
+  ScanBoundary b = LocateBoundary(trace, baseline, options, oom17, pass28);
   CHECK(b.last_byte == 24);
   CHECK(b.first_byte == 25);
   CHECK(b.sharp());
@@ -130,7 +134,7 @@ TEST_CASE("scan: remat4's cliff (1.5 -> 1.25) is refined to bytes 29 | 30") {
   CHECK(scan.points[2].overhead == 1.25);
   CHECK(scan.analysis.inversions.empty());
   REQUIRE(scan.analysis.cliffs.size() == 1);
-  const Cliff& c = scan.analysis.cliffs[0];
+  const ScanCliff& c = scan.analysis.cliffs[0];
   CHECK(c.lower == 1);
   CHECK(c.upper == 2);
   REQUIRE(c.boundary.has_value());
@@ -149,23 +153,26 @@ TEST_CASE("scan: remat4's cliff (1.5 -> 1.25) is refined to bytes 29 | 30") {
   CHECK(scan.points[0].regime == 2);
 }
 
-TEST_CASE("scan: ResNet-32 DTR 0.085..0.125 has the inversion 0.101 | 0.102-0.106 | 0.107; replays confirm its edges") {
+TEST_CASE(
+    "scan: ResNet-32 DTR 0.085..0.125 has the inversion 0.101 | 0.102-0.106 | 0.107; replays "
+    "confirm its edges") {
   Trace trace = LoadTrace(TracePath("resnet32"));
   Baseline baseline = ComputeBaseline(trace);
   ScanOptions options = Dtr();
   options.refine = true;
-  options.max_walk = 16;  // keeps the test short: the lower edge takes 13 intervals, the upper edge bisects
+  options.max_walk =
+      16;  // keeps the test short: the lower edge takes 13 intervals, the upper edge bisects
   ScanResult scan = ScanInstability(trace, baseline, ParseRatios("0.085:0.125:0.001"), options);
   REQUIRE(scan.points.size() == 41);
   REQUIRE(scan.analysis.inversions.size() == 1);
-  const Inversion& v = scan.analysis.inversions[0];
+  const ScanInversion& v = scan.analysis.inversions[0];
   CHECK(scan.points[v.feasible_below].ratio->text == "0.101");
   CHECK(scan.points[v.oom_from].ratio->text == "0.102");
   CHECK(scan.points[v.oom_to].ratio->text == "0.106");
   CHECK(scan.points[v.feasible_above].ratio->text == "0.107");
   REQUIRE(v.lower_edge.has_value());
   REQUIRE(v.upper_edge.has_value());
-  const Boundary &lo = *v.lower_edge, &hi = *v.upper_edge;
+  const ScanBoundary &lo = *v.lower_edge, &hi = *v.upper_edge;
   CHECK(lo.first_byte == lo.last_byte + 1);
   CHECK(hi.first_byte == hi.last_byte + 1);
   CHECK(scan.points[v.feasible_below].budget <= lo.last_byte);

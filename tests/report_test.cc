@@ -95,7 +95,7 @@ void CheckModelInvariants(const ReportModel& m) {
     CHECK(f.pinned_bytes == f.oom.pinned_memory);
     CHECK(f.frame_locked_bytes == f.oom.locked_memory);
     int64_t locked_args = 0;
-    for (const FrontierFrame& fr : f.frames)
+    for (const ReportFrame& fr : f.frames)
       for (const FrontierArg& a : fr.args) locked_args += a.state == "locked" ? 1 : 0;
     CHECK(locked_args == f.oom.locked_storages);
     for (size_t i : f.runs) CHECK(m.rows[i].run.result.outcome == Outcome::kOom);
