@@ -1,5 +1,7 @@
 #include "reports/report_json.h"
 
+#include "reports/run_report.h"
+
 namespace dtr {
 
 namespace {
@@ -11,39 +13,25 @@ ordered_json Bytes(int64_t b) {
   return b == kInfiniteBudget ? ordered_json(nullptr) : ordered_json(b);
 }
 
+// simrd's OOM fields (the same writer as `replay --json`), plus where the
+// failure happened in the program and in the run.
 ordered_json OomJson(const OomContext& o) {
-  return {{"program_op", o.program_op},
-          {"op", o.op},
-          {"tensor", o.tensor},
-          {"request", o.request},
-          {"memory_usage", o.memory_usage},
-          {"pinned_memory", o.pinned_memory},
-          {"locked_memory", o.locked_memory},
-          {"locked_storages", o.locked_storages},
-          {"remat_depth", o.remat_depth},
-          {"program_step", o.program_step},
-          {"event", o.event}};
+  ordered_json j = OomContextJson(o);
+  j["program_step"] = o.program_step;
+  j["event"] = o.event;
+  return j;
 }
 
+// The run's counters come from the writer `replay --json` uses; the report
+// adds the grid's ratio text, the run's length, its exact interval with an
+// unbounded end as null, and the curve's findings.
 ordered_json RowJson(const BudgetRow& row) {
   const RunResult& r = row.run.result;
   ordered_json j;
   j["ratio"] = row.run.spec.ratio ? ordered_json(row.run.spec.ratio->value) : ordered_json(nullptr);
   j["ratio_text"] =
       row.run.spec.ratio ? ordered_json(row.run.spec.ratio->text) : ordered_json(nullptr);
-  j["budget"] = r.budget;
-  j["result"] = std::string(OutcomeName(r.outcome));
-  j["overhead"] = row.run.overhead;
-  j["clock"] = r.clock;
-  j["model_compute"] = r.model_compute;
-  j["remat_compute"] = r.remat_compute;
-  j["max_memory"] = r.max_memory;
-  j["heuristic_evals"] = r.heuristic_evals;
-  j["heuristic_evictions"] = r.heuristic_evictions;
-  j["distinct_heuristic_evicted"] = r.distinct_heuristic_evicted;
-  j["eager_evictions"] = r.eager_evictions;
-  j["evictions"] = r.evictions();
-  j["distinct_evicted"] = r.distinct_evicted;
+  WriteRunCounters(j, row.run);
   j["evictions_per_evicted_storage"] = row.evictions_per_evicted_storage;
   j["events"] = r.events;
   j["budget_lo"] = r.budget_lo;
