@@ -88,6 +88,10 @@ struct BudgetAtlas {
   std::vector<AtlasInterval> intervals;  // sorted, covering [lo, hi] exactly
   AtlasSummary summary;
   size_t runs = 0;  // replays performed (chunk seams can add a few over intervals)
+  // BuildAtlas was given max_runs and reached it before covering the range:
+  // `intervals` and `summary` are empty, `covered` bytes had been walked.
+  bool stopped = false;
+  int64_t covered = 0;
 };
 
 // Called with (bytes covered so far, bytes in the range, runs so far), from
@@ -100,9 +104,13 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 // upper half of the busiest part; a run cut in two where parts meet is merged
 // back into one interval, so the intervals do not depend on `jobs` (only
 // `runs` may grow by a few). jobs <= 0: one per hardware thread.
+// max_runs > 0: stop once that many replays are done and the range is not
+// covered yet, and return an atlas with `stopped` set (a cost cap for
+// callers that want the atlas only when it is cheap).
 // Throws Error for an empty or negative range, or what Replay throws.
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr);
+                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr,
+                       size_t max_runs = 0);
 
 // Recomputes the summary of a sorted, gap-free interval list.
 AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);
