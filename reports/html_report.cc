@@ -106,6 +106,22 @@ footer { color:var(--muted); font-size:12px; text-align:center; margin-top:24px;
 
 std::string H(const std::string& s) { return XmlEscape(s); }
 
+// Escaped text whose `backquoted` spans (Markdown code in the shared
+// sentences of reports/report_text.h) become <code> elements.
+std::string HCode(const std::string& s) {
+  std::string out;
+  bool open = false;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != '`') continue;
+    out += H(s.substr(start, i - start));
+    if (i < s.size()) out += (open = !open) ? "<code>" : "</code>";
+    start = i + 1;
+  }
+  if (open) out += "</code>";
+  return out;
+}
+
 std::string Badge(Outcome o) {
   std::string name(OutcomeName(o));
   return fmt::format("<span class=\"badge {}\">{}</span>",
@@ -612,7 +628,7 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out,
              "<section id=\"verdicts\" class=\"{}\"><h2>Verdicts and certificates</h2><p>{}</p>",
-             m.verdicts ? "" : "pending", H(VerdictsIntro(m)));
+             m.verdicts ? "" : "pending", HCode(VerdictsIntro(m)));
   if (m.verdicts && !m.verdicts->empty()) {
     fmt::print(out,
                "<div class=\"scroll\"><table><thead><tr><th class=\"num\">ratio</th><th "
@@ -630,7 +646,7 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
   fmt::print(out,
              "</section>\n<section id=\"divergence\" class=\"{}\"><h2>Divergence between "
              "regimes</h2><p>{}</p>",
-             m.divergence ? "" : "pending", H(DivergenceIntro(m)));
+             m.divergence ? "" : "pending", HCode(DivergenceIntro(m)));
   if (m.divergence) {
     for (const RegimeDivergence& d : *m.divergence)
       fmt::print(out, "<h3>Ratios {} / {} ({})</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",

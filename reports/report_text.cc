@@ -49,8 +49,29 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
     std::string edges;
     if (b.feasible_below) edges += b.exact_lower_edge ? " Its lower edge is exact." : "";
     if (b.feasible_above) edges += b.exact_upper_edge ? " Its upper edge is exact." : "";
-    out.push_back(
-        fmt::format("{}: OOM at {}. Known OOM budgets: {}.{}", kind, where, known, edges));
+    // With a complete atlas, the failing stretch around the band is known to
+    // the byte: say so instead of the grid's partial knowledge.
+    if (m.atlas && !m.atlas->atlas.stopped) {
+      const int64_t first_budget = first.run.result.budget;
+      for (const auto& [lo, hi] : m.atlas->infeasible) {
+        if (hi < first_budget || lo > first_budget) continue;
+        known = fmt::format("every budget in {} fails ({} bytes wide, exact: atlas)",
+                            describe(lo, hi), GroupedInt(hi - lo + 1));
+        if (last.run.result.budget > hi)
+          known += fmt::format("; the band's higher grid points lie in {} more failing stretches",
+                               [&] {
+                                 int n = 0;
+                                 for (const auto& [l2, h2] : m.atlas->infeasible)
+                                   n += l2 > hi && l2 <= last.run.result.budget;
+                                 return n;
+                               }());
+        edges.clear();
+        break;
+      }
+    }
+    out.push_back(fmt::format("{}: OOM at {}. {}{}.{}", kind, where,
+                              known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ",
+                              known, edges));
   }
   for (const Cliff& c : m.curve.cliffs) {
     const BudgetRow& lo = m.rows[c.low_run];
@@ -186,9 +207,14 @@ const BudgetVerdict* VerdictOf(const ReportModel& m, size_t run) {
 
 std::string CertificateOrReason(const BudgetVerdict& v) {
   if (!v.certificate.empty()) return v.certificate;
-  size_t p = v.text.find("no verified script");
-  if (p == std::string::npos) return "";
-  return v.text.substr(p, v.text.find('\n', p) - p);
+  // Undetermined: what was tried, and the bound found (explain's lines).
+  std::string out;
+  for (const char* start : {"no verified script", "static bound:"}) {
+    size_t p = v.text.find(start);
+    if (p == std::string::npos) continue;
+    out += (out.empty() ? "" : "; ") + v.text.substr(p, v.text.find('\n', p) - p);
+  }
+  return out;
 }
 
 std::string VerdictsIntro(const ReportModel& m) {
