@@ -136,6 +136,18 @@ double RowRatio(const ReportModel& m, const BudgetRow& row) {
 
 std::string BytesAxisLabel(double v) { return CompactBytes(static_cast<int64_t>(std::llround(v))); }
 
+// The atlas' feasibility holes narrower than the grid's mean step.
+std::vector<FeasibilityHole> NarrowHoles(const ReportModel& m) {
+  std::vector<FeasibilityHole> out;
+  if (!m.atlas || m.atlas->atlas.stopped || m.rows.size() < 2) return out;
+  const double base = static_cast<double>(m.trace.baseline.memory);
+  double step = (RowRatio(m, m.rows.back()) - RowRatio(m, m.rows.front())) /
+                static_cast<double>(m.rows.size() - 1);
+  for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
+    if (static_cast<double>(h.width()) / base < step) out.push_back(h);
+  return out;
+}
+
 // Overhead vs ratio: feasible runs as a line, OOM grid cells as light bands,
 // exactly known OOM byte intervals as dark bands, inversions and cliffs marked.
 std::string BudgetCurveSvg(const ReportModel& m) {
@@ -242,17 +254,11 @@ std::string BudgetCurveSvg(const ReportModel& m) {
   }
   // Holes narrower than the grid step: a mark on top, as no grid point can
   // show them.
-  if (exact) {
-    double step = rows.size() > 1 ? (RowRatio(m, rows.back()) - RowRatio(m, rows.front())) /
-                                        static_cast<double>(rows.size() - 1)
-                                  : 0;
-    for (const FeasibilityHole& h : m.atlas->atlas.summary.holes) {
-      if (static_cast<double>(h.width()) / base >= step) continue;
-      double x = (static_cast<double>(h.lo) + static_cast<double>(h.width()) / 2) / base;
-      plot.Triangle(x, yhi, 4, "hole-mark",
-                    fmt::format("feasibility hole narrower than the grid step: {} bytes ({} wide)",
-                                ByteInterval(h.lo, h.hi), GroupedInt(h.width())));
-    }
+  for (const FeasibilityHole& h : NarrowHoles(m)) {
+    double x = (static_cast<double>(h.lo) + static_cast<double>(h.width()) / 2) / base;
+    plot.Triangle(x, yhi, 4, "hole-mark",
+                  fmt::format("feasibility hole narrower than the grid step: {} bytes ({} wide)",
+                              ByteInterval(h.lo, h.hi), GroupedInt(h.width())));
   }
   for (const Cliff& c : m.curve.cliffs) {
     double x = (RowRatio(m, rows[c.low_run]) + RowRatio(m, rows[c.high_run])) / 2;
@@ -266,6 +272,7 @@ std::string CurveLegend(const ReportModel& m) {
   bool thrash = false;
   for (const BudgetRow& r : m.rows) thrash |= r.run.result.outcome == Outcome::kThrash;
   const bool exact = m.atlas && !m.atlas->atlas.stopped;
+  const bool narrow_holes = exact && !NarrowHoles(m).empty();
   std::string regimes;
   std::vector<std::string> lines = RegimeLines(m);
   for (size_t i = 0; i < m.curve.regimes.size(); ++i)
@@ -277,8 +284,8 @@ std::string CurveLegend(const ReportModel& m) {
          "(overhead; points coloured by regime)</span>" +
          (exact ? "<span><span class=\"sw\" style=\"background:var(--oom-hard)\"></span>budgets "
                   "that fail, exact to the byte (atlas)</span>"
-                  "<span><span class=\"sw\" style=\"background:var(--oom)\"></span>&#9660; hole "
-                  "narrower than the grid step</span>"
+                  + std::string(narrow_holes ? "<span><span class=\"sw\" style=\"background:var(--oom)\"></span>&#9660; hole "
+                  "narrower than the grid step</span>" : "")
                 : "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
                   "grid</span><span><span class=\"sw\" "
                   "style=\"background:var(--oom-hard)\"></span>budgets proven to OOM (exact byte "
@@ -571,9 +578,13 @@ void WriteFrontiers(std::ostream& out, const ReportModel& m) {
     const OomFrontier& f = m.frontiers[k];
     bool inversion = false;
     for (size_t i : f.runs) inversion |= m.rows[i].inversion;
-    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}</h3><p>{}</p>", k + 1, m.frontiers.size(),
+    const BudgetVerdict* v = VerdictOf(m, f.runs.front());
+    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}{}</h3><p>{}</p>", k + 1, m.frontiers.size(),
                H(RatioLabel(m.rows[f.runs.front()])),
                inversion ? " <span class=\"badge inv\">inversion</span>" : "",
+               v ? fmt::format(" &middot; verdict at {}: {}", H(RatioLabel(m.rows[f.runs.front()])),
+                               VerdictCell(m, f.runs.front()))
+                 : "",
                H(FrontierSummary(m, f)));
     fmt::print(out, "{}\n", FrontierSvg(m, f));
   }

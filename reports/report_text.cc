@@ -55,7 +55,7 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
       const int64_t first_budget = first.run.result.budget;
       for (const auto& [lo, hi] : m.atlas->infeasible) {
         if (hi < first_budget || lo > first_budget) continue;
-        known = fmt::format("every budget in {} fails ({} bytes wide, exact: atlas)",
+        known = fmt::format("every budget in {} fails ({} bytes wide)",
                             describe(lo, hi), GroupedInt(hi - lo + 1));
         if (last.run.result.budget > hi)
           known += fmt::format("; the band's higher grid points lie in {} more failing stretches",
