@@ -111,8 +111,17 @@ int RunReport(const ReportFlags& f) {
     std::string list;
     for (const auto& [verdict, n] : counts) list += fmt::format(", {} {}", n, verdict);
     fmt::print("  Verdicts: {} OOM budgets{}\n", model.verdicts->size(), list);
-    for (const BudgetVerdict& v : *model.verdicts)
-      fmt::print("    {} {}\n", RatioLabel(model.rows[v.run]), v.verdict);
+    // Neighbouring rows with the same verdict on one line.
+    const std::vector<BudgetVerdict>& vs = *model.verdicts;
+    for (size_t i = 0; i < vs.size();) {
+      size_t j = i;
+      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 && vs[j + 1].verdict == vs[i].verdict)
+        ++j;
+      std::string ratios = RatioLabel(model.rows[vs[i].run]);
+      if (j > i) ratios += " to " + RatioLabel(model.rows[vs[j].run]);
+      fmt::print("    {}: {} ({} budget{})\n", ratios, vs[i].verdict, j - i + 1, j > i ? "s" : "");
+      i = j + 1;
+    }
   } else {
     fmt::print("  Verdicts: {}\n", NotComputed(model.verdicts_skipped));
   }

@@ -174,7 +174,7 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
 }
 
 std::string RegimeLabel(const BudgetRow& row) {
-  return row.regime >= 0 ? fmt::format("R{}", row.regime + 1) : "-";
+  return row.regime >= 0 ? fmt::format("R{}", row.regime) : "-";
 }
 
 std::vector<std::string> RegimeLines(const ReportModel& m) {
@@ -192,7 +192,7 @@ std::vector<std::string> RegimeLines(const ReportModel& m) {
                                          ShortDouble(r.overhead_min), ShortDouble(r.overhead_max),
                                          r.per_storage_min, r.per_storage_max)
                            : std::string(OutcomeName(r.outcome));
-    out.push_back(fmt::format("R{}: {}; {} run{} (ratios {})", i + 1, what, r.runs,
+    out.push_back(fmt::format("R{}: {}; {} run{} (ratios {})", i, what, r.runs,
                               r.runs == 1 ? "" : "s", ranges));
   }
   return out;

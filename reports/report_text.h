@@ -19,9 +19,9 @@ std::string FrontierSummary(const ReportModel& model, const OomFrontier& frontie
 // What the exact atlas found: its coverage, then one sentence per feasibility
 // hole (exact widths); or why it is absent or incomplete.
 std::vector<std::string> AtlasFindings(const ReportModel& model);
-// The regime of a row as shown in tables: "R1" ... (scan's numbering, from 1).
+// The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
 std::string RegimeLabel(const BudgetRow& row);
-// One line per regime: "R1: pass, overhead 1.23-1.25, 2.1-2.3 evictions per storage, 14 runs".
+// One line per regime: "R0: pass, overhead 1.23-1.25, 2.1-2.3 evictions per storage, 14 runs".
 std::vector<std::string> RegimeLines(const ReportModel& model);
 // The verdict of row `run`, or nullptr if it has none.
 const BudgetVerdict* VerdictOf(const ReportModel& model, size_t run);
