@@ -346,10 +346,10 @@ std::string DivergenceSummary(const Trace& trace, const RunComparison& c) {
                                    : "the order flips with the " + sets + " term alone");
   }
   return fmt::format(
-      "{}; from there on, {} of run a's {} and run b's {} decisions have no same-choice partner "
-      "in the other run{}; all evictions: a {}, b {}",
-      first, c.after.differing(), c.after.after_a, c.after.after_b, why, StatsLine(c.a.all),
-      StatsLine(c.b.all));
+      "{}; from there on, {} of the {} decisions ({} in run a, {} in run b) have no "
+      "same-choice partner in the other run{}; all evictions: a {}, b {}",
+      first, c.after.differing(), c.after.after_a + c.after.after_b, c.after.after_a,
+      c.after.after_b, why, StatsLine(c.a.all), StatsLine(c.b.all));
 }
 
 // `dtrcheck diff` of every pair of neighbouring rows in different regimes.
