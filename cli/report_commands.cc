@@ -115,7 +115,8 @@ int RunReport(const ReportFlags& f) {
     const std::vector<BudgetVerdict>& vs = *model.verdicts;
     for (size_t i = 0; i < vs.size();) {
       size_t j = i;
-      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 && vs[j + 1].verdict == vs[i].verdict)
+      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
+             vs[j + 1].verdict == vs[i].verdict)
         ++j;
       std::string ratios = RatioLabel(model.rows[vs[i].run]);
       if (j > i) ratios += " to " + RatioLabel(model.rows[vs[j].run]);
@@ -129,9 +130,8 @@ int RunReport(const ReportFlags& f) {
     fmt::print("  Divergence: {} pairs of neighbouring budgets in different regimes\n",
                model.divergence->size());
     for (const RegimeDivergence& d : *model.divergence)
-      fmt::print("    {} / {} ({}): first divergent decision {}\n",
-                 RatioLabel(model.rows[d.run_a]), RatioLabel(model.rows[d.run_b]), d.edge,
-                 d.first_divergent_decision);
+      fmt::print("    {} / {} ({}): first divergent decision {}\n", RatioLabel(model.rows[d.run_a]),
+                 RatioLabel(model.rows[d.run_b]), d.edge, d.first_divergent_decision);
   } else {
     fmt::print("  Divergence: {}\n", NotComputed(model.divergence_skipped));
   }

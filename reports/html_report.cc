@@ -277,15 +277,17 @@ std::string CurveLegend(const ReportModel& m) {
   std::vector<std::string> lines = RegimeLines(m);
   for (size_t i = 0; i < m.curve.regimes.size(); ++i)
     if (m.curve.regimes[i].outcome == Outcome::kPass)
-      regimes += fmt::format("<span><span class=\"sw reg{}\"></span>{}</span>", i % 8,
-                             H(lines[i]));
+      regimes += fmt::format("<span><span class=\"sw reg{}\"></span>{}</span>", i % 8, H(lines[i]));
   return std::string("<div class=\"legend\">") +
          "<span><span class=\"sw\" style=\"background:var(--pass)\"></span>feasible runs "
          "(overhead; points coloured by regime)</span>" +
          (exact ? "<span><span class=\"sw\" style=\"background:var(--oom-hard)\"></span>budgets "
-                  "that fail, exact to the byte (atlas)</span>"
-                  + std::string(narrow_holes ? "<span><span class=\"sw\" style=\"background:var(--oom)\"></span>&#9660; hole "
-                  "narrower than the grid step</span>" : "")
+                  "that fail, exact to the byte (atlas)</span>" +
+                      std::string(narrow_holes
+                                      ? "<span><span class=\"sw\" "
+                                        "style=\"background:var(--oom)\"></span>&#9660; hole "
+                                        "narrower than the grid step</span>"
+                                      : "")
                 : "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
                   "grid</span><span><span class=\"sw\" "
                   "style=\"background:var(--oom-hard)\"></span>budgets proven to OOM (exact byte "
@@ -313,7 +315,9 @@ void WriteAtlas(std::ostream& out, const ReportModel& m) {
                "<tr class=\"oom\"><td class=\"mono\">{}</td><td class=\"num\">{}</td><td "
                "class=\"mono\">{:.9f} to {:.9f}</td><td>{}</td><td class=\"num\">{}</td></tr>",
                ByteInterval(h.lo, h.hi), GroupedInt(h.width()), h.lo / base, h.hi / base,
-               h.has_oom && h.has_thrash ? "oom and thrash" : h.has_thrash ? "thrash" : "oom",
+               h.has_oom && h.has_thrash ? "oom and thrash"
+               : h.has_thrash            ? "thrash"
+                                         : "oom",
                h.last - h.first + 1);
   fmt::print(out, "</tbody></table>");
 }
@@ -641,10 +645,11 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
              "<section id=\"verdicts\" class=\"{}\"><h2>Verdicts and certificates</h2><p>{}</p>",
              m.verdicts ? "" : "pending", HCode(VerdictsIntro(m)));
   if (m.verdicts && !m.verdicts->empty()) {
-    fmt::print(out,
-               "<div class=\"scroll\"><table><thead><tr><th class=\"num\">ratio</th><th "
-               "class=\"num\">budget (bytes)</th><th>verdict</th><th>certificate</th><th>checked</th>"
-               "</tr></thead><tbody>");
+    fmt::print(
+        out,
+        "<div class=\"scroll\"><table><thead><tr><th class=\"num\">ratio</th><th "
+        "class=\"num\">budget (bytes)</th><th>verdict</th><th>certificate</th><th>checked</th>"
+        "</tr></thead><tbody>");
     for (const BudgetVerdict& v : *m.verdicts)
       fmt::print(out,
                  "<tr id=\"verdict-{}\"><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
@@ -660,9 +665,11 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
              m.divergence ? "" : "pending", HCode(DivergenceIntro(m)));
   if (m.divergence) {
     for (const RegimeDivergence& d : *m.divergence)
-      fmt::print(out, "<h3>Ratios {} / {} ({})</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
-                 H(RatioLabel(m.rows[d.run_a])), H(RatioLabel(m.rows[d.run_b])), H(d.edge),
-                 H(d.summary), H(d.command), H(d.text));
+      fmt::print(
+          out,
+          "<h3>Ratios {} / {} ({})</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
+          H(RatioLabel(m.rows[d.run_a])), H(RatioLabel(m.rows[d.run_b])), H(d.edge), H(d.summary),
+          H(d.command), H(d.text));
   }
   fmt::print(
       out,

@@ -76,7 +76,9 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
       fmt::print(out, "| {} | {} | {:.9f} to {:.9f} | {} | {} |\n", ByteInterval(h.lo, h.hi),
                  GroupedInt(h.width()), static_cast<double>(h.lo) / base,
                  static_cast<double>(h.hi) / base,
-                 h.has_oom && h.has_thrash ? "oom and thrash" : h.has_thrash ? "thrash" : "oom",
+                 h.has_oom && h.has_thrash ? "oom and thrash"
+                 : h.has_thrash            ? "thrash"
+                                           : "oom",
                  h.last - h.first + 1);
     fmt::print(out, "\n");
   }
@@ -104,12 +106,12 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out, "## Verdicts and certificates\n\n{}\n\n", VerdictsIntro(m));
   if (m.verdicts && !m.verdicts->empty()) {
-    fmt::print(out, "| ratio | budget (bytes) | verdict | certificate | checked | by hand |\n"
-                    "|---|---:|---|---|---|---|\n");
+    fmt::print(out,
+               "| ratio | budget (bytes) | verdict | certificate | checked | by hand |\n"
+               "|---|---:|---|---|---|---|\n");
     for (const BudgetVerdict& v : *m.verdicts)
       fmt::print(out, "| {} | {} | {} | {} | {} | `{}` |\n", RatioLabel(m.rows[v.run]),
-                 GroupedInt(v.classification.budget), v.verdict,
-                 Cell(CertificateOrReason(v)),
+                 GroupedInt(v.classification.budget), v.verdict, Cell(CertificateOrReason(v)),
                  v.certificate_checked ? "yes" : "no", Cell(v.command));
     fmt::print(out, "\n");
   }

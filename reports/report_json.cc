@@ -70,10 +70,8 @@ ordered_json CurveJson(const CurveShape& c) {
                        {"runs", r.runs},
                        {"ranges", ranges}});
   }
-  return {{"regimes", regimes},
-          {"oom_bands", bands},
-          {"inversions", c.inversions},
-          {"cliffs", cliffs}};
+  return {
+      {"regimes", regimes}, {"oom_bands", bands}, {"inversions", c.inversions}, {"cliffs", cliffs}};
 }
 
 ordered_json TimelineJson(const MemoryTimeline& t) {
@@ -120,7 +118,9 @@ ordered_json Optional(const std::optional<int64_t>& v) {
 
 ordered_json AtlasJson(const ReportAtlas& a, int64_t baseline_memory) {
   const BudgetAtlas& at = a.atlas;
-  auto ratio = [&](int64_t b) { return static_cast<double>(b) / static_cast<double>(baseline_memory); };
+  auto ratio = [&](int64_t b) {
+    return static_cast<double>(b) / static_cast<double>(baseline_memory);
+  };
   ordered_json j;
   j["lo"] = a.lo;
   j["hi"] = a.hi;
@@ -148,8 +148,8 @@ ordered_json AtlasJson(const ReportAtlas& a, int64_t baseline_memory) {
                      {"ratio_hi", ratio(h.hi)},
                      {"intervals", h.last - h.first + 1},
                      {"outcome", h.has_oom && h.has_thrash ? "oom and thrash"
-                                 : h.has_thrash           ? "thrash"
-                                                          : "oom"}});
+                                 : h.has_thrash            ? "thrash"
+                                                           : "oom"}});
   j["holes"] = holes;
   return j;
 }
@@ -159,7 +159,8 @@ ordered_json VerdictJson(const ReportModel& m, const BudgetVerdict& v) {
   const BudgetRow& row = m.rows[v.run];
   ordered_json j;
   j["run"] = v.run;
-  j["ratio_text"] = row.run.spec.ratio ? ordered_json(row.run.spec.ratio->text) : ordered_json(nullptr);
+  j["ratio_text"] =
+      row.run.spec.ratio ? ordered_json(row.run.spec.ratio->text) : ordered_json(nullptr);
   j["budget"] = c.budget;
   j["verdict"] = v.verdict;
   j["certificate"] = v.certificate;

@@ -182,7 +182,6 @@ bool SameFailure(const OomContext& a, const OomContext& b) {
          a.program_step == b.program_step && a.event == b.event && a.frames == b.frames;
 }
 
-
 void StartStage(const ReportOptions& o, const char* name) {
   if (o.stage) o.stage(name);
 }
@@ -278,9 +277,10 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
         v.classification = ExplainOom(trace, baseline, config, classify);
         const Classification& c = v.classification;
         v.verdict = std::string(VerdictName(c.verdict));
-        v.certificate_checked = c.verdict == Verdict::kInherent ||
-                                ((c.verdict == Verdict::kPolicyInduced) &&
-                                 c.witness_search.witness && c.witness_search.witness->check.passed());
+        v.certificate_checked =
+            c.verdict == Verdict::kInherent ||
+            ((c.verdict == Verdict::kPolicyInduced) && c.witness_search.witness &&
+             c.witness_search.witness->check.passed());
         ProofHeader h;
         h.log = m.trace.name;
         h.baseline = baseline;
@@ -387,11 +387,10 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
         std::string ratios = a.spec.ratio && b.spec.ratio
                                  ? a.spec.ratio->text + "," + b.spec.ratio->text
                                  : fmt::format("{},{}", a.result.budget, b.result.budget);
-        d.command = fmt::format("dtrcheck diff {} --ratios {}{}{}", CommandTrace(options), ratios,
-                                RunFlags(options),
-                                options.overhead_limit
-                                    ? fmt::format(" --overhead-limit {}", *options.overhead_limit)
-                                    : "");
+        d.command = fmt::format(
+            "dtrcheck diff {} --ratios {}{}{}", CommandTrace(options), ratios, RunFlags(options),
+            options.overhead_limit ? fmt::format(" --overhead-limit {}", *options.overhead_limit)
+                                   : "");
       },
       [&](size_t done) {
         if (options.progress) options.progress(done, out.size());

@@ -39,10 +39,10 @@ namespace dtr {
 // (the default) a verdict costs a few replays and does not depend on a
 // solver's time limit; with it a budget can take tens of seconds.
 struct VerdictOptions {
-  bool z3 = false;                // explain without --no-z3
-  double timeout_seconds = 10;    // explain --timeout
-  int32_t windows = 6;            // explain --windows
-  int32_t window_ops = 6;         // explain --window-ops
+  bool z3 = false;              // explain without --no-z3
+  double timeout_seconds = 10;  // explain --timeout
+  int32_t windows = 6;          // explain --windows
+  int32_t window_ops = 6;       // explain --window-ops
 };
 // What ExplainOom is given for these options.
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);

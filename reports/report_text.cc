@@ -55,23 +55,23 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
       const int64_t first_budget = first.run.result.budget;
       for (const auto& [lo, hi] : m.atlas->infeasible) {
         if (hi < first_budget || lo > first_budget) continue;
-        known = fmt::format("every budget in {} fails ({} bytes wide)",
-                            describe(lo, hi), GroupedInt(hi - lo + 1));
+        known = fmt::format("every budget in {} fails ({} bytes wide)", describe(lo, hi),
+                            GroupedInt(hi - lo + 1));
         if (last.run.result.budget > hi)
-          known += fmt::format("; the band's higher grid points lie in {} more failing stretches",
-                               [&] {
-                                 int n = 0;
-                                 for (const auto& [l2, h2] : m.atlas->infeasible)
-                                   n += l2 > hi && l2 <= last.run.result.budget;
-                                 return n;
-                               }());
+          known +=
+              fmt::format("; the band's higher grid points lie in {} more failing stretches", [&] {
+                int n = 0;
+                for (const auto& [l2, h2] : m.atlas->infeasible)
+                  n += l2 > hi && l2 <= last.run.result.budget;
+                return n;
+              }());
         edges.clear();
         break;
       }
     }
-    out.push_back(fmt::format("{}: OOM at {}. {}{}.{}", kind, where,
-                              known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ",
-                              known, edges));
+    out.push_back(fmt::format(
+        "{}: OOM at {}. {}{}.{}", kind, where,
+        known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ", known, edges));
   }
   for (const Cliff& c : m.curve.cliffs) {
     const BudgetRow& lo = m.rows[c.low_run];
@@ -187,10 +187,11 @@ std::vector<std::string> RegimeLines(const ReportModel& m) {
                 (g.from == g.to ? RatioLabel(m.rows[g.from])
                                 : RatioLabel(m.rows[g.from]) + "-" + RatioLabel(m.rows[g.to]));
     std::string what = r.outcome == Outcome::kPass
-                           ? fmt::format("pass, overhead {}-{}, {:.2f}-{:.2f} evictions per evicted "
-                                         "storage",
-                                         ShortDouble(r.overhead_min), ShortDouble(r.overhead_max),
-                                         r.per_storage_min, r.per_storage_max)
+                           ? fmt::format(
+                                 "pass, overhead {}-{}, {:.2f}-{:.2f} evictions per evicted "
+                                 "storage",
+                                 ShortDouble(r.overhead_min), ShortDouble(r.overhead_max),
+                                 r.per_storage_min, r.per_storage_max)
                            : std::string(OutcomeName(r.outcome));
     out.push_back(fmt::format("R{}: {}; {} run{} (ratios {})", i, what, r.runs,
                               r.runs == 1 ? "" : "s", ranges));

@@ -72,8 +72,8 @@ void CheckVerdictsAreExplains(const Trace& trace, const ReportModel& m,
     CHECK(v.classification.verdict == c.verdict);
     CHECK(v.classification.budget == c.budget);
     CHECK(v.text == text);
-    CHECK(v.command == "dtrcheck explain t.log --ratio " + row.run.spec.ratio->text +
-                           ExplainFlagsFor(options));
+    CHECK(v.command ==
+          "dtrcheck explain t.log --ratio " + row.run.spec.ratio->text + ExplainFlagsFor(options));
     REQUIRE(v.classification.witness_search.witness.has_value() ==
             c.witness_search.witness.has_value());
     if (c.witness_search.witness) {
@@ -187,7 +187,8 @@ TEST_CASE("report divergences are diff's, at the inversion's edges") {
   CHECK(upper_edge);
   // Neighbours in one regime are not compared.
   size_t changes = 0;
-  for (size_t i = 0; i + 1 < m.rows.size(); ++i) changes += m.rows[i].regime != m.rows[i + 1].regime;
+  for (size_t i = 0; i + 1 < m.rows.size(); ++i)
+    changes += m.rows[i].regime != m.rows[i + 1].regime;
   CHECK(m.divergence->size() == changes);
 }
 
