@@ -236,6 +236,8 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       int32_t windows = 3;
       int32_t window_ops = 6;
       double timeout = 10;
+      double search_seconds = 60;
+      std::string walk = "gallop";
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("bounds",
@@ -254,10 +256,23 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                     "Z3 windows bisected for the lower bound (default 3; 0: none)");
     cmd->add_option("--window-ops", f->window_ops, "operators per Z3 window (default 6)");
     cmd->add_option("--timeout", f->timeout, "seconds per Z3 call (default 10)");
+    cmd->add_option("--search-seconds", f->search_seconds,
+                    "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
+                    "next-use, Z3 plans) below the best grid run (default 60; 0: none)");
+    cmd->add_option("--walk", f->walk,
+                    "walk-down budgets: gallop (a stride below the best peak, doubled after "
+                    "each find; default), step (one byte below) or bisect (halfway to the "
+                    "highest failed budget)")
+        ->check(CLI::IsMember({"step", "gallop", "bisect"}));
     AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         BoundsOptions o;
+        if (!(f->search_seconds >= 0))
+          throw Error(
+              fmt::format("--search-seconds must not be negative, got {}", f->search_seconds));
+        o.search_seconds = f->search_seconds;
+        o.walk = ParseWalkMode(f->walk);
         for (const std::string& h : f->heuristics) o.heuristics.push_back(&FindHeuristic(h));
         o.runtime = ParseRuntime(f->runtime);
         if (o.runtime == RuntimeKind::kV1)
@@ -283,13 +298,18 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         {
           std::unique_ptr<ProgressBar> bar;
           std::string stage;
-          r = ComputeBounds(trace, baseline, o, [&](const std::string& s, size_t d, size_t t) {
-            if (s != stage) {
-              bar = std::make_unique<ProgressBar>(s);
-              stage = s;
-            }
-            bar->Update(d, t);
-          });
+          r = ComputeBounds(
+              trace, baseline, o,
+              [&](const std::string& s, size_t d, size_t t) {
+                if (s != stage) {
+                  bar = std::make_unique<ProgressBar>(s);
+                  stage = s;
+                }
+                bar->Update(d, t);
+              },
+              [&](const std::string& text) {
+                if (bar) bar->Status(text);
+              });
         }
         if (f->json)
           std::cout << BoundsJson(h, r).dump() << "\n";

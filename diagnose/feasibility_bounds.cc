@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "checker/eviction_script.h"
@@ -33,7 +34,8 @@ std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
     int digits = std::max({Decimals(fine_step), Decimals(lo.text), Decimals(hi.text)});
     double from = lo.value + step, to = hi.value - step;
     if (from > to + step / 2) return;
-    for (Ratio& x : ParseRatios(fmt::format("{:.{}f}:{:.{}f}:{}", from, digits, to, digits, fine_step)))
+    for (Ratio& x :
+         ParseRatios(fmt::format("{:.{}f}:{:.{}f}:{}", from, digits, to, digits, fine_step)))
       out.push_back(std::move(x));
   };
   if (it != coarse.begin()) between(*(it - 1), r);
@@ -43,8 +45,118 @@ std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
 
 }  // namespace
 
+std::string_view WalkModeName(WalkMode mode) {
+  switch (mode) {
+    case WalkMode::kStep:
+      return "step";
+    case WalkMode::kGallop:
+      return "gallop";
+    case WalkMode::kBisect:
+      return "bisect";
+  }
+  return "?";
+}
+
+WalkMode ParseWalkMode(const std::string& name) {
+  for (WalkMode m : {WalkMode::kStep, WalkMode::kGallop, WalkMode::kBisect})
+    if (WalkModeName(m) == name) return m;
+  throw Error(fmt::format("unknown walk mode '{}' (expected step, gallop or bisect)", name));
+}
+
+void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
+                          const BoundsOptions& options, const VerifiedSchedule& start,
+                          int64_t lower_bound, BoundsReport& report, const BoundsStatus& status) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point began = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - began).count(); };
+  report.walk_mode = options.walk;
+  report.best = start;
+  report.walk.clear();
+  report.walk_timed_out = false;
+  const int64_t resolution =
+      std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
+  // kBisect: the highest budget at which no script is known to fit (proven
+  // below lower_bound, or a search that failed). Not a proof: a failed
+  // search only narrows where the walk looks next.
+  int64_t no_script_at = lower_bound - 1;
+  // kGallop: how far below the best the next search asks.
+  int64_t stride = resolution;
+  while (true) {
+    const int64_t best = report.best->budget;
+    int64_t budget;
+    if (options.walk != WalkMode::kBisect) {
+      if (options.walk == WalkMode::kStep) stride = 1;
+      if (best - 1 < lower_bound) break;  // the best schedule meets the proven bound: optimal
+      budget = std::max(lower_bound, best - stride);
+    } else {
+      if (best - no_script_at <= std::max<int64_t>(1, resolution)) break;
+      budget = no_script_at + (best - no_script_at) / 2;
+    }
+    const double left = options.search_seconds - elapsed();
+    if (left <= 0) {
+      report.walk_timed_out = true;
+      break;
+    }
+    WitnessOptions wo;
+    wo.runtime = options.runtime;
+    wo.heuristics = options.heuristics;
+    wo.counterfactuals = options.counterfactuals;
+    wo.limits = options.limits;
+    wo.limits.timeout_seconds = std::min(options.limits.timeout_seconds, left);
+    const std::string prefix =
+        fmt::format("budget {} (ratio {:.6f}): ", budget,
+                    static_cast<double>(budget) / static_cast<double>(baseline.memory));
+    const Clock::time_point step_began = Clock::now();
+    WitnessSearch search =
+        FindScheduleWitness(trace, baseline.memory, budget, wo, [&](const std::string& s) {
+          if (status) status(prefix + s);
+        });
+    WalkStep step;
+    step.budget = budget;
+    step.attempts = search.attempts.size();
+    step.seconds = std::chrono::duration<double>(Clock::now() - step_began).count();
+    if (!search.witness) {
+      if (!search.attempts.empty())
+        step.last_outcome = search.attempts.back().source + ": " + search.attempts.back().outcome;
+      report.walk.push_back(std::move(step));
+      if (status) status(prefix + "no script found");
+      if (options.walk == WalkMode::kBisect) {
+        no_script_at = budget;
+        continue;
+      }
+      if (budget == best - 1) break;  // nothing one byte below the best
+      stride = std::max<int64_t>(1, stride / 4);
+      continue;
+    }
+    Witness& w = *search.witness;
+    VerifiedSchedule v;
+    v.source = w.source;
+    v.description = w.description;
+    v.asked_at = budget;
+    v.budget = w.check.run.max_memory;
+    // The script passed at `budget` with this peak; the claim is about the
+    // peak itself, so check it there.
+    v.script = std::move(w.script);
+    v.check = CheckSchedule(trace, v.budget, v.script, options.runtime);
+    if (!v.check.passed())
+      throw Error(fmt::format(
+          "internal error: the {} script found at budget {} fails at its own peak {}: {}", w.source,
+          budget, v.budget, DescribeScheduleCheck(v.check)));
+    step.found = true;
+    step.source = w.source;
+    step.description = w.description;
+    step.peak = v.budget;
+    report.walk.push_back(std::move(step));
+    if (status) status(fmt::format("{}{} script with peak {}", prefix, w.source, v.budget));
+    if (v.budget < best) report.best = std::move(v);
+    stride = std::min<int64_t>(stride * 2, std::max<int64_t>(1, best / 4));
+  }
+  report.walk_seconds = elapsed();
+}
+
 BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
-                           const BoundsOptions& options, const BoundsProgress& progress) {
+                           const BoundsOptions& options, const BoundsProgress& progress,
+                           const BoundsStatus& status) {
   BoundsReport rep;
   rep.baseline_memory = baseline.memory;
   rep.grid = options.grid;
@@ -120,13 +232,21 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     VerifiedSchedule v;
     v.heuristic = best_run->spec.heuristic;
     v.ratio = *best_run->spec.ratio;
+    v.description = fmt::format("{} at ratio {}", v.heuristic->name, v.ratio.text);
     v.budget = sr.run.max_memory;
-    v.check = CheckSchedule(trace, v.budget, sr.script, options.runtime);
+    v.script = std::move(sr.script);
+    v.check = CheckSchedule(trace, v.budget, v.script, options.runtime);
     if (!v.check.passed())
       throw Error(
           fmt::format("internal error: the script of {} at ratio {} fails at its own peak: {}",
                       v.heuristic->name, v.ratio.text, DescribeScheduleCheck(v.check)));
+    rep.grid_best = v;
     rep.best = std::move(v);
+  }
+  if (rep.grid_best && options.search_seconds > 0) {
+    if (progress) progress("walk-down", 0, 1);
+    WalkDownBestSchedule(trace, baseline, options, *rep.grid_best, rep.proven_infeasible_below, rep,
+                         status);
   }
 
   // Z3 windows raise the proven bound: bisect each between the static bound

@@ -6,25 +6,44 @@
 // them: the best verified schedule (the smallest peak memory of a passing
 // run, whose script the schedule checker passes at exactly that peak), and
 // the proven lower bound (the static bound, raised by Z3 windows bisected on
-// the budget). Between the proven bound and the best verified schedule lies
-// what is not known; between the best schedule and a heuristic's smallest
-// feasible ratio, what a better policy could gain.
+// the budget).
+//
+// The walk-down then lowers the best verified schedule with prove's witness
+// search (diagnose/schedule_witness.h: runs at and below the budget,
+// counterfactuals, a next-use policy, Z3 plans): it asks for a script at a
+// budget below the best peak, takes a passing script's own peak as the new
+// best (re-checked by the schedule checker at exactly that peak), and goes on
+// until a search one byte below the best fails (kStep, kGallop) or the
+// interval is narrow (kBisect), or the time is up. Nothing it finds is trusted without the checker.
+// Between the proven bound and the best verified schedule lies what is not known; between the best
+// schedule and a heuristic's smallest feasible ratio, what a better policy could gain.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "checker/eviction_script.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/schedule_checker.h"
+#include "diagnose/schedule_witness.h"
 #include "model/trace.h"
 
 namespace dtr {
+
+// How the walk-down picks the next budget to ask the witness search for.
+enum class WalkMode {
+  kStep,    // one byte below the best peak; stop at the first search that fails
+  kGallop,  // `stride` below the best peak: the stride doubles after a script is found and
+            // drops to a quarter after a failure; stop when a search one byte below fails
+  kBisect,  // halfway between the highest failed budget (at first the proven bound) and the best
+};
 
 struct BoundsOptions {
   std::vector<const HeuristicSpec*> heuristics;  // empty: DTR
@@ -37,6 +56,12 @@ struct BoundsOptions {
   int32_t window_ops = 6;
   SolverLimits limits;
   double resolution_ratio = 0.0001;  // bisection stops within this fraction of the baseline
+  // The walk-down: total seconds for witness searches below the best grid
+  // run (0: none). Each Z3 call there is limited by limits.timeout_seconds and
+  // by the time left.
+  double search_seconds = 60;
+  WalkMode walk = WalkMode::kGallop;
+  int32_t counterfactuals = 24;  // per witness search (WitnessOptions::counterfactuals)
 };
 
 struct HeuristicBound {
@@ -50,10 +75,27 @@ struct HeuristicBound {
 };
 
 struct VerifiedSchedule {
-  const HeuristicSpec* heuristic = nullptr;
-  Ratio ratio{0, ""};   // the run's ratio
-  int64_t budget = 0;   // its peak memory: the budget at which the script was checked
-  ScheduleCheck check;  // passed
+  // "grid run" (a heuristic's run on the grid), else the witness source
+  // ("run", "lower-budget run", "counterfactual", "next-use", "z3 plan", ...).
+  std::string source = "grid run";
+  std::string description;                   // what produced the script, for people
+  const HeuristicSpec* heuristic = nullptr;  // grid run: its heuristic; else null
+  Ratio ratio{0, ""};                        // grid run: the run's ratio
+  int64_t budget = 0;    // its peak memory: the budget at which the script was checked
+  int64_t asked_at = 0;  // walk-down: the budget the witness search was asked for
+  EvictionScript script;
+  ScheduleCheck check;  // of `script` at `budget`: passed
+};
+
+// One witness search of the walk-down.
+struct WalkStep {
+  int64_t budget = 0;               // asked for
+  bool found = false;               // a script passed the checker at `budget`
+  std::string source, description;  // the witness's (found)
+  int64_t peak = 0;                 // its peak (found): the new best
+  size_t attempts = 0;              // witness attempts made
+  double seconds = 0;
+  std::string last_outcome;  // not found: what the last attempt said
 };
 
 struct BoundsReport {
@@ -61,14 +103,32 @@ struct BoundsReport {
   std::string grid, fine_step;
   MemoryBound static_bound;
   std::vector<HeuristicBound> heuristics;
-  std::optional<VerifiedSchedule> best;
+  std::optional<VerifiedSchedule> grid_best;  // the best grid run (the walk's start)
+  std::optional<VerifiedSchedule> best;       // after the walk-down
+  WalkMode walk_mode = WalkMode::kGallop;
+  std::vector<WalkStep> walk;
+  double walk_seconds = 0;
+  bool walk_timed_out = false;  // the walk stopped at --search-seconds, not at a failed search
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this
   std::vector<WindowBound> windows;
 };
 
 using BoundsProgress = std::function<void(const std::string& stage, size_t done, size_t total)>;
+// One line of status during the walk-down (a witness search, its attempts).
+using BoundsStatus = std::function<void(const std::string& text)>;
 
 BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
-                           const BoundsOptions& options, const BoundsProgress& progress = nullptr);
+                           const BoundsOptions& options, const BoundsProgress& progress = nullptr,
+                           const BoundsStatus& status = nullptr);
+
+// The walk-down alone, from a verified schedule `start` (its budget is its
+// peak). `lower_bound`: no schedule fits below it (kBisect starts there).
+// Fills report.best, walk, walk_seconds, walk_timed_out.
+std::string_view WalkModeName(WalkMode mode);     // "step", "gallop", "bisect"
+WalkMode ParseWalkMode(const std::string& name);  // throws Error
+void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
+                          const BoundsOptions& options, const VerifiedSchedule& start,
+                          int64_t lower_bound, BoundsReport& report,
+                          const BoundsStatus& status = nullptr);
 
 }  // namespace dtr

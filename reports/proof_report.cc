@@ -410,14 +410,34 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
          {"thrashed", b.thrashed}});
   }
   j["heuristics"] = hs;
-  if (r.best)
-    j["best_schedule"] = {{"budget", r.best->budget},
-                          {"ratio", RatioOf(r.best->budget, h.baseline)},
-                          {"heuristic", std::string(r.best->heuristic->name)},
-                          {"run_ratio", r.best->ratio.value},
-                          {"check", std::string(OutcomeName(r.best->check.outcome))}};
-  else
-    j["best_schedule"] = nullptr;
+  auto schedule_json = [&](const std::optional<VerifiedSchedule>& v) -> ordered_json {
+    if (!v) return nullptr;
+    return {{"budget", v->budget},
+            {"ratio", RatioOf(v->budget, h.baseline)},
+            {"source", v->source},
+            {"description", v->description},
+            {"heuristic", v->heuristic ? ordered_json(std::string(v->heuristic->name)) : nullptr},
+            {"run_ratio", v->heuristic ? ordered_json(v->ratio.value) : nullptr},
+            {"asked_at", v->heuristic ? ordered_json(nullptr) : ordered_json(v->asked_at)},
+            {"check", std::string(OutcomeName(v->check.outcome))}};
+  };
+  j["best_schedule"] = schedule_json(r.best);
+  j["grid_best_schedule"] = schedule_json(r.grid_best);
+  ordered_json steps = ordered_json::array();
+  for (const WalkStep& s : r.walk)
+    steps.push_back(
+        {{"budget", s.budget},
+         {"found", s.found},
+         {"source", s.found ? ordered_json(s.source) : nullptr},
+         {"description", s.found ? ordered_json(s.description) : nullptr},
+         {"peak", s.found ? ordered_json(s.peak) : nullptr},
+         {"attempts", s.attempts},
+         {"seconds", s.seconds},
+         {"last_outcome", s.found ? ordered_json(nullptr) : ordered_json(s.last_outcome)}});
+  j["walk"] = {{"mode", std::string(WalkModeName(r.walk_mode))},
+               {"seconds", r.walk_seconds},
+               {"timed_out", r.walk_timed_out},
+               {"steps", steps}};
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
                        {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
   j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
@@ -458,15 +478,48 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
       fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-",
                  "-", b.runs, b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
   }
+  auto describe = [&](const VerifiedSchedule& v) {
+    if (v.heuristic) return fmt::format("{} at ratio {}", v.heuristic->name, v.ratio.text);
+    return fmt::format("walk-down, {}: {}, asked at budget {}", v.source, v.description,
+                       v.asked_at);
+  };
   if (r.best)
     fmt::print(out,
-               "best verified schedule: {} bytes = ratio {:.6f} ({} at ratio {}; its script passes "
-               "the checker at "
-               "that budget)\n",
-               r.best->budget, RatioOf(r.best->budget, h.baseline), r.best->heuristic->name,
-               r.best->ratio.text);
+               "best verified schedule: {} bytes = ratio {:.6f} ({}; its script passes the "
+               "checker at that budget)\n",
+               r.best->budget, RatioOf(r.best->budget, h.baseline), describe(*r.best));
   else
     fmt::print(out, "best verified schedule: none (no run passed)\n");
+  if (r.grid_best && !r.walk.empty()) {
+    fmt::print(out, "  best grid run:        {} bytes = ratio {:.6f} ({})\n", r.grid_best->budget,
+               RatioOf(r.grid_best->budget, h.baseline), describe(*r.grid_best));
+    size_t found = 0;
+    for (const WalkStep& s : r.walk) found += s.found;
+    std::string stop;
+    const WalkStep& last = r.walk.back();
+    if (r.walk_timed_out)
+      stop = "stopped at the time limit";
+    else if (!last.found && r.walk_mode != WalkMode::kBisect)
+      stop = "stopped: no script found one byte below the best";
+    else if (r.walk_mode == WalkMode::kBisect)
+      stop = "stopped: interval narrower than the resolution";
+    else
+      stop = "stopped: the best schedule meets the proven lower bound";
+    fmt::print(out,
+               "  walk-down ({}): {} witness searches, {} found a lower schedule, {:.1f}s; {}\n",
+               WalkModeName(r.walk_mode), r.walk.size(), found, r.walk_seconds, stop);
+    for (const WalkStep& s : r.walk) {
+      if (s.found)
+        fmt::print(out, "    budget {} (ratio {:.6f}): {} -> peak {} (ratio {:.6f}), {:.1f}s\n",
+                   s.budget, RatioOf(s.budget, h.baseline), s.source, s.peak,
+                   RatioOf(s.peak, h.baseline), s.seconds);
+      else
+        fmt::print(out, "    budget {} (ratio {:.6f}): none in {} attempts, {:.1f}s (last: {})\n",
+                   s.budget, RatioOf(s.budget, h.baseline), s.attempts, s.seconds, s.last_outcome);
+    }
+  } else if (r.grid_best && r.walk_timed_out) {
+    fmt::print(out, "  walk-down: no time left for a witness search\n");
+  }
   fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
              r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
              r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));

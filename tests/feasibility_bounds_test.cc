@@ -6,6 +6,7 @@
 
 #include "checker/exhaustive_search.h"
 #include "checker/memory_bound.h"
+#include "checker/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/tiny_traces.h"
@@ -44,6 +45,110 @@ TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny tra
     }
     for (const HeuristicBound& h : r.heuristics)
       if (h.smallest_feasible) CHECK(h.peak_there >= optimum);
+  }
+}
+
+TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustive optimum") {
+  // A coarse grid without refinement leaves the best grid run well above the
+  // optimum; the walk-down (prove's witness search one byte below the best
+  // peak, or further below while it keeps finding) must close some of that
+  // gap, and every schedule
+  // it reports passes the checker at its own peak.
+  BoundsOptions o;
+  o.grid = "0.5:1:0.25";
+  o.fine_step = "";
+  o.jobs = 1;
+  o.windows = 0;
+  o.limits.timeout_seconds = 5;
+  o.search_seconds = 30;
+  int lowered = 0, tried = 0;
+  for (uint64_t seed = 300; seed < 316; ++seed)
+    for (WalkMode mode : {WalkMode::kStep, WalkMode::kGallop}) {
+      INFO("seed ", seed, " walk ", WalkModeName(mode));
+      o.walk = mode;
+      Trace trace = RandomTinyTrace(seed, 7 + static_cast<int>(seed % 3));
+      Baseline baseline = ComputeBaseline(trace);
+      int64_t optimum = SmallestFeasibleBudget(trace);
+      REQUIRE(optimum > 0);
+      BoundsReport r;
+      try {
+        r = ComputeBounds(trace, baseline, o);
+      } catch (const Error&) {
+        continue;  // a heuristic run stopped where simrd asserts
+      }
+      if (!r.grid_best) continue;
+      ++tried;
+      REQUIRE(r.best);
+      CHECK(r.best->budget <= r.grid_best->budget);
+      CHECK(r.best->budget >= optimum);
+      CHECK_FALSE(r.walk_timed_out);
+      CHECK(CheckSchedule(trace, r.best->budget, r.best->script).passed());
+      CHECK_FALSE(CheckSchedule(trace, r.best->budget - 1, r.best->script).passed());
+      int64_t previous = r.grid_best->budget;
+      for (const WalkStep& s : r.walk) {
+        CHECK(s.budget < previous);  // below the best so far
+        if (!s.found) continue;
+        CHECK(s.peak <= s.budget);
+        CHECK(s.peak >= optimum);
+        previous = s.peak;
+      }
+      // The walk stops at a failed search one byte below the best, or at the
+      // proven bound.
+      if (r.best->budget > r.proven_infeasible_below) {
+        REQUIRE_FALSE(r.walk.empty());
+        CHECK_FALSE(r.walk.back().found);
+        CHECK(r.walk.back().budget == r.best->budget - 1);
+      }
+      if (r.best->budget < r.grid_best->budget) {
+        ++lowered;
+        CHECK(r.best->heuristic == nullptr);
+        CHECK(r.best->source != "grid run");
+      }
+    }
+  CHECK(tried >= 16);
+  CHECK(lowered >= 8);
+}
+
+TEST_CASE("bounds walk-down: --search-seconds 0 keeps the best grid run") {
+  BoundsOptions o;
+  o.grid = "0.5:1:0.25";
+  o.fine_step = "";
+  o.jobs = 1;
+  o.windows = 0;
+  o.search_seconds = 0;
+  Trace trace = RandomTinyTrace(301, 8);
+  BoundsReport r = ComputeBounds(trace, ComputeBaseline(trace), o);
+  REQUIRE(r.grid_best);
+  CHECK(r.walk.empty());
+  CHECK(r.best->budget == r.grid_best->budget);
+  CHECK(r.best->source == "grid run");
+}
+
+TEST_CASE("bounds walk-down, bisect: never below the exhaustive optimum") {
+  BoundsOptions o;
+  o.grid = "0.5:1:0.25";
+  o.fine_step = "";
+  o.jobs = 1;
+  o.windows = 0;
+  o.limits.timeout_seconds = 5;
+  o.search_seconds = 30;
+  o.walk = WalkMode::kBisect;
+  o.resolution_ratio = 0;
+  for (uint64_t seed = 300; seed < 306; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 7 + static_cast<int>(seed % 3));
+    int64_t optimum = SmallestFeasibleBudget(trace);
+    BoundsReport r;
+    try {
+      r = ComputeBounds(trace, ComputeBaseline(trace), o);
+    } catch (const Error&) {
+      continue;
+    }
+    if (!r.best) continue;
+    CHECK(r.best->budget >= optimum);
+    CHECK(CheckSchedule(trace, r.best->budget, r.best->script).passed());
+    for (const WalkStep& s : r.walk)
+      if (s.found) CHECK(s.peak >= optimum);
   }
 }
 
