@@ -102,7 +102,7 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
     wo.heuristics = options.heuristics;
     wo.counterfactuals = options.counterfactuals;
     wo.limits = options.limits;
-    wo.limits.timeout_seconds = std::min(options.limits.timeout_seconds, left);
+    wo.seconds = left;
     const std::string prefix =
         fmt::format("budget {} (ratio {:.6f}): ", budget,
                     static_cast<double>(budget) / static_cast<double>(baseline.memory));
@@ -118,14 +118,25 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
     if (!search.witness) {
       if (!search.attempts.empty())
         step.last_outcome = search.attempts.back().source + ": " + search.attempts.back().outcome;
+      // A search cut short by the time limit (or a Z3 call cut to the time
+      // left) says nothing about the budget.
+      const bool out_of_time =
+          (!search.attempts.empty() && search.attempts.back().outcome == "time limit") ||
+          elapsed() >= options.search_seconds;
       report.walk.push_back(std::move(step));
       if (status) status(prefix + "no script found");
+      if (out_of_time) {
+        report.walk_timed_out = true;
+        break;
+      }
       if (options.walk == WalkMode::kBisect) {
         no_script_at = budget;
         continue;
       }
       if (budget == best - 1) break;  // nothing one byte below the best
-      stride = std::max<int64_t>(1, stride / 4);
+      // A quarter of the stride; below the resolution, only the final
+      // question is left: is there anything one byte below?
+      stride = stride / 4 < resolution ? 1 : stride / 4;
       continue;
     }
     Witness& w = *search.witness;
@@ -149,7 +160,7 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
     report.walk.push_back(std::move(step));
     if (status) status(fmt::format("{}{} script with peak {}", prefix, w.source, v.budget));
     if (v.budget < best) report.best = std::move(v);
-    stride = std::min<int64_t>(stride * 2, std::max<int64_t>(1, best / 4));
+    stride = std::min<int64_t>(std::max(stride * 2, resolution), std::max<int64_t>(1, best / 4));
   }
   report.walk_seconds = elapsed();
 }

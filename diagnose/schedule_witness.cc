@@ -29,6 +29,10 @@ class Searcher {
   }
 
   WitnessSearch Run() {
+    if (o_.seconds > 0)
+      deadline_ = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(o_.seconds));
     if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() ||
         RollingPlans()) {
     }
@@ -50,6 +54,21 @@ class Searcher {
       Note(source, what, e.what());
       return std::nullopt;
     }
+  }
+
+  // True (once noted) when the search's time is up; else limits the next Z3
+  // call to the time left.
+  bool TimeUp() {
+    if (!deadline_) return false;
+    double left =
+        std::chrono::duration<double>(*deadline_ - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      if (!timed_out_) Note("search", "all sources", "time limit");
+      timed_out_ = true;
+      return true;
+    }
+    o_.limits.timeout_seconds = std::min(o_.limits.timeout_seconds, left);
+    return false;
   }
 
   ReplayConfig Config(const HeuristicSpec* h, int64_t budget) const {
@@ -76,6 +95,7 @@ class Searcher {
 
   bool RunsAtBudget() {
     for (const HeuristicSpec* h : o_.heuristics) {
+      if (TimeUp()) return false;
       std::string what = fmt::format("{} at budget {}", h->name, budget_);
       std::optional<ScriptedRun> run = RunScripted(Config(h, budget_), "run", what);
       if (!run) continue;
@@ -98,6 +118,7 @@ class Searcher {
       std::vector<int64_t> budgets;
       // Jumps: just below each run's interval of identical behaviour.
       for (int32_t i = 0; i < o_.jumps && b >= 0; ++i) {
+        if (TimeUp()) return false;
         std::optional<ScriptedRun> sr = RunScripted(Config(h, b), "lower-budget run",
                                                     fmt::format("{} at budget {}", h->name, b));
         if (!sr) break;
@@ -105,6 +126,7 @@ class Searcher {
         b = sr->run.budget_lo - 1;
       }
       for (int32_t i = 0; i < o_.descents; ++i) {
+        if (TimeUp()) return false;
         int64_t d = static_cast<int64_t>(static_cast<double>(budget_) * (1.0 - 0.005 * (1 << i)));
         if (d < 0 || d >= b) continue;
         std::optional<ScriptedRun> sr = RunScripted(Config(h, d), "lower-budget run",
@@ -149,6 +171,7 @@ class Searcher {
     for (int64_t i = n - 1, tried = 0; i >= 0 && tried < o_.counterfactuals; --i) {
       const DecisionPoint& d = log.decisions[i];
       if (d.runner_up < 0) continue;
+      if (TimeUp()) return false;
       ++tried;
       ReplayConfig oc = Config(h, budget_);
       oc.overrides = {{d.index, d.runner_up}};
@@ -168,7 +191,7 @@ class Searcher {
   std::string Name(StorageId s) const { return trace_.tensors[trace_.storages[s].root].name; }
 
   bool NextUse() {
-    if (!o_.next_use) return false;
+    if (!o_.next_use || TimeUp()) return false;
     ScriptBuilderOptions bo;
     bo.budget = budget_;
     bo.eager = IsEager(o_.runtime);
@@ -183,7 +206,7 @@ class Searcher {
   }
 
   bool Z3Plan() {
-    if (!o_.use_z3) return false;
+    if (!o_.use_z3 || TimeUp()) return false;
     const OpId nops = static_cast<OpId>(trace_.ops.size());
     if (nops <= o_.z3_whole_program_ops) {
       WindowPlan plan = PlanWindow(trace_, {0, nops - 1}, budget_,
@@ -229,7 +252,8 @@ class Searcher {
       while (next < entries.size() && entries[next].event == rt.event()) {
         StorageId s = entries[next++].storage;
         if (!rt.Evictable(s))
-          throw Error(fmt::format("internal error: the run's own script cannot be replayed (entry {})", next - 1));
+          throw Error(fmt::format(
+              "internal error: the run's own script cannot be replayed (entry {})", next - 1));
         rt.Evict(s);
       }
       rt.Compute();
@@ -275,7 +299,7 @@ class Searcher {
   }
 
   bool RollingPlans() {
-    if (!o_.use_z3 || o_.rolling_ops <= 0) return false;
+    if (!o_.use_z3 || o_.rolling_ops <= 0 || TimeUp()) return false;
     ScriptBuilderOptions bo;
     bo.budget = budget_;
     bo.eager = IsEager(o_.runtime);
@@ -299,6 +323,8 @@ class Searcher {
   const WitnessProgress& progress_;
   std::optional<ScriptedRun> first_run_;
   WitnessSearch out_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  bool timed_out_ = false;
 };
 
 }  // namespace

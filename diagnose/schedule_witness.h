@@ -16,6 +16,7 @@
 // passing one is returned. Nothing else is trusted.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -45,6 +46,10 @@ struct WitnessOptions {
   // 6. (off by default: one Z3 call per few operators) rolling Z3 plans over
   //    the whole program, each from the state the previous ones led to.
   int32_t rolling_ops = 0;  // operators per rolling plan; 0: off
+  // Wall seconds for the whole search (0: no limit). Checked before each
+  // candidate; a Z3 call gets at most the time left. A search that runs out
+  // records an attempt "time limit" and returns without a witness.
+  double seconds = 0;
 };
 
 struct Witness {
