@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -38,12 +39,17 @@ std::string TracePath(const std::string& dir, const std::string& prefix) {
 int main(int argc, char** argv) {
   const std::vector<Case> all = {{"resnet32", 0.085, 0.125}, {"unet", 0.40, 0.45}, {"lstm", 0.26, 0.27}};
   int jobs = 1;
+  bool reuse_prefixes = true;
   std::string traces = DTRCHECK_BENCH_TRACES;
   std::vector<Case> chosen;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-j" && i + 1 < argc) {
       jobs = std::atoi(argv[++i]);
+      continue;
+    }
+    if (a == "--no-reuse") {
+      reuse_prefixes = false;
       continue;
     }
     if (a == "--traces" && i + 1 < argc) {
@@ -53,14 +59,20 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const Case& c : all)
       if (c.name == a) chosen.push_back(c), known = true;
+    // NAME:LO:HI, a range of one's own.
+    if (size_t c1 = a.find(':'), c2 = a.rfind(':'); !known && c1 != std::string::npos && c2 != c1) {
+      chosen.push_back({a.substr(0, c1), std::atof(a.substr(c1 + 1, c2 - c1 - 1).c_str()),
+                        std::atof(a.substr(c2 + 1).c_str())});
+      known = true;
+    }
     if (!known) {
-      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [resnet32|unet|lstm ...]\n");
+      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [--no-reuse] [resnet32|unet|lstm|NAME:LO:HI ...]\n");
       return 2;
     }
   }
   if (chosen.empty()) chosen = all;
-  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
-             "intervals", "behaviours", "seconds", "runs/s");
+  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
+             "intervals", "behaviours", "seconds", "runs/s", "skipped");
   for (const Case& c : chosen) {
     dtr::Trace trace = dtr::LoadTrace(TracePath(traces, c.name));
     dtr::Baseline baseline = dtr::ComputeBaseline(trace);
@@ -69,10 +81,14 @@ int main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     dtr::BudgetAtlas atlas =
         dtr::BuildAtlas(trace, baseline, spec, dtr::BudgetForRatio(baseline.memory, c.ratio_lo),
-                        dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs);
+                        dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs, nullptr, nullptr, reuse_prefixes);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8.2f} {:>8.1f}\n", c.name, c.ratio_lo, c.ratio_hi, jobs,
-               atlas.runs, atlas.intervals.size(), atlas.summary.distinct_behaviours, secs, atlas.runs / secs);
+    // The share of program steps that replays resumed from a copied prefix did not repeat.
+    double skipped = static_cast<double>(atlas.steps_skipped) /
+                     std::max<int64_t>(1, atlas.steps_skipped + atlas.steps_replayed);
+    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8.2f} {:>8.1f} {:>7.1f}%\n", c.name, c.ratio_lo,
+               c.ratio_hi, jobs, atlas.runs, atlas.intervals.size(), atlas.summary.distinct_behaviours, secs,
+               atlas.runs / secs, 100 * skipped);
     std::fflush(stdout);
   }
   return 0;
