@@ -8,7 +8,6 @@
 #include <fmt/core.h>
 
 #include <chrono>
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -39,17 +38,12 @@ std::string TracePath(const std::string& dir, const std::string& prefix) {
 int main(int argc, char** argv) {
   const std::vector<Case> all = {{"resnet32", 0.085, 0.125}, {"unet", 0.40, 0.45}, {"lstm", 0.26, 0.27}};
   int jobs = 1;
-  bool reuse_prefixes = true;
   std::string traces = DTRCHECK_BENCH_TRACES;
   std::vector<Case> chosen;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-j" && i + 1 < argc) {
       jobs = std::atoi(argv[++i]);
-      continue;
-    }
-    if (a == "--no-reuse") {
-      reuse_prefixes = false;
       continue;
     }
     if (a == "--traces" && i + 1 < argc) {
@@ -66,13 +60,13 @@ int main(int argc, char** argv) {
       known = true;
     }
     if (!known) {
-      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [--no-reuse] [resnet32|unet|lstm|NAME:LO:HI ...]\n");
+      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [resnet32|unet|lstm|NAME:LO:HI ...]\n");
       return 2;
     }
   }
   if (chosen.empty()) chosen = all;
-  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
-             "intervals", "behaviours", "seconds", "runs/s", "skipped");
+  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
+             "intervals", "behaviours", "seconds", "runs/s");
   for (const Case& c : chosen) {
     dtr::Trace trace = dtr::LoadTrace(TracePath(traces, c.name));
     dtr::Baseline baseline = dtr::ComputeBaseline(trace);
@@ -81,14 +75,10 @@ int main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     dtr::BudgetAtlas atlas =
         dtr::BuildAtlas(trace, baseline, spec, dtr::BudgetForRatio(baseline.memory, c.ratio_lo),
-                        dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs, nullptr, nullptr, reuse_prefixes);
+                        dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // The share of program steps that replays resumed from a copied prefix did not repeat.
-    double skipped = static_cast<double>(atlas.steps_skipped) /
-                     std::max<int64_t>(1, atlas.steps_skipped + atlas.steps_replayed);
-    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8.2f} {:>8.1f} {:>7.1f}%\n", c.name, c.ratio_lo,
-               c.ratio_hi, jobs, atlas.runs, atlas.intervals.size(), atlas.summary.distinct_behaviours, secs,
-               atlas.runs / secs, 100 * skipped);
+    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8.2f} {:>8.1f}\n", c.name, c.ratio_lo, c.ratio_hi, jobs,
+               atlas.runs, atlas.intervals.size(), atlas.summary.distinct_behaviours, secs, atlas.runs / secs);
     std::fflush(stdout);
   }
   return 0;

@@ -21,7 +21,6 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <memory>
 #include <set>
 #include <thread>
 
@@ -38,8 +37,6 @@ struct Walk {
   bool owned = false;
   int64_t covered = 0;  // bytes recorded by this walk
   size_t runs = 0;      // replays done by this walk
-  // Copies of this walk's replay states; used only by the walk's owner.
-  std::unique_ptr<ReplayPrefixCache> prefixes = std::make_unique<ReplayPrefixCache>();
 };
 
 AtlasInterval IntervalOf(const RunResult& r, double overhead, int64_t lo, int64_t hi) {
@@ -110,8 +107,7 @@ AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals) {
 }
 
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, const AtlasJournal* journal,
-                       bool reuse_prefixes) {
+                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, const AtlasJournal* journal) {
   if (lo_bytes < 0 || hi_bytes < lo_bytes)
     throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", lo_bytes, hi_bytes));
   if (hi_bytes == kInfiniteBudget) throw Error("an atlas range must end below the infinite budget");
@@ -168,7 +164,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
     int64_t mid = v.cursor + 1 + (v.end - v.cursor) / 2;  // > cursor: the owner's replay stays its own
     Walk stolen{mid, v.end, false, 0, 0};
     v.end = mid - 1;
-    walks.push_back(std::move(stolen));  // invalidates v
+    walks.push_back(stolen);  // invalidates v
     return static_cast<int>(walks.size() - 1);
   };
   auto all_done = [&] {
@@ -194,13 +190,10 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
         RunSpec s = spec;
         s.ratio.reset();
         s.budget = walks[w].cursor;
-        ReplayPrefixCache* prefixes = reuse_prefixes ? walks[w].prefixes.get() : nullptr;  // stable address
         lock.unlock();
         RunRecord rec;
         try {
-          rec.spec = s;
-          rec.result = Replay(trace, ConfigFor(s, baseline), prefixes);
-          rec.overhead = Overhead(rec.result.clock, baseline.compute);
+          rec = RunOne(trace, baseline, s);
           if (rec.result.budget_lo > *s.budget || rec.result.budget_hi < *s.budget)
             throw Error(fmt::format("replay at budget {} reported the interval [{}, {}], which misses it", *s.budget,
                                     rec.result.budget_lo, rec.result.budget_hi));
@@ -248,10 +241,6 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   atlas.hi = hi_bytes;
   atlas.runs = runs;
   atlas.resumed = resumed;
-  for (const Walk& w : walks) {
-    atlas.steps_replayed += w.prefixes->steps_replayed();
-    atlas.steps_skipped += w.prefixes->steps_skipped();
-  }
   for (AtlasInterval& iv : found) {
     if (!atlas.intervals.empty() && SameRun(atlas.intervals.back(), iv))
       atlas.intervals.back().hi = iv.hi;

@@ -89,9 +89,6 @@ struct BudgetAtlas {
   AtlasSummary summary;
   size_t runs = 0;  // replays (chunk seams can add a few over intervals), resumed ones included
   size_t resumed = 0;  // of them, intervals taken from AtlasJournal::finished
-  // Program steps executed by this walk's replays, and those a replay
-  // resumed from an earlier one's prefix did not repeat (ReplayPrefixCache).
-  int64_t steps_replayed = 0, steps_skipped = 0;
 };
 
 // Lets a walk continue an earlier, interrupted walk of the same range and
@@ -118,13 +115,11 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 // `runs` may grow by a few). jobs <= 0: one per hardware thread.
 // With a journal, the walk starts from journal->finished and reports each new
 // interval to journal->record; the result equals that of an uninterrupted walk.
-// With reuse_prefixes, each walk resumes its replays from copies of earlier
-// replays' states (ReplayPrefixCache): same result, fewer steps replayed.
 // Throws Error for an empty or negative range, finished intervals outside it
 // or overlapping, or what Replay throws.
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
                        int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr,
-                       const AtlasJournal* journal = nullptr, bool reuse_prefixes = true);
+                       const AtlasJournal* journal = nullptr);
 
 // Recomputes the summary of a sorted, gap-free interval list.
 AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);

@@ -101,14 +101,6 @@ class Engine {
  public:
   Engine(const Trace& trace, const ReplayConfig& config);
   RunResult Run();
-  // A copy of `prefix` (a state taken between program steps) that continues
-  // at `budget`. REQUIRES: budget is inside the copy's budget interval.
-  Engine(const Engine& prefix, int64_t budget, ReplayPrefixCache::State* cache);
-  Engine(const Engine&) = default;
-  int32_t step() const { return step_; }
-  int64_t budget_lo() const { return budget_lo_; }
-  int64_t budget_hi() const { return budget_hi_; }
-  void set_cache(ReplayPrefixCache::State* cache) { cache_ = cache; }
 
  private:
   bool v1() const { return runtime_ == RuntimeKind::kV1; }
@@ -169,7 +161,7 @@ class Engine {
   const Trace& trace_;
   const RuntimeKind runtime_;
   const HeuristicSpec* heuristic_;
-  int64_t budget_;  // not const: a resumed copy continues at another budget
+  const int64_t budget_;
   const double remat_limit_;
   const bool maintain_regions_;
   const bool maintain_eq_;
@@ -221,15 +213,7 @@ class Engine {
   std::vector<uint32_t> mark_a_, mark_b_;
   uint32_t stamp_ = 0;
   Region unopt_fwd_, unopt_rev_;
-
-  // Prefix copies (ReplayPrefixCache); null for a plain replay.
-  ReplayPrefixCache::State* cache_ = nullptr;
-  int32_t resumed_at_ = -1;  // the step a resumed copy started at
 };
-
-// Adds a copy of `engine` (between two program steps) to the cache, every
-// capture_every steps.
-void CapturePrefix(ReplayPrefixCache::State* cache, const Engine& engine);
 
 Engine::Engine(const Trace& trace, const ReplayConfig& config)
     : trace_(trace),
@@ -296,18 +280,9 @@ void Engine::SimrdAssertion(const std::string& what) const {
                           trace_.program[step_].line, what));
 }
 
-Engine::Engine(const Engine& prefix, int64_t budget, ReplayPrefixCache::State* cache) : Engine(prefix) {
-  budget_ = budget;
-  result_.budget = budget;
-  cache_ = cache;
-  resumed_at_ = step_;
-}
-
 RunResult Engine::Run() {
   try {
-    // step_ is 0, or the step a resumed copy was taken before.
-    for (; step_ < static_cast<int32_t>(trace_.program.size()); ++step_) {
-      if (cache_ && step_ != resumed_at_) CapturePrefix(cache_, *this);
+    for (step_ = 0; step_ < static_cast<int32_t>(trace_.program.size()); ++step_) {
       const Step& st = trace_.program[step_];
       switch (st.kind) {
         case StepKind::kCompute: ComputeOp(st.target); break;
@@ -983,100 +958,7 @@ void Engine::Merge(int32_t a, int32_t b) {
 
 }  // namespace
 
-// The copies of one cache. A copy taken at step s of a run is valid for the
-// budgets [lo, hi] of that run's comparisons before s: any budget in it makes
-// the same comparisons come out the same, hence the same state at s.
-struct ReplayPrefixCache::State {
-  struct Prefix {
-    int64_t lo, hi;
-    std::unique_ptr<Engine> engine;
-  };
-  // Identity of the configuration the copies belong to.
-  const Trace* trace = nullptr;
-  RuntimeKind runtime{};
-  const HeuristicSpec* heuristic = nullptr;
-  double remat_limit = 0;
-  uint64_t seed = 0;
-
-  std::vector<Prefix> kept;     // from earlier runs, useful for budgets above them
-  std::vector<Prefix> current;  // taken during the run in progress
-  int32_t capture_every = 1;    // program steps between copies
-  int64_t steps_replayed = 0, steps_skipped = 0;
-};
-
-namespace {
-
-// Copies per run: enough that the resumed run starts near its first
-// different comparison, few enough that copying stays a small share.
-constexpr int32_t kCopiesPerRun = 64;
-// Copies kept between runs (each is a full replay state).
-constexpr size_t kKeptCopies = 12;
-
-void CapturePrefix(ReplayPrefixCache::State* cache, const Engine& engine) {
-  if (engine.step() == 0 || engine.step() % cache->capture_every != 0) return;
-  auto copy = std::make_unique<Engine>(engine);
-  copy->set_cache(nullptr);
-  cache->current.push_back({engine.budget_lo(), engine.budget_hi(), std::move(copy)});
-}
-
-}  // namespace
-
-ReplayPrefixCache::ReplayPrefixCache() : state_(std::make_unique<State>()) {}
-ReplayPrefixCache::~ReplayPrefixCache() = default;
-int64_t ReplayPrefixCache::steps_replayed() const { return state_->steps_replayed; }
-int64_t ReplayPrefixCache::steps_skipped() const { return state_->steps_skipped; }
-
 RunResult Replay(const Trace& trace, const ReplayConfig& config) { return Engine(trace, config).Run(); }
-
-RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayPrefixCache* cache) {
-  if (!cache || !config.heuristic || config.observer || !config.overrides.empty() || config.script)
-    return Replay(trace, config);
-  ReplayPrefixCache::State& c = *cache->state_;
-  if (!c.trace) {
-    c.trace = &trace;
-    c.runtime = config.runtime;
-    c.heuristic = config.heuristic;
-    c.remat_limit = config.remat_limit;
-    c.seed = config.seed;
-    c.capture_every = std::max<int32_t>(1, static_cast<int32_t>(trace.program.size()) / kCopiesPerRun);
-  } else if (c.trace != &trace || c.runtime != config.runtime || c.heuristic != config.heuristic ||
-             !(c.remat_limit == config.remat_limit || (std::isinf(c.remat_limit) && std::isinf(config.remat_limit))) ||
-             c.seed != config.seed) {
-    throw Error("a ReplayPrefixCache was used with another trace or configuration");
-  }
-  // The latest copy whose budget interval holds this budget.
-  const ReplayPrefixCache::State::Prefix* from = nullptr;
-  for (const auto& p : c.kept)
-    if (p.lo <= config.budget && config.budget <= p.hi && (!from || p.engine->step() > from->engine->step())) from = &p;
-  c.current.clear();
-  int32_t start = from ? from->engine->step() : 0;
-  RunResult r = from ? Engine(*from->engine, config.budget, &c).Run() : [&] {
-    Engine e(trace, config);
-    e.set_cache(&c);
-    return e.Run();
-  }();
-  c.steps_skipped += start;
-  c.steps_replayed += static_cast<int64_t>(trace.program.size()) - start;
-  // Keep the copies that serve budgets above this run's interval (the next
-  // replay of an upward walk is at budget_hi + 1), at most one per distinct
-  // hi (the latest step wins: same budgets, less to replay), the nearest first.
-  std::vector<ReplayPrefixCache::State::Prefix> all;
-  for (auto& p : c.kept)
-    if (p.hi > r.budget_hi) all.push_back(std::move(p));
-  for (auto& p : c.current)
-    if (p.hi > r.budget_hi) all.push_back(std::move(p));
-  c.current.clear();
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return a.hi != b.hi ? a.hi < b.hi : a.engine->step() > b.engine->step();
-  });
-  c.kept.clear();
-  for (auto& p : all) {
-    if (!c.kept.empty() && c.kept.back().hi == p.hi) continue;
-    if (c.kept.size() == kKeptCopies) break;
-    c.kept.push_back(std::move(p));
-  }
-  return r;
-}
 
 Baseline ComputeBaseline(const Trace& trace) {
   ReplayConfig config;

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -171,38 +170,6 @@ struct RunResult {
 // Throws Error if the heuristic needs a feature the runtime lacks, or if the
 // run reaches a state where simrd itself stops with an assertion.
 RunResult Replay(const Trace& trace, const ReplayConfig& config);
-
-// Replays of one trace and configuration at different budgets are identical
-// up to their first budget comparison that comes out differently. The cache
-// keeps copies of the replay state taken between program steps, each with
-// the budgets [lo, hi] for which every comparison before it comes out the
-// same (the run's budget_lo/budget_hi so far); a replay at a budget inside
-// a copy's [lo, hi] resumes from the latest such copy instead of from the
-// start. The result is the one Replay gives, bit for bit. It keeps the copies
-// that serve budgets above the last replay's interval (the atlas walks
-// upward). One cache serves one thread, one trace and one configuration
-// (everything but the budget); runs with an observer, overrides or a script
-// bypass it.
-class ReplayPrefixCache {
- public:
-  ReplayPrefixCache();
-  ~ReplayPrefixCache();
-  ReplayPrefixCache(const ReplayPrefixCache&) = delete;
-  ReplayPrefixCache& operator=(const ReplayPrefixCache&) = delete;
-
-  int64_t steps_replayed() const;  // program steps executed by replays through this cache
-  int64_t steps_skipped() const;   // program steps a resumed replay did not repeat
-
-  struct State;  // defined in replay.cc
-
- private:
-  friend RunResult Replay(const Trace&, const ReplayConfig&, ReplayPrefixCache*);
-  std::unique_ptr<State> state_;
-};
-
-// Replay through a cache (nullptr: a plain replay). Throws Error if the cache
-// was used with another trace or configuration.
-RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayPrefixCache* cache);
 
 // simrd's baseline: RuntimeV1 with an infinite budget.
 struct Baseline {
