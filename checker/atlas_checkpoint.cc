@@ -76,18 +76,20 @@ AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) 
   iv.heuristic_evals = j.at("heuristic_evals").get<int64_t>();
   // As BuildAtlas computes them from the run.
   iv.overhead = Overhead(iv.behaviour.clock, baseline.compute);
-  iv.evictions_per_evicted = iv.behaviour.distinct_evicted > 0
-                                 ? static_cast<double>(iv.behaviour.evictions) / iv.behaviour.distinct_evicted
-                                 : 0;
+  iv.evictions_per_evicted =
+      iv.behaviour.distinct_evicted > 0
+          ? static_cast<double>(iv.behaviour.evictions) / iv.behaviour.distinct_evicted
+          : 0;
   if (iv.hi < iv.lo || iv.lo < iv.run_lo || iv.hi > iv.run_hi)
-    throw Error(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi, iv.run_lo, iv.run_hi));
+    throw Error(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi,
+                            iv.run_lo, iv.run_hi));
   return iv;
 }
 
 }  // namespace
 
-AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baseline& baseline, const RunSpec& spec,
-                       int64_t lo_bytes, int64_t hi_bytes) {
+AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baseline& baseline,
+                       const RunSpec& spec, int64_t lo_bytes, int64_t hi_bytes) {
   AtlasWalkKey k;
   k.log = log;
   k.baseline_memory = baseline.memory;
@@ -105,7 +107,8 @@ AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baselin
   return k;
 }
 
-AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& key, const Baseline& baseline)
+AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& key,
+                                 const Baseline& baseline)
     : path_(path) {
   const ordered_json want = HeaderJson(key);
   std::string text;
@@ -126,13 +129,16 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
       header = ordered_json::parse(text.substr(0, header_end));
     } catch (const nlohmann::json::exception&) {
     }
-    if (header_end == std::string::npos || !header.is_object() || header.value("format", "") != kFormat)
-      throw Error(fmt::format("{}: not an atlas checkpoint (its first line is not a \"format\":\"{}\" header)", path,
-                              kFormat));
+    if (header_end == std::string::npos || !header.is_object() ||
+        header.value("format", "") != kFormat)
+      throw Error(fmt::format(
+          "{}: not an atlas checkpoint (its first line is not a \"format\":\"{}\" header)", path,
+          kFormat));
     for (const auto& [field, value] : want.items())
       if (!header.contains(field) || header[field] != value)
-        throw Error(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file", path, field,
-                                value.dump(), header.contains(field) ? header[field].dump() : "missing"));
+        throw Error(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file",
+                                path, field, value.dump(),
+                                header.contains(field) ? header[field].dump() : "missing"));
     // A torn last line (the walk died mid-write) is dropped and cut off.
     size_t complete = text.rfind('\n') + 1;
     if (complete < text.size()) {
@@ -151,8 +157,8 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
       }
       const AtlasInterval& iv = finished_.back();
       if (iv.lo < key.budget_lo || iv.hi > key.budget_hi)
-        throw Error(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path, line_no, iv.lo, iv.hi,
-                                key.budget_lo, key.budget_hi));
+        throw Error(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
+                                line_no, iv.lo, iv.hi, key.budget_lo, key.budget_hi));
     }
   }
   out_.open(path, std::ios::binary | std::ios::app);

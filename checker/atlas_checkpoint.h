@@ -30,8 +30,8 @@ struct AtlasWalkKey {
   int64_t budget_lo = 0, budget_hi = 0;
 };
 
-AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baseline& baseline, const RunSpec& spec,
-                       int64_t lo_bytes, int64_t hi_bytes);
+AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baseline& baseline,
+                       const RunSpec& spec, int64_t lo_bytes, int64_t hi_bytes);
 
 class AtlasCheckpoint {
  public:

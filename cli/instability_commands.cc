@@ -70,9 +70,10 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
                     "adjacent budgets whose overheads differ by more than this factor form a cliff "
                     "(default 1.5)");
     cmd->add_flag("--refine", f->refine, "locate every cliff and inversion edge to the byte");
-    cmd->add_flag("--exact", f->exact,
-                  "walk every budget of the range (the exact atlas): boundaries to the byte without "
-                  "bisection, and inversions the grid missed");
+    cmd->add_flag(
+        "--exact", f->exact,
+        "walk every budget of the range (the exact atlas): boundaries to the byte without "
+        "bisection, and inversions the grid missed");
     cmd->add_option("--max-walk", f->max_walk,
                     "replays per walk direction and boundary before bisecting (default 1000)");
     cmd->callback([f, &actions] {

@@ -43,7 +43,7 @@ struct ScanOptions {
   uint64_t seed = 0;
   double cliff_factor = 1.5;  // > 1
   bool refine = false;
-  bool exact = false;  // walk the atlas over the grid's range (see above); excludes refine
+  bool exact = false;   // walk the atlas over the grid's range (see above); excludes refine
   int max_walk = 1000;  // replays per walk direction and boundary, before bisecting
   int jobs = 0;         // 0: one per core
 };

@@ -273,7 +273,8 @@ ordered_json ExactJson(const TraceSummary& summary, const ScanResult& scan) {
     k["first_feasible_byte"] = v.first_feasible_byte;
     k["oom_width"] = v.oom_width();
     k["intervals"] = v.last_interval - v.first_interval + 1;
-    k["grid_inversion"] = v.grid_inversion ? ordered_json(*v.grid_inversion) : ordered_json(nullptr);
+    k["grid_inversion"] =
+        v.grid_inversion ? ordered_json(*v.grid_inversion) : ordered_json(nullptr);
     k["missed_by_grid"] = v.missed_by_grid();
     const std::vector<AtlasInterval>& ivs = atlas.intervals;
     k["below"] = BriefJson(PointOfInterval(ivs[v.first_interval - 1], v.last_feasible_byte));

@@ -39,7 +39,8 @@ void CheckSameAtlas(const BudgetAtlas& a, const BudgetAtlas& b) {
     CHECK(x.run_hi == y.run_hi);
     CHECK(x.behaviour == y.behaviour);
     CHECK(std::bit_cast<uint64_t>(x.overhead) == std::bit_cast<uint64_t>(y.overhead));
-    CHECK(std::bit_cast<uint64_t>(x.evictions_per_evicted) == std::bit_cast<uint64_t>(y.evictions_per_evicted));
+    CHECK(std::bit_cast<uint64_t>(x.evictions_per_evicted) ==
+          std::bit_cast<uint64_t>(y.evictions_per_evicted));
     CHECK(x.remat_compute == y.remat_compute);
     CHECK(x.heuristic_evals == y.heuristic_evals);
     CHECK(x.distinct_heuristic_evicted == y.distinct_heuristic_evicted);
@@ -52,26 +53,29 @@ struct Interrupted {};
 
 // Walks [lo, hi] with `jobs` workers, interrupted after `stop_after`
 // recorded intervals, then resumed (with `resume_jobs`) from those.
-BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int64_t lo, int64_t hi, int jobs,
-                               size_t stop_after, int resume_jobs) {
+BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int64_t lo, int64_t hi,
+                               int jobs, size_t stop_after, int resume_jobs) {
   AtlasJournal first;
   first.record = [&](const AtlasInterval& iv) {
     if (first.finished.size() == stop_after) throw Interrupted{};
     first.finished.push_back(iv);
   };
-  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, &first), Interrupted);
+  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, &first),
+                  Interrupted);
   REQUIRE(first.finished.size() == stop_after);
   AtlasJournal second;
   second.finished = first.finished;
   size_t recorded = 0;
   second.record = [&](const AtlasInterval&) { ++recorded; };
-  BudgetAtlas resumed = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, &second);
+  BudgetAtlas resumed =
+      BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, &second);
   CHECK(resumed.resumed == stop_after);
   CHECK(recorded + stop_after == resumed.runs);
   return resumed;
 }
 
-TEST_CASE("atlas resume: an interrupted walk resumed from its record equals the uninterrupted one") {
+TEST_CASE(
+    "atlas resume: an interrupted walk resumed from its record equals the uninterrupted one") {
   SUBCASE("inversion5, every interruption point") {
     Trace trace = Inversion5();
     Baseline baseline = ComputeBaseline(trace);
@@ -142,10 +146,12 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   std::string before = Slurp(path);
   AtlasWalkKey lru = key;
   lru.heuristic = "LRU";
-  CHECK_THROWS_WITH_AS(AtlasCheckpoint(path.string(), lru, baseline),
-                       (path.string() + ": checkpoint of another walk: heuristic is \"LRU\" here, \"DTR\" in the file")
-                           .c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      AtlasCheckpoint(path.string(), lru, baseline),
+      (path.string() +
+       ": checkpoint of another walk: heuristic is \"LRU\" here, \"DTR\" in the file")
+          .c_str(),
+      Error);
   AtlasWalkKey wider = key;
   wider.budget_hi = 61;
   CHECK_THROWS_AS(AtlasCheckpoint(path.string(), wider, baseline), Error);

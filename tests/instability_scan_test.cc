@@ -214,7 +214,8 @@ ScanResult ExactScan(const Trace& trace, const Baseline& baseline, const char* r
   return ScanInstability(trace, baseline, ParseRatios(ratios), options);
 }
 
-TEST_CASE("exact scan: inversion5's hole 40..46 is found with its bytes, also when the grid misses it") {
+TEST_CASE(
+    "exact scan: inversion5's hole 40..46 is found with its bytes, also when the grid misses it") {
   Trace trace = Inversion5();
   Baseline baseline = ComputeBaseline(trace);
   REQUIRE(baseline.memory == 57);
@@ -278,7 +279,8 @@ TEST_CASE("exact scan: inversion5's hole 40..46 is found with its bytes, also wh
   CHECK(j["exact_inversions"][0]["oom_from"].get<double>() == 40.0 / 57);
 }
 
-TEST_CASE("exact scan: boundaries equal what --refine finds by replays (remat4's cliff, inversion5)") {
+TEST_CASE(
+    "exact scan: boundaries equal what --refine finds by replays (remat4's cliff, inversion5)") {
   for (auto [trace, ratios, factor] : {std::tuple{Remat4(), "0.5,0.8,0.9,1.0", 1.1},
                                        std::tuple{Inversion5(), "0.6:0.9:0.1", 1.5}}) {
     Baseline baseline = ComputeBaseline(trace);
@@ -295,8 +297,10 @@ TEST_CASE("exact scan: boundaries equal what --refine finds by replays (remat4's
     for (size_t i = 0; i < a.analysis.cliffs.size(); ++i)
       pairs.push_back({&*a.analysis.cliffs[i].boundary, &*b.analysis.cliffs[i].boundary});
     for (size_t i = 0; i < a.analysis.inversions.size(); ++i) {
-      pairs.push_back({&*a.analysis.inversions[i].lower_edge, &*b.analysis.inversions[i].lower_edge});
-      pairs.push_back({&*a.analysis.inversions[i].upper_edge, &*b.analysis.inversions[i].upper_edge});
+      pairs.push_back(
+          {&*a.analysis.inversions[i].lower_edge, &*b.analysis.inversions[i].lower_edge});
+      pairs.push_back(
+          {&*a.analysis.inversions[i].upper_edge, &*b.analysis.inversions[i].upper_edge});
     }
     for (auto [x, y] : pairs) {
       CHECK(x->last_byte == y->last_byte);
@@ -308,7 +312,8 @@ TEST_CASE("exact scan: boundaries equal what --refine finds by replays (remat4's
   }
   ScanOptions both = Dtr();
   both.refine = both.exact = true;
-  CHECK_THROWS_AS(ScanInstability(Remat4(), ComputeBaseline(Remat4()), ParseRatios("0.5,0.8"), both), Error);
+  CHECK_THROWS_AS(
+      ScanInstability(Remat4(), ComputeBaseline(Remat4()), ParseRatios("0.5,0.8"), both), Error);
 }
 
 TEST_CASE("exact scan: ResNet-32 128-byte hole above ratio 0.1063, seen and missed by grids") {
