@@ -107,7 +107,8 @@ AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals) {
 }
 
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, const AtlasJournal* journal) {
+                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, size_t max_runs,
+                       const AtlasJournal* journal) {
   if (lo_bytes < 0 || hi_bytes < lo_bytes)
     throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", lo_bytes, hi_bytes));
   if (hi_bytes == kInfiniteBudget) throw Error("an atlas range must end below the infinite budget");
@@ -136,6 +137,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   if (gap_from <= hi_bytes) walks.push_back({gap_from, hi_bytes, false});
   const size_t resumed = runs;
   std::exception_ptr failure;
+  bool stopped = false;  // max_runs reached
   const int64_t total = hi_bytes - lo_bytes + 1;
 
   // Under `mu`: an unowned walk with budgets left, or a new one stolen from
@@ -176,7 +178,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      if (failure || all_done()) {
+      if (failure || stopped || all_done()) {
         changed.notify_all();
         return;
       }
@@ -204,7 +206,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
           return;
         }
         lock.lock();
-        if (failure) break;
+        if (failure || stopped) break;
         Walk& walk = walks[w];  // `walks` may have grown meanwhile
         int64_t hi = std::min(rec.result.budget_hi, walk.end);
         found.push_back(IntervalOf(rec.result, rec.overhead, walk.cursor, hi));
@@ -223,6 +225,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
         ++runs;
         walk.cursor = hi + 1;
         if (progress) progress(covered, total, runs);
+        if (max_runs > 0 && runs >= max_runs && covered < total) stopped = true;
         changed.notify_all();
       }
       walks[w].owned = false;
@@ -234,6 +237,16 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   worker();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
+  if (stopped) {
+    BudgetAtlas cut;
+    cut.lo = lo_bytes;
+    cut.hi = hi_bytes;
+    cut.runs = runs;
+    cut.stopped = true;
+    cut.covered = covered;
+    cut.resumed = resumed;
+    return cut;
+  }
 
   std::sort(found.begin(), found.end(), [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
   BudgetAtlas atlas;
@@ -241,6 +254,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   atlas.hi = hi_bytes;
   atlas.runs = runs;
   atlas.resumed = resumed;
+  atlas.covered = covered;
   for (AtlasInterval& iv : found) {
     if (!atlas.intervals.empty() && SameRun(atlas.intervals.back(), iv))
       atlas.intervals.back().hi = iv.hi;

@@ -89,6 +89,10 @@ struct BudgetAtlas {
   AtlasSummary summary;
   size_t runs = 0;  // replays (chunk seams can add a few over intervals), resumed ones included
   size_t resumed = 0;  // of them, intervals taken from AtlasJournal::finished
+  // BuildAtlas was given max_runs and reached it before covering the range:
+  // `intervals` and `summary` are empty, `covered` bytes had been walked.
+  bool stopped = false;
+  int64_t covered = 0;
 };
 
 // Lets a walk continue an earlier, interrupted walk of the same range and
@@ -113,13 +117,17 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 // upper half of the busiest part; a run cut in two where parts meet is merged
 // back into one interval, so the intervals do not depend on `jobs` (only
 // `runs` may grow by a few). jobs <= 0: one per hardware thread.
+// max_runs > 0: stop once that many replays are done (resumed ones
+// included) and the range is not covered yet, and return an atlas with
+// `stopped` set (a cost cap for callers that want the atlas only when it is
+// cheap).
 // With a journal, the walk starts from journal->finished and reports each new
 // interval to journal->record; the result equals that of an uninterrupted walk.
 // Throws Error for an empty or negative range, finished intervals outside it
 // or overlapping, or what Replay throws.
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
                        int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr,
-                       const AtlasJournal* journal = nullptr);
+                       size_t max_runs = 0, const AtlasJournal* journal = nullptr);
 
 // Recomputes the summary of a sorted, gap-free interval list.
 AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);

@@ -103,7 +103,7 @@ void RegisterAtlasCommands(CLI::App& app, Actions& actions) {
                            [&](int64_t covered, int64_t total, size_t runs) {
                              bar.UpdatePercent(covered, total, fmt::format("of the range, {} replays", runs));
                            },
-                           checkpoint ? &journal : nullptr);
+                           /*max_runs=*/0, checkpoint ? &journal : nullptr);
       }
       if (f->json)
         std::cout << AtlasJson(summary, spec, atlas).dump() << "\n";

@@ -60,7 +60,7 @@ BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int
     if (first.finished.size() == stop_after) throw Interrupted{};
     first.finished.push_back(iv);
   };
-  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, &first),
+  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, 0, &first),
                   Interrupted);
   REQUIRE(first.finished.size() == stop_after);
   AtlasJournal second;
@@ -68,7 +68,7 @@ BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int
   size_t recorded = 0;
   second.record = [&](const AtlasInterval&) { ++recorded; };
   BudgetAtlas resumed =
-      BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, &second);
+      BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, 0, &second);
   CHECK(resumed.resumed == stop_after);
   CHECK(recorded + stop_after == resumed.runs);
   return resumed;
@@ -103,7 +103,7 @@ TEST_CASE(
     BudgetAtlas whole = BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1);
     AtlasJournal bad;
     bad.finished = {whole.intervals[1], whole.intervals[1]};
-    CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1, nullptr, &bad), Error);
+    CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1, nullptr, 0, &bad), Error);
   }
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
     AtlasJournal journal;
     journal.finished = reopened.finished();
     journal.record = [&](const AtlasInterval& iv) { reopened.Append(iv); };
-    BudgetAtlas resumed = BuildAtlas(trace, baseline, spec, 0, 60, 1, nullptr, &journal);
+    BudgetAtlas resumed = BuildAtlas(trace, baseline, spec, 0, 60, 1, nullptr, 0, &journal);
     CheckSameAtlas(whole, resumed);
     CHECK(resumed.runs == whole.runs);
   }
