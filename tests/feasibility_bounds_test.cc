@@ -48,19 +48,27 @@ TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny tra
   }
 }
 
-TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustive optimum") {
-  // A coarse grid without refinement leaves the best grid run well above the
-  // optimum; the walk-down (prove's witness search one byte below the best
-  // peak, or further below while it keeps finding) must close some of that
-  // gap, and every schedule
-  // it reports passes the checker at its own peak.
+// A coarse grid without refinement, no Z3 windows, one thread: the best grid
+// run stays well above the optimum of a tiny trace, leaving the walk-down a
+// gap to close.
+BoundsOptions CoarseGrid(double search_seconds) {
   BoundsOptions o;
   o.grid = "0.5:1:0.25";
   o.fine_step = "";
   o.jobs = 1;
   o.windows = 0;
   o.limits.timeout_seconds = 5;
-  o.search_seconds = 30;
+  o.search_seconds = search_seconds;
+  return o;
+}
+
+TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustive optimum") {
+  // A coarse grid without refinement leaves the best grid run well above the
+  // optimum; the walk-down (prove's witness search one byte below the best
+  // peak, or further below while it keeps finding) must close some of that
+  // gap, and every schedule
+  // it reports passes the checker at its own peak.
+  BoundsOptions o = CoarseGrid(30);
   int lowered = 0, tried = 0;
   for (uint64_t seed = 300; seed < 316; ++seed)
     for (WalkMode mode : {WalkMode::kStep, WalkMode::kGallop}) {
@@ -110,12 +118,7 @@ TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustiv
 }
 
 TEST_CASE("bounds walk-down: --search-seconds 0 keeps the best grid run") {
-  BoundsOptions o;
-  o.grid = "0.5:1:0.25";
-  o.fine_step = "";
-  o.jobs = 1;
-  o.windows = 0;
-  o.search_seconds = 0;
+  BoundsOptions o = CoarseGrid(0);
   Trace trace = RandomTinyTrace(301, 8);
   BoundsReport r = ComputeBounds(trace, ComputeBaseline(trace), o);
   REQUIRE(r.grid_best);
@@ -125,13 +128,7 @@ TEST_CASE("bounds walk-down: --search-seconds 0 keeps the best grid run") {
 }
 
 TEST_CASE("bounds walk-down, bisect: never below the exhaustive optimum") {
-  BoundsOptions o;
-  o.grid = "0.5:1:0.25";
-  o.fine_step = "";
-  o.jobs = 1;
-  o.windows = 0;
-  o.limits.timeout_seconds = 5;
-  o.search_seconds = 30;
+  BoundsOptions o = CoarseGrid(30);
   o.walk = WalkMode::kBisect;
   o.resolution_ratio = 0;
   for (uint64_t seed = 300; seed < 306; ++seed) {
