@@ -10,7 +10,7 @@
 #include "checker/schedule_checker.h"
 #include "checker/stepwise_runtime.h"
 #include "model/trace_parser.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include "checker/memory_bound.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include "checker/script_builder.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {

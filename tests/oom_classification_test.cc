@@ -15,7 +15,7 @@
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {

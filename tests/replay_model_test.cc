@@ -65,12 +65,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     RandomTraceOptions options;
     options.operators = 6 + static_cast<int>(seed % 15);
     options.max_outputs = 1 + static_cast<int>(seed % 3);
-    Trace trace;
-    try {
-      trace = ParseTraceString(RandomTrace(seed, options), "random.log");
-    } catch (const Error&) {
-      continue;  // e.g. a COPY_FROM that releases the last reference it then gets: simrd rejects it too
-    }
+    Trace trace = RandomTrace(seed, options);
     ++parsed;
     Baseline baseline;
     try {
@@ -132,7 +127,6 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
           region_stale, " of ", region_evals, " region-based scores differ from a from-scratch rebuild");
   if (first != last) {
-    CHECK(parsed > 200);
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
     CHECK(runs - oom > runs / 20);  // and many runs pass
