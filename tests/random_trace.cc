@@ -11,6 +11,13 @@
 
 namespace dtr::testing {
 
+RandomTraceOptions VariedOptions(uint64_t seed) {
+  RandomTraceOptions o;
+  o.operators = 6 + static_cast<int>(seed % 15);
+  o.max_outputs = 1 + static_cast<int>(seed % 3);
+  return o;
+}
+
 std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& o) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };

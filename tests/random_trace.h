@@ -24,6 +24,10 @@ struct RandomTraceOptions {
   bool copies = true;  // COPY and COPY_FROM
 };
 
+// Options whose size varies with the seed: 6 to 20 operators, one to three
+// results per CALL.
+RandomTraceOptions VariedOptions(uint64_t seed);
+
 std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& options = {});
 // Parsed; the source is named "random-SEED.log".
 Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});

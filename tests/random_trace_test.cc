@@ -10,10 +10,7 @@ namespace {
 TEST_CASE("random traces: every seed parses, in both modes") {
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     INFO("seed ", seed);
-    RandomTraceOptions o;
-    o.operators = 6 + static_cast<int>(seed % 15);
-    o.max_outputs = 1 + static_cast<int>(seed % 3);
-    CHECK_NOTHROW(RandomTrace(seed, o));
+    CHECK_NOTHROW(RandomTrace(seed, VariedOptions(seed)));
     const int storages = 4 + static_cast<int>(seed % 8);
     Trace tiny = RandomTinyTrace(seed, storages);
     // It stops at the first operator that reaches the count; one CALL makes

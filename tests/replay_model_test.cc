@@ -62,10 +62,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0;
   int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
-    RandomTraceOptions options;
-    options.operators = 6 + static_cast<int>(seed % 15);
-    options.max_outputs = 1 + static_cast<int>(seed % 3);
-    Trace trace = RandomTrace(seed, options);
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
     ++parsed;
     Baseline baseline;
     try {

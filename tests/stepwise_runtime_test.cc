@@ -55,10 +55,7 @@ int32_t EvictableCount(const StepwiseRuntime& rt) {
 TEST_CASE("stepwise runtime: the engine's script mode makes the same computations under random scripts") {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     INFO("seed ", seed);
-    RandomTraceOptions options;
-    options.operators = 4 + static_cast<int>(seed % 16);
-    options.max_outputs = 1 + static_cast<int>(seed % 3);
-    Trace trace = RandomTrace(seed, options);
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
     for (bool eager : {true, false}) {
       INFO("eager ", eager);
       std::mt19937_64 rng(seed * 7 + eager);
@@ -93,9 +90,7 @@ TEST_CASE("stepwise runtime: rebuilds the engine's state at every decision and O
   int64_t decisions = 0, ooms = 0;
   for (uint64_t seed = 1; seed <= 120; ++seed) {
     INFO("seed ", seed);
-    RandomTraceOptions options;
-    options.operators = 6 + static_cast<int>(seed % 12);
-    Trace trace = RandomTrace(seed, options);
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
     Baseline baseline;
     try {
       baseline = ComputeBaseline(trace);
