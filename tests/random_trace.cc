@@ -42,15 +42,19 @@ std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& o) {
   for (int i = 0; i < o.constants; ++i, ++storages) {
     std::string n = fresh();
     out += fmt::format("{{\"INSTRUCTION\":\"CONSTANT\",\"NAME\":\"{}\"}}\n", n);
-    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", sizes[pick(1, 5)], n);
+    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                       sizes[pick(1, 5)], n);
     live.push_back(n);
     bind(n, n);
   }
   if (live.empty()) {  // a first operator without arguments
     std::string n = fresh();
-    out += fmt::format("{{\"ARGS\":[],\"INSTRUCTION\":\"CALL\",\"NAME\":\"input\",\"RESULT\":[\"{}\"],\"TIME\":\"{}\"}}\n",
-                       n, times[pick(1, 5)]);
-    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n", sizes[pick(1, 5)], n);
+    out += fmt::format(
+        "{{\"ARGS\":[],\"INSTRUCTION\":\"CALL\",\"NAME\":\"input\",\"RESULT\":[\"{}\"],\"TIME\":\"{"
+        "}\"}}\n",
+        n, times[pick(1, 5)]);
+    out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
+                       sizes[pick(1, 5)], n);
     out += fmt::format("{{\"ALIAS\":\"-1\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", n);
     live.push_back(n);
     bind(n, n);
@@ -60,13 +64,16 @@ std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& o) {
     if (live.empty()) break;
     int nargs = pick(1, std::min<int>(o.max_args, static_cast<int>(live.size())));
     std::vector<std::string> args;
-    for (int a = 0; a < nargs; ++a) args.push_back(live[pick(0, static_cast<int>(live.size()) - 1)]);
+    for (int a = 0; a < nargs; ++a)
+      args.push_back(live[pick(0, static_cast<int>(live.size()) - 1)]);
     // MUTATE names its new tensor after the old one plus '$'; a name still
     // bound to an already mutated tensor (through a COPY) cannot be mutated
     // again, so that trace would not parse: make a CALL instead.
     if (o.mutations && pick(0, 9) == 0 && !tensors.count(tensor_of[args[0]] + "$")) {
-      out += fmt::format("{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"m{}\",\"TIME\":\"{}\"}}\n",
-                         args_json(args), i, times[pick(0, 5)]);
+      out += fmt::format(
+          "{{\"ARGS\":[{}],\"INSTRUCTION\":\"MUTATE\",\"MUTATE\":[0],\"NAME\":\"m{}\",\"TIME\":\"{}"
+          "\"}}\n",
+          args_json(args), i, times[pick(0, 5)]);
       // The parser rebinds args[0] to the new tensor; the name stays live.
       bind(args[0], tensor_of[args[0]] + "$");
       ++storages;
@@ -74,13 +81,16 @@ std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& o) {
       int nres = pick(1, o.max_outputs);
       std::vector<std::string> res;
       for (int r = 0; r < nres; ++r) res.push_back(fresh());
-      out += fmt::format("{{\"ARGS\":[{}],\"INSTRUCTION\":\"CALL\",\"NAME\":\"op{}\",\"RESULT\":[{}],\"TIME\":\"{}\"}}\n",
-                         args_json(args), i, args_json(res), times[pick(0, 5)]);
+      out += fmt::format(
+          "{{\"ARGS\":[{}],\"INSTRUCTION\":\"CALL\",\"NAME\":\"op{}\",\"RESULT\":[{}],\"TIME\":\"{}"
+          "\"}}\n",
+          args_json(args), i, args_json(res), times[pick(0, 5)]);
       for (const auto& r : res) {
         int alias = (o.aliases && pick(0, 5) == 0) ? pick(0, nargs - 1) : -1;
         out += fmt::format("{{\"INSTRUCTION\":\"MEMORY\",\"MEMORY\":\"{}\",\"NAME\":\"{}\"}}\n",
                            alias >= 0 ? 0 : sizes[pick(0, 5)], r);
-        out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n", alias, r);
+        out += fmt::format("{{\"ALIAS\":\"{}\",\"INSTRUCTION\":\"ALIAS\",\"NAME\":\"{}\"}}\n",
+                           alias, r);
         live.push_back(r);
         bind(r, r);
         storages += alias < 0;
@@ -94,9 +104,11 @@ std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& o) {
       tensor_of[n] = tensor_of[src];
     }
     if (o.copies && live.size() >= 2 && pick(0, 12) == 0) {
-      size_t d = pick(0, static_cast<int>(live.size()) - 1), s = pick(0, static_cast<int>(live.size()) - 1);
+      size_t d = pick(0, static_cast<int>(live.size()) - 1),
+             s = pick(0, static_cast<int>(live.size()) - 1);
       if (d != s) {
-        out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY_FROM\",\"SRC\":\"{}\"}}\n", live[d], live[s]);
+        out += fmt::format("{{\"DST\":\"{}\",\"INSTRUCTION\":\"COPY_FROM\",\"SRC\":\"{}\"}}\n",
+                           live[d], live[s]);
         tensor_of[live[d]] = tensor_of[live[s]];
       }
     }

@@ -16,7 +16,7 @@ struct RandomTraceOptions {
   // CALL results that do not alias, MUTATE results): the size that bounds an
   // exhaustive search.
   int storages = 0;
-  int constants = 2;  // 0: the trace starts with a CALL without arguments
+  int constants = 2;    // 0: the trace starts with a CALL without arguments
   int max_outputs = 2;  // results per CALL
   int max_args = 3;
   bool aliases = true;  // some results alias an argument

@@ -42,17 +42,23 @@ struct DecisionRecorder : ReplayObserver {
 };
 
 ComputationView ViewOf(const StepwiseRuntime& rt) {
-  return {rt.event(),         rt.tensor(), rt.frames().back().remat, rt.memory() + rt.request(),
-          rt.program_step(), static_cast<int32_t>(rt.frames().size()) - 1};
+  return {rt.event(),
+          rt.tensor(),
+          rt.frames().back().remat,
+          rt.memory() + rt.request(),
+          rt.program_step(),
+          static_cast<int32_t>(rt.frames().size()) - 1};
 }
 
 int32_t EvictableCount(const StepwiseRuntime& rt) {
   int32_t n = 0;
-  for (StorageId s = 0; s < static_cast<StorageId>(rt.trace().storages.size()); ++s) n += rt.Evictable(s);
+  for (StorageId s = 0; s < static_cast<StorageId>(rt.trace().storages.size()); ++s)
+    n += rt.Evictable(s);
   return n;
 }
 
-TEST_CASE("stepwise runtime: the engine's script mode makes the same computations under random scripts") {
+TEST_CASE(
+    "stepwise runtime: the engine's script mode makes the same computations under random scripts") {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     INFO("seed ", seed);
     Trace trace = RandomTrace(seed, VariedOptions(seed));
@@ -85,7 +91,8 @@ TEST_CASE("stepwise runtime: the engine's script mode makes the same computation
   }
 }
 
-TEST_CASE("stepwise runtime: rebuilds the engine's state at every decision and OOM of heuristic runs") {
+TEST_CASE(
+    "stepwise runtime: rebuilds the engine's state at every decision and OOM of heuristic runs") {
   const char* heuristics[] = {"DTR", "DTREqClass", "LRU", "LargestStorage", "MSPS"};
   int64_t decisions = 0, ooms = 0;
   for (uint64_t seed = 1; seed <= 120; ++seed) {
@@ -132,7 +139,8 @@ TEST_CASE("stepwise runtime: rebuilds the engine's state at every decision and O
         }
         if (sr.run.oom) {
           const OomContext& oom = *sr.run.oom;
-          StepwiseRuntime rt = StateAtEvent(trace, eager, sr.script, sr.script.entries.size(), oom.event);
+          StepwiseRuntime rt =
+              StateAtEvent(trace, eager, sr.script, sr.script.entries.size(), oom.event);
           std::vector<TensorId> frames;
           for (const StepwiseRuntime::Frame& f : rt.frames()) frames.push_back(f.tensor);
           CHECK(frames == oom.frames);
@@ -171,7 +179,8 @@ TEST_CASE("stepwise runtime: StateBeforeStep stops before the step's first compu
   CHECK(rt.program_step() == step);
   CHECK(rt.tensor() == trace.ops[trace.program[step].target].first_output);
   // Past the end: the final state.
-  StepwiseRuntime end = StateBeforeStep(trace, true, none, static_cast<int32_t>(trace.program.size()));
+  StepwiseRuntime end =
+      StateBeforeStep(trace, true, none, static_cast<int32_t>(trace.program.size()));
   CHECK_FALSE(end.Advance());
 }
 
