@@ -183,8 +183,8 @@ RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
         "the run does not end in an OOM (result: {}); a decision point can be given instead",
         OutcomeName(sr.run.outcome)));
   const OomContext& oom = *sr.run.oom;
-  StepwiseRuntime state =
-      StateAtEvent(trace, EagerEvictions(config.runtime), sr.script, sr.script.entries.size(), oom.event);
+  StepwiseRuntime state = StateAtEvent(trace, EagerEvictions(config.runtime), sr.script,
+                                       sr.script.entries.size(), oom.event);
   RematFrontier f = AnalyzeFrontier(state, config.budget);
   f.at_oom = true;
   if (f.memory_usage != oom.memory_usage || f.pinned_bytes != oom.pinned_memory ||

@@ -58,7 +58,8 @@ TEST_CASE("blame: no alternative, no fix; a passing run that is not slower canno
   CHECK(b.fixes.empty());
   CHECK_FALSE(b.budget_exhausted);
   // 31 bytes (1.25) against 28 bytes (1.5): already faster.
-  CHECK_THROWS_AS(Blame(trace, baseline, SpecAtBudget(31), SpecAtBudget(28), BlameOptions{}), Error);
+  CHECK_THROWS_AS(Blame(trace, baseline, SpecAtBudget(31), SpecAtBudget(28), BlameOptions{}),
+                  Error);
 }
 
 TEST_CASE(
