@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "checker/budget_atlas.h"
-#include "checker/heuristic.h"
 #include "checker/ratio_grid.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/replay_flags.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/atlas_report.h"
@@ -17,16 +17,9 @@ namespace dtr::cli {
 
 namespace {
 
-struct AtlasFlags {
-  std::string trace;
+struct AtlasFlags : ReplayFlags {
   std::string ratios;
   std::string budgets;
-  std::string heuristic = "DTR";
-  std::string runtime = "RuntimeV2EagerOptimized";
-  double overhead_limit = 0;  // 0: none
-  uint64_t seed = 0;
-  int jobs = 0;
-  bool json = false;
   bool csv = false;
   bool all = false;
 };
@@ -58,31 +51,19 @@ void RegisterAtlasCommands(CLI::App& app, Actions& actions) {
   auto f = std::make_shared<AtlasFlags>();
   CLI::App* cmd = app.add_subcommand(
       "atlas", "list every budget interval on which the replay is identical, over a whole range (no sampling)");
-  cmd->add_option("trace", f->trace, "DTR execution log (JSON lines)")->required();
+  AddTraceArgument(cmd, *f);
   cmd->add_option("--ratios", f->ratios, "range A:B of budget ratios, both ends included (budget int(baseline*r))");
   cmd->add_option("--budgets", f->budgets, "range LO:HI in bytes, both ends included (instead of --ratios)");
-  cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name (default DTR)");
-  cmd->add_option("--runtime", f->runtime, "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
-  cmd->add_option("--overhead-limit", f->overhead_limit,
-                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
-  cmd->add_option("--seed", f->seed, "seed of RandomStorage / AbRandom");
-  cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
-  cmd->add_flag("--json", f->json, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
+  AddReplayFlags(cmd, *f);
+  AddJobsFlag(cmd, *f);
+  AddJsonFlag(cmd, *f, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
   cmd->add_flag("--csv", f->csv, "one CSV row per interval");
   cmd->add_flag("--all", f->all, "text: list every interval however many there are");
   cmd->callback([f, &actions] {
     actions.push_back([f] {
       if (f->json && f->csv) throw Error("atlas takes --json or --csv, not both");
       if (f->ratios.empty() == f->budgets.empty()) throw Error("atlas needs --ratios A:B or --budgets LO:HI");
-      RunSpec spec;
-      spec.heuristic = &FindHeuristic(f->heuristic);
-      spec.runtime = ParseRuntime(f->runtime);
-      if (f->overhead_limit != 0) {
-        if (!(f->overhead_limit >= 1))
-          throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
-        spec.overhead_limit = f->overhead_limit;
-      }
-      spec.seed = f->seed;
+      RunSpec spec = SpecFrom(*f);
       std::optional<std::pair<Ratio, Ratio>> ratios;
       std::pair<int64_t, int64_t> bytes;
       if (!f->ratios.empty()) {

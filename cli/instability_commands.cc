@@ -8,6 +8,7 @@
 #include "checker/ratio_grid.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/replay_flags.h"
 #include "diagnose/ablation.h"
 #include "diagnose/counterfactual.h"
 #include "diagnose/divergence.h"
@@ -20,51 +21,27 @@ namespace dtr::cli {
 
 namespace {
 
-struct CommonFlags {
-  std::string trace;
-  std::string heuristic = "DTR";
-  std::string runtime = "RuntimeV2EagerOptimized";
-  double overhead_limit = 0;  // 0: none
-  uint64_t seed = 0;
-  int jobs = 0;
-  bool json = false;
-};
-
-void AddCommon(CLI::App* cmd, CommonFlags& f) {
-  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
-  cmd->add_option("--heuristic", f.heuristic, "eviction heuristic, simrd's name (default DTR)");
-  cmd->add_option("--runtime", f.runtime,
-                  "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
-  cmd->add_option("--overhead-limit", f.overhead_limit,
-                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
-  cmd->add_option("--seed", f.seed, "seed of RandomStorage / AbRandom");
-  cmd->add_option("-j,--jobs", f.jobs, "worker threads (default: one per core)");
-  cmd->add_flag("--json", f.json, "one JSON object (docs/instability_json.md)");
+// trace, --heuristic, --runtime, --overhead-limit, --seed, -j, --json.
+void AddCommon(CLI::App* cmd, ReplayFlags& f) {
+  AddTraceArgument(cmd, f);
+  AddReplayFlags(cmd, f);
+  AddJobsFlag(cmd, f);
+  AddJsonFlag(cmd, f, "one JSON object (docs/instability_json.md)");
 }
 
-std::optional<double> OverheadLimit(const CommonFlags& f) {
-  if (f.overhead_limit == 0) return std::nullopt;
-  if (!(f.overhead_limit >= 1))
-    throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
-  return f.overhead_limit;
-}
-
-RunSpec SpecAt(const CommonFlags& f, const Ratio& ratio) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic(f.heuristic);
-  s.runtime = ParseRuntime(f.runtime);
-  s.overhead_limit = OverheadLimit(f);
-  s.seed = f.seed;
+RunSpec SpecAt(const ReplayFlags& f, const Ratio& ratio) {
+  RunSpec s = SpecFrom(f);
   s.ratio = ratio;
   return s;
 }
 
-ScanOptions Options(const CommonFlags& f, double cliff_factor) {
+ScanOptions Options(const ReplayFlags& f, double cliff_factor) {
+  RunSpec spec = SpecFrom(f);
   ScanOptions o;
-  o.heuristic = &FindHeuristic(f.heuristic);
-  o.runtime = ParseRuntime(f.runtime);
-  o.overhead_limit = OverheadLimit(f);
-  o.seed = f.seed;
+  o.heuristic = spec.heuristic;
+  o.runtime = spec.runtime;
+  o.overhead_limit = spec.overhead_limit;
+  o.seed = spec.seed;
   o.jobs = f.jobs;
   if (!(cliff_factor > 1))
     throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
@@ -77,7 +54,7 @@ ScanOptions Options(const CommonFlags& f, double cliff_factor) {
 void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
   // scan
   {
-    struct Flags : CommonFlags {
+    struct Flags : ReplayFlags {
       std::string ratios;
       double cliff_factor = 1.5;
       bool refine = false;
@@ -119,7 +96,7 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
   }
   // diff
   {
-    struct Flags : CommonFlags {
+    struct Flags : ReplayFlags {
       std::string ratios;
     };
     auto f = std::make_shared<Flags>();
@@ -147,7 +124,7 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
   }
   // blame
   {
-    struct Flags : CommonFlags {
+    struct Flags : ReplayFlags {
       std::string ratio, against;
       BlameOptions options;
     };
@@ -196,7 +173,7 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
   }
   // ablate
   {
-    struct Flags : CommonFlags {
+    struct Flags : ReplayFlags {
       std::string ratios;
       double cliff_factor = 1.5;
     };

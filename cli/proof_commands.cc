@@ -11,6 +11,7 @@
 #include "checker/sweep.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/replay_flags.h"
 #include "diagnose/feasibility_bounds.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"
@@ -24,22 +25,13 @@ namespace dtr::cli {
 namespace {
 
 // A trace and a budget given as --ratio or --budget.
-struct BudgetFlags {
-  std::string trace;
-  std::string ratio;
-  int64_t budget = -1;
-  std::string runtime = "RuntimeV2EagerOptimized";
-  bool json = false;
-};
+struct ProofBudgetFlags : ReplayFlags, BudgetFlags {};
 
-void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
-  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
-  cmd->add_option("--ratio", f.ratio,
-                  "budget as a fraction of the baseline peak memory, e.g. 0.102");
-  cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)");
-  cmd->add_option("--runtime", f.runtime,
-                  "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
-  cmd->add_flag("--json", f.json, "one JSON object (docs/proof_json.md)");
+void AddProofBudgetFlags(CLI::App* cmd, ProofBudgetFlags& f) {
+  AddTraceArgument(cmd, f);
+  AddBudgetFlags(cmd, f);
+  AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
+  AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
 }
 
 struct Loaded {
@@ -48,9 +40,8 @@ struct Loaded {
   ProofHeader header;
 };
 
-Loaded Load(const BudgetFlags& f, const char* command) {
-  if (f.ratio.empty() && f.budget < 0)
-    throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+Loaded Load(const ProofBudgetFlags& f, const char* command) {
+  RequireBudget(f, command);
   RuntimeKind runtime = ParseRuntime(f.runtime);
   if (runtime == RuntimeKind::kV1)
     throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
@@ -67,8 +58,7 @@ Loaded Load(const BudgetFlags& f, const char* command) {
 }
 
 // Flags of the commands that search and prove.
-struct ProofFlags : BudgetFlags {
-  std::string heuristic = "DTR";
+struct ProofFlags : ProofBudgetFlags {
   std::vector<std::string> witness_heuristics;
   double timeout = 10;
   int32_t windows = 6;
@@ -132,24 +122,23 @@ int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const C
 void RegisterProofCommands(CLI::App& app, Actions& actions) {
   // frontier
   {
-    struct Flags : BudgetFlags {
-      std::string heuristic = "DTR";
+    struct Flags : ProofBudgetFlags {
       int64_t at = -1;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("frontier",
                                        "the pending rematerializations, their locks and pinned + "
                                        "locked + request at an OOM or decision");
-    AddBudgetFlags(cmd, *f);
-    cmd->add_option("--heuristic", f->heuristic, "eviction heuristic, simrd's name (default DTR)");
+    AddProofBudgetFlags(cmd, *f);
+    AddHeuristicFlag(cmd, *f);
     cmd->add_option("--at", f->at, "decision index (default: the run's OOM)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Loaded l = Load(*f, "frontier");
-        l.header.heuristic = f->heuristic;
+        l.header.heuristic = f->heuristic();
         ReplayConfig config;
         config.runtime = l.header.runtime;
-        config.heuristic = &FindHeuristic(f->heuristic);
+        config.heuristic = &FindHeuristic(f->heuristic());
         config.budget = l.header.budget;
         RematFrontier fr = f->at >= 0 ? FrontierAtDecision(l.trace, config, f->at)
                                       : FrontierAtOom(l.trace, config);
@@ -163,14 +152,14 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
   }
   // check
   {
-    struct Flags : BudgetFlags {
+    struct Flags : ProofBudgetFlags {
       std::string script;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("check",
                                        "replay an eviction script under a budget: pass, or where "
                                        "it fails (exit status 2 if it fails)");
-    AddBudgetFlags(cmd, *f);
+    AddProofBudgetFlags(cmd, *f);
     cmd->add_option("--script", f->script, "eviction script (docs/eviction_script.md)")->required();
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -194,17 +183,16 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                                        "why a heuristic run ran out of memory: its frontier, and "
                                        "whether the OOM is policy-induced or "
                                        "inherent, with a certificate");
-    AddBudgetFlags(cmd, *f);
-    cmd->add_option("--heuristic", f->heuristic,
-                    "eviction heuristic of the run, simrd's name (default DTR)");
+    AddProofBudgetFlags(cmd, *f);
+    AddHeuristicFlag(cmd, *f, "eviction heuristic of the run, simrd's name (default DTR)");
     AddProofFlags(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Loaded l = Load(*f, "explain");
-        l.header.heuristic = f->heuristic;
+        l.header.heuristic = f->heuristic();
         ReplayConfig config;
         config.runtime = l.header.runtime;
-        config.heuristic = &FindHeuristic(f->heuristic);
+        config.heuristic = &FindHeuristic(f->heuristic());
         config.budget = l.header.budget;
         Classification c;
         {
@@ -224,7 +212,7 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         "prove",
         "whether any eviction order fits a budget: feasible (verified script), inherent (proof) or "
         "undetermined");
-    AddBudgetFlags(cmd, *f);
+    AddProofBudgetFlags(cmd, *f);
     AddProofFlags(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -242,40 +230,31 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
   }
   // bounds
   {
-    struct Flags {
-      std::string trace;
-      std::vector<std::string> heuristics{"DTR"};
-      std::string runtime = "RuntimeV2EagerOptimized";
+    struct Flags : ReplayFlags {
       std::string grid = "0.01:1:0.01";
       std::string fine_step = "0.001";
-      double overhead_limit = 0;
-      int jobs = 0;
       int32_t windows = 3;
       int32_t window_ops = 6;
       double timeout = 10;
-      bool json = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("bounds",
                                        "per heuristic the smallest feasible ratio, the best "
                                        "verified schedule and the proven lower bound");
-    cmd->add_option("trace", f->trace, "DTR execution log (JSON lines)")->required();
-    cmd->add_option("--heuristic", f->heuristics, "heuristic(s), simrd's names (default DTR)")
-        ->delimiter(',');
-    cmd->add_option("--runtime", f->runtime,
-                    "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+    AddTraceArgument(cmd, *f);
+    AddHeuristicsFlag(cmd, *f);
+    AddRuntimeFlag(cmd, *f, RuntimeChoice::kV2Only);
     cmd->add_option("--ratios", f->grid,
                     "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
     cmd->add_option("--fine-step", f->fine_step,
                     "finer step around each first pass (default 0.001; '' for none)");
-    cmd->add_option("--overhead-limit", f->overhead_limit,
-                    "runs beyond this overhead count as not feasible");
-    cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+    AddOverheadLimitFlag(cmd, *f, "runs beyond this overhead count as not feasible");
+    AddJobsFlag(cmd, *f);
     cmd->add_option("--windows", f->windows,
                     "Z3 windows bisected for the lower bound (default 3; 0: none)");
     cmd->add_option("--window-ops", f->window_ops, "operators per Z3 window (default 6)");
     cmd->add_option("--timeout", f->timeout, "seconds per Z3 call (default 10)");
-    cmd->add_flag("--json", f->json, "one JSON object (docs/proof_json.md)");
+    AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         BoundsOptions o;
@@ -287,12 +266,7 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         ParseRatios(o.grid);  // bad grids fail before any work
         o.fine_step = f->fine_step;
         if (!o.fine_step.empty()) ParseRatio(o.fine_step);
-        if (f->overhead_limit != 0) {
-          if (!(f->overhead_limit >= 1))
-            throw Error(
-                fmt::format("--overhead-limit must be at least 1, got {}", f->overhead_limit));
-          o.overhead_limit = f->overhead_limit;
-        }
+        o.overhead_limit = OverheadLimit(*f);
         if (!(f->timeout > 0))
           throw Error(fmt::format("--timeout must be positive, got {}", f->timeout));
         o.jobs = f->jobs;

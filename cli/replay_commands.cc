@@ -11,6 +11,7 @@
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "cli/progress.h"
+#include "cli/replay_flags.h"
 #include "diagnose/decision_log.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
@@ -20,45 +21,7 @@ namespace dtr::cli {
 
 namespace {
 
-// Flags shared by every command that replays.
-struct ReplayFlags {
-  std::string trace;
-  std::vector<std::string> heuristics{"DTR"};
-  std::string runtime = "RuntimeV2EagerOptimized";
-  double overhead_limit = 0;  // 0: none
-  uint64_t seed = 0;
-  int jobs = 0;
-  bool json = false;
-};
-
-void AddTrace(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
-}
-
-void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics) {
-  if (many_heuristics)
-    cmd->add_option("--heuristic", f.heuristics, "eviction heuristic(s), simrd's names (default DTR)")
-        ->delimiter(',');
-  else
-    cmd->add_option("--heuristic", f.heuristics[0], "eviction heuristic, simrd's name (default DTR)");
-  cmd->add_option("--runtime", f.runtime, "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ...");
-  cmd->add_option("--overhead-limit", f.overhead_limit,
-                  "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)");
-  cmd->add_option("--seed", f.seed, "seed of RandomStorage / AbRandom (own RNG, not Python's)");
-  cmd->add_flag("--json", f.json, "one JSON object per run, with the field names of simrd's reference files");
-}
-
-RunSpec BaseSpec(const ReplayFlags& f, const std::string& heuristic) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic(heuristic);
-  s.runtime = ParseRuntime(f.runtime);
-  if (f.overhead_limit != 0) {
-    if (!(f.overhead_limit >= 1)) throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
-    s.overhead_limit = f.overhead_limit;
-  }
-  s.seed = f.seed;
-  return s;
-}
+constexpr const char* kRunJsonHelp = "one JSON object per run, with the field names of simrd's reference files";
 
 void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json) {
   if (json) {
@@ -77,7 +40,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
   {
     auto f = std::make_shared<ReplayFlags>();
     CLI::App* cmd = app.add_subcommand("info", "parse a trace and print its size and simrd baseline");
-    AddTrace(cmd, *f);
+    AddTraceArgument(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Trace trace = LoadTrace(f->trace);
@@ -89,31 +52,29 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
   }
   // replay
   {
-    struct Flags : ReplayFlags {
-      std::string ratio;
-      int64_t budget = -1;
+    struct Flags : ReplayFlags, BudgetFlags {
       std::string emit_script;
       int storages = -1;
       std::string record;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
-    AddTrace(cmd, *f);
-    cmd->add_option("--ratio", f->ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
-    cmd->add_option("--budget", f->budget, "budget in bytes (overrides --ratio)");
+    AddTraceArgument(cmd, *f);
+    AddBudgetFlags(cmd, *f);
     cmd->add_option("--emit-script", f->emit_script,
                     "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
     cmd->add_option("--storages", f->storages,
                     "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
         ->expected(0, 1)
         ->default_str("20");
-    AddReplayFlags(cmd, *f, false);
+    AddReplayFlags(cmd, *f);
+    AddJsonFlag(cmd, *f, kRunJsonHelp);
     cmd->add_option("--record", f->record,
                     "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
-        if (f->ratio.empty() && f->budget < 0) throw Error("replay needs --ratio R or --budget BYTES");
-        RunSpec spec = BaseSpec(*f, f->heuristics[0]);
+        RequireBudget(*f, "replay");
+        RunSpec spec = SpecFrom(*f);
         if (!f->ratio.empty()) spec.ratio = ParseRatio(f->ratio);
         if (f->budget >= 0) spec.budget = f->budget;
         Trace trace = LoadTrace(f->trace);
@@ -148,16 +109,17 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("sweep", "replay a trace at many budgets (and heuristics), in parallel");
-    AddTrace(cmd, *f);
+    AddTraceArgument(cmd, *f);
     cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-    AddReplayFlags(cmd, *f, true);
-    cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+    AddReplayFlags(cmd, *f, /*many_heuristics=*/true);
+    AddJsonFlag(cmd, *f, kRunJsonHelp);
+    AddJobsFlag(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         std::vector<Ratio> ratios = ParseRatios(f->ratios);
         std::vector<RunSpec> specs;
         for (const std::string& h : f->heuristics) {
-          RunSpec base = BaseSpec(*f, h);
+          RunSpec base = SpecFrom(*f, h);
           for (const Ratio& r : ratios) {
             RunSpec s = base;
             s.ratio = r;
