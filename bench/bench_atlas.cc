@@ -53,8 +53,14 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const Case& c : all)
       if (c.name == a) chosen.push_back(c), known = true;
+    // NAME:LO:HI, a range of one's own.
+    if (size_t c1 = a.find(':'), c2 = a.rfind(':'); !known && c1 != std::string::npos && c2 != c1) {
+      chosen.push_back({a.substr(0, c1), std::atof(a.substr(c1 + 1, c2 - c1 - 1).c_str()),
+                        std::atof(a.substr(c2 + 1).c_str())});
+      known = true;
+    }
     if (!known) {
-      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [resnet32|unet|lstm ...]\n");
+      fmt::print(stderr, "usage: bench_atlas [--traces DIR] [-j N] [resnet32|unet|lstm|NAME:LO:HI ...]\n");
       return 2;
     }
   }

@@ -9,8 +9,9 @@
 // replays; an idle worker waits until some walk does or all are done. All walk
 // bookkeeping happens under one mutex; replays run outside it.
 //
-// Invariant: the recorded intervals and the open walks [cursor, end] together
-// cover [lo, hi] exactly once. A steal can cut one run in two at the seam; both
+// Invariant: the recorded intervals (a journal's finished ones included) and
+// the open walks [cursor, end] together cover [lo, hi] exactly once; a resumed
+// walk starts with one open walk per gap between finished intervals. A steal can cut one run in two at the seam; both
 // pieces carry the same run_lo/run_hi and are merged at the end.
 #include "checker/budget_atlas.h"
 
@@ -106,7 +107,8 @@ AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals) {
 }
 
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress) {
+                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, size_t max_runs,
+                       const AtlasJournal* journal) {
   if (lo_bytes < 0 || hi_bytes < lo_bytes)
     throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", lo_bytes, hi_bytes));
   if (hi_bytes == kInfiniteBudget) throw Error("an atlas range must end below the infinite budget");
@@ -117,11 +119,25 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   std::mutex mu;
   std::condition_variable changed;  // a walk moved, ended or failed
   std::vector<Walk> walks;
-  walks.push_back({lo_bytes, hi_bytes, false});
   std::vector<AtlasInterval> found;
   int64_t covered = 0;
   size_t runs = 0;
+  if (journal) found = journal->finished;
+  std::sort(found.begin(), found.end(), [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
+  int64_t gap_from = lo_bytes;  // the open walks: the gaps between finished intervals
+  for (const AtlasInterval& iv : found) {
+    if (iv.lo < gap_from || iv.hi < iv.lo || iv.hi > hi_bytes)
+      throw Error(fmt::format("a finished atlas interval [{}, {}] is outside the range [{}, {}] or overlaps another",
+                              iv.lo, iv.hi, lo_bytes, hi_bytes));
+    if (gap_from < iv.lo) walks.push_back({gap_from, iv.lo - 1, false});
+    gap_from = iv.hi + 1;
+    covered += iv.width();
+    ++runs;
+  }
+  if (gap_from <= hi_bytes) walks.push_back({gap_from, hi_bytes, false});
+  const size_t resumed = runs;
   std::exception_ptr failure;
+  bool stopped = false;  // max_runs reached
   const int64_t total = hi_bytes - lo_bytes + 1;
 
   // Under `mu`: an unowned walk with budgets left, or a new one stolen from
@@ -162,7 +178,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      if (failure || all_done()) {
+      if (failure || stopped || all_done()) {
         changed.notify_all();
         return;
       }
@@ -190,32 +206,55 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
           return;
         }
         lock.lock();
-        if (failure) break;
+        if (failure || stopped) break;
         Walk& walk = walks[w];  // `walks` may have grown meanwhile
         int64_t hi = std::min(rec.result.budget_hi, walk.end);
         found.push_back(IntervalOf(rec.result, rec.overhead, walk.cursor, hi));
+        if (journal && journal->record) {
+          try {
+            journal->record(found.back());
+          } catch (...) {
+            if (!failure) failure = std::current_exception();
+            changed.notify_all();
+            return;
+          }
+        }
         walk.covered += hi - walk.cursor + 1;
         walk.runs += 1;
         covered += hi - walk.cursor + 1;
         ++runs;
         walk.cursor = hi + 1;
         if (progress) progress(covered, total, runs);
+        if (max_runs > 0 && runs >= max_runs && covered < total) stopped = true;
         changed.notify_all();
       }
       walks[w].owned = false;
     }
   };
+  if (progress && covered > 0) progress(covered, total, runs);
   std::vector<std::thread> pool;
   for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
+  if (stopped) {
+    BudgetAtlas cut;
+    cut.lo = lo_bytes;
+    cut.hi = hi_bytes;
+    cut.runs = runs;
+    cut.stopped = true;
+    cut.covered = covered;
+    cut.resumed = resumed;
+    return cut;
+  }
 
   std::sort(found.begin(), found.end(), [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
   BudgetAtlas atlas;
   atlas.lo = lo_bytes;
   atlas.hi = hi_bytes;
   atlas.runs = runs;
+  atlas.resumed = resumed;
+  atlas.covered = covered;
   for (AtlasInterval& iv : found) {
     if (!atlas.intervals.empty() && SameRun(atlas.intervals.back(), iv))
       atlas.intervals.back().hi = iv.hi;

@@ -87,7 +87,24 @@ struct BudgetAtlas {
   int64_t lo = 0, hi = 0;  // the range, bytes, inclusive
   std::vector<AtlasInterval> intervals;  // sorted, covering [lo, hi] exactly
   AtlasSummary summary;
-  size_t runs = 0;  // replays performed (chunk seams can add a few over intervals)
+  size_t runs = 0;  // replays (chunk seams can add a few over intervals), resumed ones included
+  size_t resumed = 0;  // of them, intervals taken from AtlasJournal::finished
+  // BuildAtlas was given max_runs and reached it before covering the range:
+  // `intervals` and `summary` are empty, `covered` bytes had been walked.
+  bool stopped = false;
+  int64_t covered = 0;
+};
+
+// Lets a walk continue an earlier, interrupted walk of the same range and
+// record its own progress (checker/atlas_checkpoint.h keeps it in a file).
+struct AtlasJournal {
+  // Intervals an earlier walk finished, in any order: each inside the range,
+  // no two overlapping, each as BuildAtlas recorded it (clipped to the part
+  // of the range its walk covered). The walk replays only the rest.
+  std::vector<AtlasInterval> finished;
+  // Called once per newly recorded interval, serialized (under the walk's
+  // lock: keep it short).
+  std::function<void(const AtlasInterval&)> record;
 };
 
 // Called with (bytes covered so far, bytes in the range, runs so far), from
@@ -100,9 +117,17 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 // upper half of the busiest part; a run cut in two where parts meet is merged
 // back into one interval, so the intervals do not depend on `jobs` (only
 // `runs` may grow by a few). jobs <= 0: one per hardware thread.
-// Throws Error for an empty or negative range, or what Replay throws.
+// max_runs > 0: stop once that many replays are done (resumed ones
+// included) and the range is not covered yet, and return an atlas with
+// `stopped` set (a cost cap for callers that want the atlas only when it is
+// cheap).
+// With a journal, the walk starts from journal->finished and reports each new
+// interval to journal->record; the result equals that of an uninterrupted walk.
+// Throws Error for an empty or negative range, finished intervals outside it
+// or overlapping, or what Replay throws.
 BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr);
+                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr,
+                       size_t max_runs = 0, const AtlasJournal* journal = nullptr);
 
 // Recomputes the summary of a sorted, gap-free interval list.
 AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);

@@ -23,6 +23,7 @@ ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
   if (c.budget < 0) throw Error("the budget must not be negative");
   if (spec.overhead_limit) c.remat_limit = RematLimit(baseline.compute, *spec.overhead_limit);
   c.seed = spec.seed;
+  c.overrides = spec.overrides;
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checker/ratio_grid.h"
@@ -20,6 +21,8 @@ struct RunSpec {
   std::optional<int64_t> budget;  // ... unless given in bytes
   std::optional<double> overhead_limit;
   uint64_t seed = 0;
+  // Decision index -> storage to evict instead (ReplayConfig::overrides).
+  std::vector<std::pair<int64_t, StorageId>> overrides;
 };
 
 struct RunRecord {

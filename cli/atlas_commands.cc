@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checker/atlas_checkpoint.h"
 #include "checker/budget_atlas.h"
 #include "checker/ratio_grid.h"
 #include "cli/commands.h"
@@ -20,6 +21,7 @@ namespace {
 struct AtlasFlags : ReplayFlags {
   std::string ratios;
   std::string budgets;
+  std::string checkpoint;
   bool csv = false;
   bool all = false;
 };
@@ -59,6 +61,9 @@ void RegisterAtlasCommands(CLI::App& app, Actions& actions) {
   AddJsonFlag(cmd, *f, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
   cmd->add_flag("--csv", f->csv, "one CSV row per interval");
   cmd->add_flag("--all", f->all, "text: list every interval however many there are");
+  cmd->add_option("--checkpoint", f->checkpoint,
+                  "append each finished interval to FILE; rerun with the same FILE to resume an "
+                  "interrupted walk (docs/atlas_checkpoint.md)");
   cmd->callback([f, &actions] {
     actions.push_back([f] {
       if (f->json && f->csv) throw Error("atlas takes --json or --csv, not both");
@@ -81,13 +86,24 @@ void RegisterAtlasCommands(CLI::App& app, Actions& actions) {
         bytes = {BudgetForRatio(baseline.memory, ratios->first.value),
                  BudgetForRatio(baseline.memory, ratios->second.value)};
       TraceSummary summary = Summarize(f->trace, baseline);
+      if (bytes.second < bytes.first || bytes.first < 0)  // before a checkpoint file is made
+        throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", bytes.first, bytes.second));
+      std::optional<AtlasCheckpoint> checkpoint;
+      AtlasJournal journal;
+      if (!f->checkpoint.empty()) {
+        checkpoint.emplace(f->checkpoint, WalkKeyOf(trace, summary.log, baseline, spec, bytes.first, bytes.second),
+                           baseline);
+        journal.finished = checkpoint->finished();
+        journal.record = [&](const AtlasInterval& iv) { checkpoint->Append(iv); };
+      }
       BudgetAtlas atlas;
       {
         ProgressBar bar("atlas");
         atlas = BuildAtlas(trace, baseline, spec, bytes.first, bytes.second, f->jobs,
                            [&](int64_t covered, int64_t total, size_t runs) {
                              bar.UpdatePercent(covered, total, fmt::format("of the range, {} replays", runs));
-                           });
+                           },
+                           /*max_runs=*/0, checkpoint ? &journal : nullptr);
       }
       if (f->json)
         std::cout << AtlasJson(summary, spec, atlas).dump() << "\n";

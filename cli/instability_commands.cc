@@ -58,6 +58,7 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
       std::string ratios;
       double cliff_factor = 1.5;
       bool refine = false;
+      bool exact = false;
       int max_walk = 1000;
     };
     auto f = std::make_shared<Flags>();
@@ -69,12 +70,18 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
                     "adjacent budgets whose overheads differ by more than this factor form a cliff "
                     "(default 1.5)");
     cmd->add_flag("--refine", f->refine, "locate every cliff and inversion edge to the byte");
+    cmd->add_flag(
+        "--exact", f->exact,
+        "walk every budget of the range (the exact atlas): boundaries to the byte without "
+        "bisection, and inversions the grid missed");
     cmd->add_option("--max-walk", f->max_walk,
                     "replays per walk direction and boundary before bisecting (default 1000)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         ScanOptions options = Options(*f, f->cliff_factor);
+        if (f->refine && f->exact) throw Error("scan takes --refine or --exact, not both");
         options.refine = f->refine;
+        options.exact = f->exact;
         options.max_walk = f->max_walk;
         std::vector<Ratio> ratios = ParseRatios(f->ratios);
         Trace trace = LoadTrace(f->trace);
@@ -83,8 +90,12 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         ScanResult scan;
         {
           ProgressBar bar("scan");
-          scan = ScanInstability(trace, baseline, ratios, options,
-                                 [&](size_t d, size_t t) { bar.Update(d, t); });
+          scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) {
+            if (options.exact)
+              bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
+            else
+              bar.Update(d, t);
+          });
         }
         if (f->json)
           std::cout << ScanJson(summary, scan).dump() << "\n";

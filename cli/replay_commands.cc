@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -33,6 +34,27 @@ void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, 
   }
 }
 
+// "--override I=TENSOR": decision I evicts TENSOR's storage instead of the
+// heuristic's choice (as blame's fixes do). Sorted by decision index.
+std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std::string>& texts, const Trace& trace) {
+  std::vector<std::pair<int64_t, StorageId>> out;
+  for (const std::string& text : texts) {
+    size_t eq = text.find('=');
+    int64_t index = -1;
+    if (eq != std::string::npos && eq > 0 && eq < 19 &&
+        text.find_first_not_of("0123456789") == eq)
+      index = std::stoll(text.substr(0, eq));
+    if (index < 0)
+      throw Error(fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", text));
+    StorageId storage = trace.tensor_named(text.substr(eq + 1)).storage;
+    for (const auto& [i, s] : out)
+      if (i == index) throw Error(fmt::format("--override: decision {} is overridden twice", index));
+    out.emplace_back(index, storage);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 void RegisterReplayCommands(CLI::App& app, Actions& actions) {
@@ -56,6 +78,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
       std::string emit_script;
       int storages = -1;
       std::string record;
+      std::vector<std::string> overrides;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
@@ -67,6 +90,9 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
                     "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
         ->expected(0, 1)
         ->default_str("20");
+    cmd->add_option("--override", f->overrides,
+                    "DECISION=TENSOR: that decision evicts TENSOR's storage instead (repeatable; as blame's fixes)")
+        ->take_all();
     AddReplayFlags(cmd, *f);
     AddJsonFlag(cmd, *f, kRunJsonHelp);
     cmd->add_option("--record", f->record,
@@ -78,10 +104,15 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         if (!f->ratio.empty()) spec.ratio = ParseRatio(f->ratio);
         if (f->budget >= 0) spec.budget = f->budget;
         Trace trace = LoadTrace(f->trace);
+        spec.overrides = ParseOverrides(f->overrides, trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
         RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
                                           : RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
+          throw Error(fmt::format("--override at decision {} was never taken: the run made {} decisions ({})",
+                                  spec.overrides.back().first, run.result.heuristic_evictions,
+                                  OutcomeName(run.result.outcome)));
         if (!f->emit_script.empty()) {
           // A second, identical replay that collects the heuristic's evictions.
           ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));

@@ -30,9 +30,10 @@ void AddRuntimeFlag(CLI::App* cmd, ReplayFlags& f, RuntimeChoice choice) {
 }
 
 void AddOverheadLimitFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {
-  cmd->add_option("--overhead-limit", f.overhead_limit,
-                  help.empty() ? "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)"
-                               : help);
+  cmd->add_option(
+      "--overhead-limit", f.overhead_limit,
+      help.empty() ? "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)"
+                   : help);
 }
 
 void AddSeedFlag(CLI::App* cmd, ReplayFlags& f) {
@@ -43,7 +44,9 @@ void AddJobsFlag(CLI::App* cmd, ReplayFlags& f) {
   cmd->add_option("-j,--jobs", f.jobs, "worker threads (default: one per core)");
 }
 
-void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) { cmd->add_flag("--json", f.json, help); }
+void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {
+  cmd->add_flag("--json", f.json, help);
+}
 
 void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics) {
   if (many_heuristics)
@@ -56,12 +59,14 @@ void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics) {
 }
 
 void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
-  cmd->add_option("--ratio", f.ratio, "budget as a fraction of the baseline peak memory, e.g. 0.102");
+  cmd->add_option("--ratio", f.ratio,
+                  "budget as a fraction of the baseline peak memory, e.g. 0.102");
   cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)");
 }
 
 void RequireBudget(const BudgetFlags& f, const std::string& command) {
-  if (f.ratio.empty() && f.budget < 0) throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+  if (f.ratio.empty() && f.budget < 0)
+    throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
 }
 
 std::optional<double> OverheadLimit(const ReplayFlags& f) {

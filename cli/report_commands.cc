@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "checker/heuristic.h"
@@ -32,6 +33,16 @@ struct ReportFlags {
   std::string timeline_ratio;
   double cliff_factor = 1.25;
   int jobs = 0;
+  bool no_atlas = false;
+  size_t atlas_max_runs = 2000;
+  bool no_proofs = false;
+  bool no_divergence = false;
+  // The verdicts' options (reports/report_model.h VerdictOptions): no Z3
+  // unless --z3, then explain's defaults.
+  bool z3 = false;
+  double timeout = 10;
+  int32_t windows = 6;
+  int32_t window_ops = 6;
 };
 
 int RunReport(const ReportFlags& f) {
@@ -47,10 +58,16 @@ int RunReport(const ReportFlags& f) {
     throw Error(fmt::format("--cliff-factor must be above 1, got {}", f.cliff_factor));
   o.cliff_factor = f.cliff_factor;
   o.jobs = f.jobs;
+  o.atlas = !f.no_atlas;
+  o.atlas_max_runs = f.atlas_max_runs;
+  o.verdicts = !f.no_proofs;
+  o.divergence = !f.no_divergence;
+  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops};
   Trace trace;
   if (f.trace.empty()) {
     o.trace_name = kDemoTraceName;
     o.trace_source = kDemoSource;
+    o.command_trace = "demo.log";  // what `dtrcheck gen demo > demo.log` writes
     o.ratios_text = f.ratios.empty() ? DemoRatios() : f.ratios;
     trace = ParseTraceString(GenerateDemo(), "demo");
   } else {
@@ -63,14 +80,61 @@ int RunReport(const ReportFlags& f) {
   if (!f.timeline_ratio.empty()) o.timeline_ratio = ParseRatio(f.timeline_ratio);
   ReportModel model;
   {
-    ProgressBar bar("report");
-    o.progress = [&](size_t d, size_t t) { bar.Update(d, t); };
+    // One bar per stage; the atlas counts bytes of the range, the others runs.
+    std::unique_ptr<ProgressBar> bar;
+    std::string stage;
+    o.stage = [&](const std::string& s) {
+      bar.reset();
+      bar = std::make_unique<ProgressBar>("report: " + s);
+      stage = s;
+    };
+    o.progress = [&](size_t d, size_t t) {
+      if (!bar) return;
+      if (stage == "atlas")
+        bar->UpdatePercent(d, t, "of the budget range");
+      else
+        bar->Update(d, t);
+    };
     model = BuildReport(trace, o);
   }
   std::vector<std::string> paths = WriteReportFiles(model, f.out);
   fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
              model.heuristic, model.runtime, model.rows.size());
   for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
+  for (const std::string& finding : AtlasFindings(model)) fmt::print("  Atlas: {}\n", finding);
+  if (model.atlas)
+    for (const FeasibilityHole& h : model.atlas->atlas.summary.holes)
+      fmt::print("    hole [{}, {}]: {} bytes\n", h.lo, h.hi, h.width());
+  if (model.verdicts) {
+    std::map<std::string, int> counts;
+    for (const BudgetVerdict& v : *model.verdicts) ++counts[v.verdict];
+    std::string list;
+    for (const auto& [verdict, n] : counts) list += fmt::format(", {} {}", n, verdict);
+    fmt::print("  Verdicts: {} OOM budgets{}\n", model.verdicts->size(), list);
+    // Neighbouring rows with the same verdict on one line.
+    const std::vector<BudgetVerdict>& vs = *model.verdicts;
+    for (size_t i = 0; i < vs.size();) {
+      size_t j = i;
+      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
+             vs[j + 1].verdict == vs[i].verdict)
+        ++j;
+      std::string ratios = RatioLabel(model.rows[vs[i].run]);
+      if (j > i) ratios += " to " + RatioLabel(model.rows[vs[j].run]);
+      fmt::print("    {}: {} ({} budget{})\n", ratios, vs[i].verdict, j - i + 1, j > i ? "s" : "");
+      i = j + 1;
+    }
+  } else {
+    fmt::print("  Verdicts: {}\n", NotComputed(model.verdicts_skipped));
+  }
+  if (model.divergence) {
+    fmt::print("  Divergence: {} pairs of neighbouring budgets in different regimes\n",
+               model.divergence->size());
+    for (const RegimeDivergence& d : *model.divergence)
+      fmt::print("    {} / {} ({}): first divergent decision {}\n", RatioLabel(model.rows[d.run_a]),
+                 RatioLabel(model.rows[d.run_b]), d.edge, d.first_divergent_decision);
+  } else {
+    fmt::print("  Divergence: {}\n", NotComputed(model.divergence_skipped));
+  }
   for (const std::string& p : paths) fmt::print("wrote {}\n", p);
   return 0;
 }
@@ -103,6 +167,26 @@ void RegisterReportCommands(CLI::App& app, Actions& actions) {
                   "overhead jump between neighbouring budgets called a cliff")
       ->capture_default_str();
   cmd->add_option("-j,--jobs", f->jobs, "worker threads (default: one per core)");
+  cmd->add_flag("--no-atlas", f->no_atlas,
+                "do not walk the exact budget atlas over the grid's range (as `dtrcheck atlas`)");
+  cmd->add_option("--atlas-max-runs", f->atlas_max_runs,
+                  "stop the atlas (and say so) after this many replays")
+      ->capture_default_str();
+  cmd->add_flag("--no-proofs", f->no_proofs,
+                "no verdicts: skip `explain`'s classification of each OOM budget");
+  cmd->add_flag("--no-divergence", f->no_divergence,
+                "skip `diff` between neighbouring budgets in different regimes");
+  CLI::Option* z3 = cmd->add_flag(
+      "--z3", f->z3,
+      "verdicts: also ask Z3 (witness plans and inherent-proof windows, explain's defaults); "
+      "slower, and its answers depend on the solver's time limit");
+  cmd->add_option("--timeout", f->timeout, "with --z3: seconds per Z3 call (default 10)")
+      ->needs(z3);
+  cmd->add_option("--windows", f->windows,
+                  "with --z3: Z3 windows tried for an inherent proof (default 6)")
+      ->needs(z3);
+  cmd->add_option("--window-ops", f->window_ops, "with --z3: operators per Z3 window (default 6)")
+      ->needs(z3);
   cmd->callback([f, &actions] { actions.push_back([f] { return RunReport(*f); }); });
 }
 

@@ -1,5 +1,7 @@
 #include "diagnose/instability_scan.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -36,7 +38,112 @@ RunSpec SpecFor(const ScanOptions& o) {
   return s;
 }
 
+// Which side of a boundary a run behaves like. When the outcomes are equal,
+// exactly one of the two holds unless the overhead is equidistant; ties count
+// for the upper side, so that LikeLower and LikeUpper never both hold.
+struct BoundarySides {
+  const ScanPoint& lower;
+  const ScanPoint& upper;
+
+  static bool Closer(const ScanPoint& p, const ScanPoint& to, const ScanPoint& other) {
+    return std::abs(std::log(p.overhead / to.overhead)) <
+           std::abs(std::log(p.overhead / other.overhead));
+  }
+  bool LikeLower(const ScanPoint& p) const {
+    if (p.outcome != lower.outcome) return false;
+    return lower.outcome != upper.outcome || Closer(p, lower, upper);
+  }
+  bool LikeUpper(const ScanPoint& p) const {
+    if (p.outcome != upper.outcome) return false;
+    return lower.outcome != upper.outcome || !Closer(p, lower, upper);
+  }
+};
+
+// The index of the atlas interval holding `budget`; throws if none does.
+size_t IntervalAt(const BudgetAtlas& atlas, int64_t budget) {
+  auto it = std::upper_bound(atlas.intervals.begin(), atlas.intervals.end(), budget,
+                             [](int64_t b, const AtlasInterval& iv) { return b < iv.lo; });
+  if (it == atlas.intervals.begin() || budget > std::prev(it)->hi)
+    throw Error(fmt::format("budget {} is outside the atlas [{}, {}]", budget, atlas.lo, atlas.hi));
+  return static_cast<size_t>(std::prev(it) - atlas.intervals.begin());
+}
+
 }  // namespace
+
+ScanPoint PointOfInterval(const AtlasInterval& iv, int64_t budget) {
+  ScanPoint p;
+  p.budget = budget;
+  p.outcome = iv.behaviour.outcome;
+  p.overhead = iv.overhead;
+  p.evictions = iv.behaviour.evictions;
+  p.distinct_evicted = iv.behaviour.distinct_evicted;
+  p.heuristic_evictions = iv.behaviour.heuristic_evictions;
+  p.distinct_heuristic_evicted = iv.distinct_heuristic_evicted;
+  p.budget_lo = iv.run_lo;
+  p.budget_hi = iv.run_hi;
+  return p;
+}
+
+ScanBoundary BoundaryFromAtlas(const BudgetAtlas& atlas, const ScanPoint& lower,
+                               const ScanPoint& upper) {
+  if (!(lower.budget < upper.budget))
+    throw Error("BoundaryFromAtlas: the two runs are not at increasing budgets");
+  BoundarySides sides{lower, upper};
+  const std::vector<AtlasInterval>& ivs = atlas.intervals;
+  size_t from = IntervalAt(atlas, lower.budget), to = IntervalAt(atlas, upper.budget);
+  if (from == to) throw Error("BoundaryFromAtlas: both runs lie in one atlas interval");
+  // The walks of LocateBoundary, with every interval already known: up from
+  // the lower run while intervals behave like it, down from the upper one.
+  // Neither walk can pass the other's start (a run never behaves like both).
+  size_t a = from;
+  while (a + 1 < to && sides.LikeLower(PointOfInterval(ivs[a + 1], ivs[a + 1].lo))) ++a;
+  size_t c = to;
+  while (c - 1 > from && sides.LikeUpper(PointOfInterval(ivs[c - 1], ivs[c - 1].lo))) --c;
+  ScanBoundary b;
+  b.last_byte = ivs[a].hi;
+  b.first_byte = ivs[a + 1].lo;
+  b.below = PointOfInterval(ivs[a], b.last_byte);
+  b.above = PointOfInterval(ivs[a + 1], b.first_byte);
+  b.lower_zone_to = ivs[a].hi;
+  b.upper_zone_from = ivs[c].lo;
+  b.lower_zone_maximal = b.upper_zone_maximal = true;
+  return b;
+}
+
+std::vector<ExactInversion> FindExactInversions(const BudgetAtlas& atlas,
+                                                const std::vector<ScanPoint>& points,
+                                                const ScanAnalysis& analysis) {
+  std::vector<ExactInversion> out;
+  const std::vector<AtlasInterval>& ivs = atlas.intervals;
+  for (size_t i = 1; i + 1 < ivs.size();) {
+    if (ivs[i].behaviour.outcome != Outcome::kOom || !ivs[i - 1].feasible()) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < ivs.size() && ivs[j + 1].behaviour.outcome == Outcome::kOom) ++j;
+    if (j + 1 < ivs.size() && ivs[j + 1].feasible()) {
+      ExactInversion v;
+      v.last_feasible_byte = ivs[i - 1].hi;
+      v.first_oom_byte = ivs[i].lo;
+      v.last_oom_byte = ivs[j].hi;
+      v.first_feasible_byte = ivs[j + 1].lo;
+      v.first_interval = i;
+      v.last_interval = j;
+      for (size_t k = 0; k < analysis.inversions.size() && !v.grid_inversion; ++k) {
+        const ScanInversion& g = analysis.inversions[k];
+        for (size_t p = g.oom_from; p <= g.oom_to; ++p)
+          if (v.first_oom_byte <= points[p].budget && points[p].budget <= v.last_oom_byte) {
+            v.grid_inversion = k;
+            break;
+          }
+      }
+      out.push_back(v);
+    }
+    i = j + 1;
+  }
+  return out;
+}
 
 ScanPoint MakeScanPoint(const RunRecord& run) {
   const RunResult& r = run.result;
@@ -144,21 +251,9 @@ ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
   if (!(lower.budget_hi < upper.budget_lo))
     throw Error(
         "LocateBoundary: the two runs are not at distinct budget intervals in increasing order");
-  auto closer = [](const ScanPoint& p, const ScanPoint& to, const ScanPoint& other) {
-    return std::abs(std::log(p.overhead / to.overhead)) <
-           std::abs(std::log(p.overhead / other.overhead));
-  };
-  // When the outcomes are equal, exactly one of the two holds unless the
-  // overhead is equidistant; ties count for the upper side, so that
-  // like_lower and like_upper never both hold.
-  auto like_lower = [&](const ScanPoint& p) {
-    if (p.outcome != lower.outcome) return false;
-    return lower.outcome != upper.outcome || closer(p, lower, upper);
-  };
-  auto like_upper = [&](const ScanPoint& p) {
-    if (p.outcome != upper.outcome) return false;
-    return lower.outcome != upper.outcome || !closer(p, lower, upper);
-  };
+  BoundarySides sides{lower, upper};
+  auto like_lower = [&](const ScanPoint& p) { return sides.LikeLower(p); };
+  auto like_upper = [&](const ScanPoint& p) { return sides.LikeUpper(p); };
   RunSpec spec = SpecFor(options);
   ScanBoundary b;
   auto run_at = [&](int64_t budget) {
@@ -236,10 +331,53 @@ ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
   return b;
 }
 
+namespace {
+
+// The exact scan (see the header): the atlas, grid points read off it, every
+// boundary from it.
+void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& sorted,
+                 const ScanOptions& options, const ProgressFn& progress, ScanResult& out) {
+  if (sorted.empty()) throw Error("a scan needs at least one ratio");
+  int64_t lo = BudgetForRatio(baseline.memory, sorted.front().value);
+  int64_t hi = BudgetForRatio(baseline.memory, sorted.back().value);
+  out.atlas = BuildAtlas(trace, baseline, SpecFor(options), lo, hi, options.jobs,
+                         [&](int64_t covered, int64_t total, size_t) {
+                           if (progress) progress(covered, total);
+                         });
+  const BudgetAtlas& atlas = *out.atlas;
+  for (const Ratio& r : sorted) {
+    int64_t budget = BudgetForRatio(baseline.memory, r.value);
+    ScanPoint p = PointOfInterval(atlas.intervals[IntervalAt(atlas, budget)], budget);
+    p.ratio = r;
+    out.points.push_back(p);
+  }
+  out.analysis = AnalyzeScan(out.points, options.cliff_factor);
+  const std::vector<ScanPoint>& points = out.points;
+  // Adjacent grid points in one interval are the same run: no boundary between them.
+  auto boundary = [&](size_t lower, size_t upper) -> std::optional<ScanBoundary> {
+    if (IntervalAt(atlas, points[lower].budget) == IntervalAt(atlas, points[upper].budget))
+      return std::nullopt;
+    return BoundaryFromAtlas(atlas, points[lower], points[upper]);
+  };
+  for (ScanCliff& c : out.analysis.cliffs) c.boundary = boundary(c.lower, c.upper);
+  for (ScanInversion& v : out.analysis.inversions) {
+    v.lower_edge = boundary(v.feasible_below, v.oom_from);
+    v.upper_edge = boundary(v.oom_to, v.feasible_above);
+  }
+  for (size_t i = 0; i + 1 < points.size(); ++i)
+    if (points[i].regime != points[i + 1].regime)
+      if (std::optional<ScanBoundary> b = boundary(i, i + 1))
+        out.regime_changes.push_back({i, i + 1, *b});
+  out.exact_inversions = FindExactInversions(atlas, points, out.analysis);
+}
+
+}  // namespace
+
 ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
                            const std::vector<Ratio>& ratios, const ScanOptions& options,
                            const ProgressFn& progress) {
   if (!options.heuristic) throw Error("a scan needs a heuristic");
+  if (options.refine && options.exact) throw Error("a scan is refined or exact, not both");
   ScanResult out;
   out.heuristic = options.heuristic;
   out.runtime = options.runtime;
@@ -248,6 +386,10 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
   std::vector<Ratio> sorted = ratios;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
+  if (options.exact) {
+    ScanExactly(trace, baseline, sorted, options, progress, out);
+    return out;
+  }
   std::vector<RunSpec> specs;
   for (const Ratio& r : sorted) {
     RunSpec s = SpecFor(options);

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/budget_atlas.h"
 #include "checker/sweep.h"
 
 namespace dtr {
@@ -42,6 +43,7 @@ struct ScanOptions {
   uint64_t seed = 0;
   double cliff_factor = 1.5;  // > 1
   bool refine = false;
+  bool exact = false;   // walk the atlas over the grid's range (see above); excludes refine
   int max_walk = 1000;  // replays per walk direction and boundary, before bisecting
   int jobs = 0;         // 0: one per core
 };
@@ -113,6 +115,26 @@ struct ScanAnalysis {
   std::vector<ScanInversion> inversions;
 };
 
+// A maximal run of adjacent OOM atlas intervals with a passing interval right
+// below and right above it: a feasibility inversion located to the byte.
+struct ExactInversion {
+  int64_t last_feasible_byte = 0, first_oom_byte = 0;
+  int64_t last_oom_byte = 0, first_feasible_byte = 0;
+  size_t first_interval = 0, last_interval = 0;  // the OOM run, atlas interval indices
+  // The grid inversion (index into ScanAnalysis::inversions) one of whose OOM
+  // grid points lies in [first_oom_byte, last_oom_byte]; none: the grid missed it.
+  std::optional<size_t> grid_inversion;
+  int64_t oom_width() const { return last_oom_byte - first_oom_byte + 1; }
+  bool missed_by_grid() const { return !grid_inversion; }
+};
+
+// Adjacent grid points in different regimes, with the boundary between them
+// (exact scans only).
+struct ScanRegimeChange {
+  size_t lower = 0, upper = 0;  // grid point indices
+  ScanBoundary boundary;
+};
+
 struct ScanResult {
   const HeuristicSpec* heuristic = nullptr;
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
@@ -121,6 +143,11 @@ struct ScanResult {
   std::vector<ScanPoint> points;  // in grid order; regime filled in
   ScanAnalysis analysis;
   int64_t refine_replays = 0;
+  // Exact scans only: the atlas over the grid's range, its inversions, and
+  // every regime change of the grid located in it.
+  std::optional<BudgetAtlas> atlas;
+  std::vector<ExactInversion> exact_inversions;
+  std::vector<ScanRegimeChange> regime_changes;
 };
 
 // Regimes, cliffs and inversions of points already in grid order (assigns
@@ -128,7 +155,9 @@ struct ScanResult {
 ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor);
 
 // Sweeps `ratios` (sorted here by value), analyzes, and refines if asked.
-// progress(done, total) counts grid runs, then refinement replays.
+// progress(done, total) counts grid runs, then refinement replays; in an
+// exact scan, bytes of the range covered by the atlas walk.
+// Throws Error if both refine and exact are set.
 ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
                            const std::vector<Ratio>& ratios, const ScanOptions& options,
                            const ProgressFn& progress = nullptr);
@@ -138,5 +167,21 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
 ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
                             const ScanOptions& options, const ScanPoint& lower,
                             const ScanPoint& upper);
+
+// The boundary above grid run `lower` and below `upper`, read off an atlas
+// that covers both budgets: the same answer LocateBoundary gives with
+// unlimited walks (both zones maximal), with no replay. The runs at
+// last_byte and first_byte carry those bytes as their budgets.
+ScanBoundary BoundaryFromAtlas(const BudgetAtlas& atlas, const ScanPoint& lower,
+                               const ScanPoint& upper);
+
+// The run of an atlas interval as a scan point at `budget` (inside it).
+ScanPoint PointOfInterval(const AtlasInterval& interval, int64_t budget);
+
+// Every exact inversion of `atlas`, each linked to the grid inversion of
+// `analysis` that has an OOM grid point inside it, if any.
+std::vector<ExactInversion> FindExactInversions(const BudgetAtlas& atlas,
+                                                const std::vector<ScanPoint>& points,
+                                                const ScanAnalysis& analysis);
 
 }  // namespace dtr

@@ -51,6 +51,7 @@ nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spe
   j["ratio_lo"] = ratio(atlas.lo);
   j["ratio_hi"] = ratio(atlas.hi);
   j["runs"] = atlas.runs;
+  if (atlas.resumed > 0) j["resumed"] = atlas.resumed;
 
   J sum;
   sum["intervals"] = s.intervals;
@@ -142,7 +143,9 @@ void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpe
   fmt::print(out, "{}  {} on {}\n", summary.log, spec.heuristic->name, RuntimeName(spec.runtime));
   fmt::print(out, "  budgets {} .. {} bytes (ratios {:.7f} .. {:.7f} of baseline memory {})\n", atlas.lo, atlas.hi,
              ratio(atlas.lo), ratio(atlas.hi), summary.baseline.memory);
-  fmt::print(out, "  {} intervals of identical runs, from {} replays\n\n", s.intervals, atlas.runs);
+  fmt::print(out, "  {} intervals of identical runs, from {} replays", s.intervals, atlas.runs);
+  if (atlas.resumed > 0) fmt::print(out, " ({} read from the checkpoint)", atlas.resumed);
+  fmt::print(out, "\n\n");
 
   auto header = [&](const char* first) {
     fmt::print(out, "{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10} {:>8} {:>9} {:>8}\n", first, "budget lo",

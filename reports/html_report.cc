@@ -90,10 +90,37 @@ svg.plot .bar-other { fill:#9db5e6; }
 svg.plot .row-label { font-size:12.5px; }
 svg.plot .row-value { font-size:12px; fill:var(--muted); }
 svg.plot .row-sep { stroke:#eef0f4; stroke-width:1; }
+svg.plot .hole-mark { fill:var(--oom); }
+svg.plot .reg0 { stroke:#2f6fd6; } svg.plot .reg1 { stroke:#1b9e77; } svg.plot .reg2 { stroke:#e08a1e; }
+svg.plot .reg3 { stroke:#7570b3; } svg.plot .reg4 { stroke:#e7298a; } svg.plot .reg5 { stroke:#66a61e; }
+svg.plot .reg6 { stroke:#a6761d; } svg.plot .reg7 { stroke:#444444; }
+.sw.reg0 { background:#2f6fd6; } .sw.reg1 { background:#1b9e77; } .sw.reg2 { background:#e08a1e; }
+.sw.reg3 { background:#7570b3; } .sw.reg4 { background:#e7298a; } .sw.reg5 { background:#66a61e; }
+.sw.reg6 { background:#a6761d; } .sw.reg7 { background:#444444; }
+pre.diff { background:#f6f7f9; border:1px solid var(--line); border-radius:6px; padding:8px 10px;
+  font-size:12px; overflow:auto; max-height:360px; }
+.verdict-policy-induced { color:#1b7a3a; font-weight:600; } .verdict-inherent { color:var(--oom); font-weight:600; }
+.verdict-undetermined { color:var(--muted); font-weight:600; }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:24px; }
 )css";
 
 std::string H(const std::string& s) { return XmlEscape(s); }
+
+// Escaped text whose `backquoted` spans (Markdown code in the shared
+// sentences of reports/report_text.h) become <code> elements.
+std::string HCode(const std::string& s) {
+  std::string out;
+  bool open = false;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] != '`') continue;
+    out += H(s.substr(start, i - start));
+    if (i < s.size()) out += (open = !open) ? "<code>" : "</code>";
+    start = i + 1;
+  }
+  if (open) out += "</code>";
+  return out;
+}
 
 std::string Badge(Outcome o) {
   std::string name(OutcomeName(o));
@@ -108,6 +135,18 @@ double RowRatio(const ReportModel& m, const BudgetRow& row) {
 }
 
 std::string BytesAxisLabel(double v) { return CompactBytes(static_cast<int64_t>(std::llround(v))); }
+
+// The atlas' feasibility holes narrower than the grid's mean step.
+std::vector<FeasibilityHole> NarrowHoles(const ReportModel& m) {
+  std::vector<FeasibilityHole> out;
+  if (!m.atlas || m.atlas->atlas.stopped || m.rows.size() < 2) return out;
+  const double base = static_cast<double>(m.trace.baseline.memory);
+  double step = (RowRatio(m, m.rows.back()) - RowRatio(m, m.rows.front())) /
+                static_cast<double>(m.rows.size() - 1);
+  for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
+    if (static_cast<double>(h.width()) / base < step) out.push_back(h);
+  return out;
+}
 
 // Overhead vs ratio: feasible runs as a line, OOM grid cells as light bands,
 // exactly known OOM byte intervals as dark bands, inversions and cliffs marked.
@@ -149,21 +188,34 @@ std::string BudgetCurveSvg(const ReportModel& m) {
              nullptr,
              {}});
 
-  // Bands first, so that the curve is drawn over them.
-  for (const OomBand& b : m.curve.oom_bands) {
-    double a = b.first_run > 0
-                   ? (RowRatio(m, rows[b.first_run - 1]) + RowRatio(m, rows[b.first_run])) / 2
-                   : xlo;
-    double z = b.last_run + 1 < rows.size()
-                   ? (RowRatio(m, rows[b.last_run]) + RowRatio(m, rows[b.last_run + 1])) / 2
-                   : xhi;
-    plot.VBand(a, z, "band-grid",
-               fmt::format("OOM on the grid: ratios {} to {}", RatioLabel(rows[b.first_run]),
-                           RatioLabel(rows[b.last_run])));
-    for (const auto& [lo, hi] : b.known_oom) {
-      double hi_ratio = hi == kInfiniteBudget ? xhi : (static_cast<double>(hi) + 1) / base;
-      plot.VBand(static_cast<double>(lo) / base, hi_ratio, "band-exact",
-                 fmt::format("OOM for every budget in {} bytes", ByteInterval(lo, hi)), 2.0);
+  // Bands first, so that the curve is drawn over them. With a complete
+  // atlas every infeasible budget is known to the byte: its stretches are
+  // the bands (at least 2 px wide, so that a hole narrower than a pixel
+  // still shows). Without it, the grid's OOM cells and the rows' own exact
+  // intervals.
+  const bool exact = m.atlas && !m.atlas->atlas.stopped;
+  if (exact) {
+    for (const auto& [lo, hi] : m.atlas->infeasible)
+      plot.VBand(static_cast<double>(lo) / base, (static_cast<double>(hi) + 1) / base, "band-exact",
+                 fmt::format("atlas: every budget in {} bytes ({} bytes) fails",
+                             ByteInterval(lo, hi), GroupedInt(hi - lo + 1)),
+                 2.0);
+  } else {
+    for (const OomBand& b : m.curve.oom_bands) {
+      double a = b.first_run > 0
+                     ? (RowRatio(m, rows[b.first_run - 1]) + RowRatio(m, rows[b.first_run])) / 2
+                     : xlo;
+      double z = b.last_run + 1 < rows.size()
+                     ? (RowRatio(m, rows[b.last_run]) + RowRatio(m, rows[b.last_run + 1])) / 2
+                     : xhi;
+      plot.VBand(a, z, "band-grid",
+                 fmt::format("OOM on the grid: ratios {} to {}", RatioLabel(rows[b.first_run]),
+                             RatioLabel(rows[b.last_run])));
+      for (const auto& [lo, hi] : b.known_oom) {
+        double hi_ratio = hi == kInfiniteBudget ? xhi : (static_cast<double>(hi) + 1) / base;
+        plot.VBand(static_cast<double>(lo) / base, hi_ratio, "band-exact",
+                   fmt::format("OOM for every budget in {} bytes", ByteInterval(lo, hi)), 2.0);
+      }
     }
   }
   plot.DrawAxes();
@@ -185,7 +237,9 @@ std::string BudgetCurveSvg(const ReportModel& m) {
                                     RatioLabel(r), GroupedInt(res.budget), OutcomeName(res.outcome),
                                     ShortDouble(r.run.overhead), GroupedInt(res.evictions()));
     if (res.outcome == Outcome::kPass)
-      plot.Circle(RowRatio(m, r), r.run.overhead, 3.2, "pt-pass", title);
+      plot.Circle(RowRatio(m, r), r.run.overhead, 3.2,
+                  r.regime >= 0 ? fmt::format("pt-pass reg{}", r.regime % 8) : "pt-pass",
+                  title + ", regime " + RegimeLabel(r));
     else if (res.outcome == Outcome::kOom)
       plot.Cross(RowRatio(m, r), ylo, 4, "pt-oom", title);
     else
@@ -198,6 +252,14 @@ std::string BudgetCurveSvg(const ReportModel& m) {
                   "feasibility inversion: OOM with feasible budgets below and above");
     plot.Label(mid, yhi, "inversion", "inv-label", 0, 24, "middle");
   }
+  // Holes narrower than the grid step: a mark on top, as no grid point can
+  // show them.
+  for (const FeasibilityHole& h : NarrowHoles(m)) {
+    double x = (static_cast<double>(h.lo) + static_cast<double>(h.width()) / 2) / base;
+    plot.Triangle(x, yhi, 4, "hole-mark",
+                  fmt::format("feasibility hole narrower than the grid step: {} bytes ({} wide)",
+                              ByteInterval(h.lo, h.hi), GroupedInt(h.width())));
+  }
   for (const Cliff& c : m.curve.cliffs) {
     double x = (RowRatio(m, rows[c.low_run]) + RowRatio(m, rows[c.high_run])) / 2;
     double y = std::max(rows[c.low_run].run.overhead, rows[c.high_run].run.overhead);
@@ -209,21 +271,55 @@ std::string BudgetCurveSvg(const ReportModel& m) {
 std::string CurveLegend(const ReportModel& m) {
   bool thrash = false;
   for (const BudgetRow& r : m.rows) thrash |= r.run.result.outcome == Outcome::kThrash;
+  const bool exact = m.atlas && !m.atlas->atlas.stopped;
+  const bool narrow_holes = exact && !NarrowHoles(m).empty();
+  std::string regimes;
+  std::vector<std::string> lines = RegimeLines(m);
+  for (size_t i = 0; i < m.curve.regimes.size(); ++i)
+    if (m.curve.regimes[i].outcome == Outcome::kPass)
+      regimes += fmt::format("<span><span class=\"sw reg{}\"></span>{}</span>", i % 8, H(lines[i]));
   return std::string("<div class=\"legend\">") +
-         "<span><span class=\"sw\" style=\"background:var(--pass)\"></span>feasible run "
-         "(overhead)</span>"
-         "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
-         "grid</span>"
-         "<span><span class=\"sw\" style=\"background:var(--oom-hard)\"></span>budgets proven to "
-         "OOM "
-         "(exact byte interval of the run)</span>"
+         "<span><span class=\"sw\" style=\"background:var(--pass)\"></span>feasible runs "
+         "(overhead; points coloured by regime)</span>" +
+         (exact ? "<span><span class=\"sw\" style=\"background:var(--oom-hard)\"></span>budgets "
+                  "that fail, exact to the byte (atlas)</span>" +
+                      std::string(narrow_holes
+                                      ? "<span><span class=\"sw\" "
+                                        "style=\"background:var(--oom)\"></span>&#9660; hole "
+                                        "narrower than the grid step</span>"
+                                      : "")
+                : "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
+                  "grid</span><span><span class=\"sw\" "
+                  "style=\"background:var(--oom-hard)\"></span>budgets proven to OOM (exact byte "
+                  "interval of the run)</span>") +
          "<span><span class=\"sw\" style=\"background:#7a1f1f\"></span>feasibility inversion</span>"
          "<span><span class=\"sw\" style=\"background:var(--remat)\"></span>cliff factor</span>" +
          (thrash ? "<span><span class=\"sw\" style=\"background:var(--thrash)\"></span>thrash "
-                   "(over the overhead "
-                   "limit; drawn at the top)</span>"
+                   "(over the overhead limit; drawn at the top)</span>"
                  : "") +
-         "</div>";
+         "</div><div class=\"legend\">" + regimes + "</div>";
+}
+
+// The atlas findings and its holes, under the budget curve.
+void WriteAtlas(std::ostream& out, const ReportModel& m) {
+  fmt::print(out, "<h3>Exact budget atlas</h3>");
+  for (const std::string& f : AtlasFindings(m)) fmt::print(out, "<p>{}</p>", H(f));
+  if (!m.atlas || m.atlas->atlas.summary.holes.empty()) return;
+  const double base = static_cast<double>(m.trace.baseline.memory);
+  fmt::print(out,
+             "<table><thead><tr><th>feasibility hole (bytes)</th><th class=\"num\">width "
+             "(bytes)</th><th>ratios</th><th>outcome</th><th class=\"num\">intervals</th></tr>"
+             "</thead><tbody>");
+  for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
+    fmt::print(out,
+               "<tr class=\"oom\"><td class=\"mono\">{}</td><td class=\"num\">{}</td><td "
+               "class=\"mono\">{:.9f} to {:.9f}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+               ByteInterval(h.lo, h.hi), GroupedInt(h.width()), h.lo / base, h.hi / base,
+               h.has_oom && h.has_thrash ? "oom and thrash"
+               : h.has_thrash            ? "thrash"
+                                         : "oom",
+               h.last - h.first + 1);
+  fmt::print(out, "</tbody></table>");
 }
 
 std::string TimelineSvg(const ReportModel& m) {
@@ -420,11 +516,19 @@ void WriteSummary(std::ostream& out, const ReportModel& m) {
              GroupedInt(t.baseline.const_memory), GroupedInt(t.baseline.bottleneck_memory));
 }
 
+std::string VerdictCell(const ReportModel& m, size_t run) {
+  const BudgetVerdict* v = VerdictOf(m, run);
+  if (!v) return "";
+  return fmt::format("<a href=\"#verdict-{}\" class=\"verdict-{}\">{}</a>", run, H(v->verdict),
+                     H(v->verdict));
+}
+
 void WriteRunsTable(std::ostream& out, const ReportModel& m) {
   fmt::print(out,
              "<section id=\"runs\"><h2>Runs per budget</h2><div class=\"scroll\"><table><thead><tr>"
              "<th class=\"num\">ratio</th><th class=\"num\">budget (bytes)</th><th>result</th>"
-             "<th class=\"num\">overhead</th><th class=\"num\">evictions</th>"
+             "<th class=\"num\">overhead</th><th>regime</th><th>verdict</th>"
+             "<th class=\"num\">evictions</th>"
              "<th class=\"num\">per evicted storage</th><th class=\"num\">heuristic evals</th>"
              "<th>same run for every budget in (bytes)</th></tr></thead><tbody>\n");
   for (size_t i = 0; i < m.rows.size(); ++i) {
@@ -436,15 +540,15 @@ void WriteRunsTable(std::ostream& out, const ReportModel& m) {
         out,
         "<tr class=\"{}\" id=\"run-{}\"><td class=\"num\">{}</td><td "
         "class=\"num\">{}</td><td>{}{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-        "class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"mono\">{}</td></tr>\n",
         cls, i, H(RatioLabel(row)), GroupedInt(r.budget), Badge(r.outcome),
         row.inversion ? "<span class=\"badge inv\">inversion</span>" : "",
         r.outcome == Outcome::kPass
             ? fmt::format("{:.4f}", row.run.overhead)
             : fmt::format("<span class=\"note\">({:.4f} at failure)</span>", row.run.overhead),
-        GroupedInt(r.evictions()),
+        H(RegimeLabel(row)), VerdictCell(m, i), GroupedInt(r.evictions()),
         r.distinct_evicted ? fmt::format("{:.2f}", row.evictions_per_evicted_storage) : "-",
         GroupedInt(r.heuristic_evals), ByteInterval(r.budget_lo, r.budget_hi));
   }
@@ -478,9 +582,13 @@ void WriteFrontiers(std::ostream& out, const ReportModel& m) {
     const OomFrontier& f = m.frontiers[k];
     bool inversion = false;
     for (size_t i : f.runs) inversion |= m.rows[i].inversion;
-    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}</h3><p>{}</p>", k + 1, m.frontiers.size(),
+    const BudgetVerdict* v = VerdictOf(m, f.runs.front());
+    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}{}</h3><p>{}</p>", k + 1, m.frontiers.size(),
                H(RatioLabel(m.rows[f.runs.front()])),
                inversion ? " <span class=\"badge inv\">inversion</span>" : "",
+               v ? fmt::format(" &middot; verdict at {}: {}", H(RatioLabel(m.rows[f.runs.front()])),
+                               VerdictCell(m, f.runs.front()))
+                 : "",
                H(FrontierSummary(m, f)));
     fmt::print(out, "{}\n", FrontierSvg(m, f));
   }
@@ -516,7 +624,9 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out, "<section id=\"curve\"><h2>Budget curve</h2><ul class=\"findings\">");
   for (const std::string& f : CurveFindings(m)) fmt::print(out, "<li>{}</li>", H(f));
-  fmt::print(out, "</ul>{}\n{}</section>\n", BudgetCurveSvg(m), CurveLegend(m));
+  fmt::print(out, "</ul>{}\n{}", BudgetCurveSvg(m), CurveLegend(m));
+  WriteAtlas(out, m);
+  fmt::print(out, "</section>\n");
 
   WriteRunsTable(out, m);
 
@@ -531,35 +641,35 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
   }
   WriteFrontiers(out, m);
 
-  fmt::print(out, "<section id=\"verdicts\" class=\"{}\"><h2>Verdicts and certificates</h2>",
-             m.verdicts ? "" : "pending");
-  if (!m.verdicts) {
-    fmt::print(out, "<p>{}</p>", H(kNotComputedVerdicts));
-  } else {
-    fmt::print(out,
-               "<table><thead><tr><th>ratio</th><th>verdict</th><th>certificate</th><th>checked</"
-               "th></tr></thead><tbody>");
-    for (const Verdict& v : *m.verdicts)
-      fmt::print(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                 H(RatioLabel(m.rows[v.run])), H(v.verdict), H(v.certificate),
+  fmt::print(out,
+             "<section id=\"verdicts\" class=\"{}\"><h2>Verdicts and certificates</h2><p>{}</p>",
+             m.verdicts ? "" : "pending", HCode(VerdictsIntro(m)));
+  if (m.verdicts && !m.verdicts->empty()) {
+    fmt::print(
+        out,
+        "<div class=\"scroll\"><table><thead><tr><th class=\"num\">ratio</th><th "
+        "class=\"num\">budget (bytes)</th><th>verdict</th><th>certificate</th><th>checked</th>"
+        "</tr></thead><tbody>");
+    for (const BudgetVerdict& v : *m.verdicts)
+      fmt::print(out,
+                 "<tr id=\"verdict-{}\"><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+                 "class=\"verdict-{}\">{}</td><td>{}<br><code>{}</code></td><td>{}</td></tr>",
+                 v.run, H(RatioLabel(m.rows[v.run])), GroupedInt(v.classification.budget),
+                 H(v.verdict), H(v.verdict), H(CertificateOrReason(v)), H(v.command),
                  v.certificate_checked ? "yes" : "no");
-    fmt::print(out, "</tbody></table>");
+    fmt::print(out, "</tbody></table></div>");
   }
-  fmt::print(
-      out,
-      "</section>\n<section id=\"divergence\" class=\"{}\"><h2>Divergence between regimes</h2>",
-      m.divergence ? "" : "pending");
-  if (!m.divergence) {
-    fmt::print(out, "<p>{}</p>", H(kNotComputedDivergence));
-  } else {
-    fmt::print(out,
-               "<table><thead><tr><th>ratios</th><th>first divergent "
-               "decision</th><th>summary</th></tr></thead><tbody>");
-    for (const Divergence& d : *m.divergence)
-      fmt::print(out, "<tr><td>{} / {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                 H(RatioLabel(m.rows[d.run_a])), H(RatioLabel(m.rows[d.run_b])),
-                 d.first_divergent_decision, H(d.summary));
-    fmt::print(out, "</tbody></table>");
+  fmt::print(out,
+             "</section>\n<section id=\"divergence\" class=\"{}\"><h2>Divergence between "
+             "regimes</h2><p>{}</p>",
+             m.divergence ? "" : "pending", HCode(DivergenceIntro(m)));
+  if (m.divergence) {
+    for (const RegimeDivergence& d : *m.divergence)
+      fmt::print(
+          out,
+          "<h3>Ratios {} / {} ({})</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
+          H(RatioLabel(m.rows[d.run_a])), H(RatioLabel(m.rows[d.run_b])), H(d.edge), H(d.summary),
+          H(d.command), H(d.text));
   }
   fmt::print(
       out,

@@ -3,7 +3,10 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include <set>
 #include <string>
+
+#include "reports/atlas_report.h"
 
 namespace dtr {
 
@@ -160,18 +163,20 @@ std::string BriefText(const ScanPoint& p) {
   return std::string(OutcomeName(p.outcome));
 }
 
+// `exact`: the boundary was read off the atlas, not found by replays.
 void PrintBoundaryText(std::ostream& out, const ScanBoundary& b, const std::string& lower,
-                       const std::string& upper, const char* indent) {
+                       const std::string& upper, const char* indent, bool exact) {
+  std::string source = exact ? "from the atlas" : fmt::format("{} replays", b.replays);
   fmt::print(out, "{}byte {}: {};  byte {}: {}", indent, b.last_byte, BriefText(b.below),
              b.first_byte, BriefText(b.above));
   if (b.sharp()) {
     fmt::print(out,
                "  (sharp: all bytes from {} up to {} behave like {}, all from {} up to {} like {}; "
-               "{} replays)\n",
-               lower, b.last_byte, lower, b.first_byte, upper, upper, b.replays);
+               "{})\n",
+               lower, b.last_byte, lower, b.first_byte, upper, upper, source);
     return;
   }
-  fmt::print(out, "  ({} replays)\n", b.replays);
+  fmt::print(out, "  ({})\n", source);
   fmt::print(
       out, "{}  every byte from {} up to {} behaves like {}{}\n", indent, lower, b.lower_zone_to,
       lower,
@@ -184,7 +189,7 @@ void PrintBoundaryText(std::ostream& out, const ScanBoundary& b, const std::stri
 }
 
 void PrintAnalysisText(std::ostream& out, const ScanAnalysis& a,
-                       const std::vector<ScanPoint>& points, double factor) {
+                       const std::vector<ScanPoint>& points, double factor, bool exact) {
   fmt::print(
       out,
       "regimes (same outcome; overhead and evictions per storage within {}x, single linkage)\n",
@@ -207,7 +212,8 @@ void PrintAnalysisText(std::ostream& out, const ScanAnalysis& a,
     const ScanPoint &lo = points[c.lower], &hi = points[c.upper];
     fmt::print(out, "  {} -> {}  overhead {:.4f} -> {:.4f}  ({:.2f}x, R{} -> R{})\n", RatioText(lo),
                RatioText(hi), lo.overhead, hi.overhead, c.factor, lo.regime, hi.regime);
-    if (c.boundary) PrintBoundaryText(out, *c.boundary, RatioText(lo), RatioText(hi), "    ");
+    if (c.boundary)
+      PrintBoundaryText(out, *c.boundary, RatioText(lo), RatioText(hi), "    ", exact);
   }
   fmt::print(out, "feasibility inversions (OOM budgets between feasible ones): {}\n",
              a.inversions.size());
@@ -217,10 +223,112 @@ void PrintAnalysisText(std::ostream& out, const ScanAnalysis& a,
                RatioText(points[v.oom_to]), RatioText(points[v.feasible_above]));
     if (v.lower_edge)
       PrintBoundaryText(out, *v.lower_edge, RatioText(points[v.feasible_below]),
-                        RatioText(points[v.oom_from]), "    ");
+                        RatioText(points[v.oom_from]), "    ", exact);
     if (v.upper_edge)
       PrintBoundaryText(out, *v.upper_edge, RatioText(points[v.oom_to]),
-                        RatioText(points[v.feasible_above]), "    ");
+                        RatioText(points[v.feasible_above]), "    ", exact);
+  }
+}
+
+std::string GridInversionText(const ScanInversion& v, const std::vector<ScanPoint>& points) {
+  return fmt::format("{} | {}-{} | {}", RatioText(points[v.feasible_below]),
+                     RatioText(points[v.oom_from]), RatioText(points[v.oom_to]),
+                     RatioText(points[v.feasible_above]));
+}
+
+ordered_json ExactJson(const TraceSummary& summary, const ScanResult& scan) {
+  const BudgetAtlas& atlas = *scan.atlas;
+  auto ratio = [&](int64_t bytes) { return AtlasRatio(summary, bytes); };
+  ordered_json j;
+  ordered_json a;
+  a["budget_lo"] = atlas.lo;
+  a["budget_hi"] = atlas.hi;
+  a["intervals"] = atlas.intervals.size();
+  a["runs"] = atlas.runs;
+  a["distinct_behaviours"] = atlas.summary.distinct_behaviours;
+  a["feasible_width"] = atlas.summary.feasible_width;
+  a["infeasible_width"] = atlas.summary.infeasible_width;
+  j["atlas"] = a;
+  ordered_json changes = ordered_json::array();
+  for (const ScanRegimeChange& c : scan.regime_changes) {
+    ordered_json k;
+    k["below"] = RatioJson(scan.points[c.lower]);
+    k["above"] = RatioJson(scan.points[c.upper]);
+    k["regime_below"] = scan.points[c.lower].regime;
+    k["regime_above"] = scan.points[c.upper].regime;
+    k["boundary"] = BoundaryJson(c.boundary);
+    changes.push_back(k);
+  }
+  j["regime_changes"] = changes;
+  ordered_json inversions = ordered_json::array();
+  for (const ExactInversion& v : scan.exact_inversions) {
+    ordered_json k;
+    k["feasible_below"] = ratio(v.last_feasible_byte);
+    k["oom_from"] = ratio(v.first_oom_byte);
+    k["oom_to"] = ratio(v.last_oom_byte);
+    k["feasible_above"] = ratio(v.first_feasible_byte);
+    k["last_feasible_byte"] = v.last_feasible_byte;
+    k["first_oom_byte"] = v.first_oom_byte;
+    k["last_oom_byte"] = v.last_oom_byte;
+    k["first_feasible_byte"] = v.first_feasible_byte;
+    k["oom_width"] = v.oom_width();
+    k["intervals"] = v.last_interval - v.first_interval + 1;
+    k["grid_inversion"] =
+        v.grid_inversion ? ordered_json(*v.grid_inversion) : ordered_json(nullptr);
+    k["missed_by_grid"] = v.missed_by_grid();
+    const std::vector<AtlasInterval>& ivs = atlas.intervals;
+    k["below"] = BriefJson(PointOfInterval(ivs[v.first_interval - 1], v.last_feasible_byte));
+    k["above"] = BriefJson(PointOfInterval(ivs[v.last_interval + 1], v.first_feasible_byte));
+    inversions.push_back(k);
+  }
+  j["exact_inversions"] = inversions;
+  return j;
+}
+
+void PrintExactText(std::ostream& out, const TraceSummary& summary, const ScanResult& scan) {
+  const BudgetAtlas& atlas = *scan.atlas;
+  const std::vector<ScanPoint>& points = scan.points;
+  // Cliffs and inversion edges were printed with their boundaries above.
+  std::set<std::pair<size_t, size_t>> shown;
+  for (const ScanCliff& c : scan.analysis.cliffs) shown.insert({c.lower, c.upper});
+  for (const ScanInversion& v : scan.analysis.inversions) {
+    shown.insert({v.feasible_below, v.oom_from});
+    shown.insert({v.oom_to, v.feasible_above});
+  }
+  std::vector<const ScanRegimeChange*> others;
+  for (const ScanRegimeChange& c : scan.regime_changes)
+    if (!shown.count({c.lower, c.upper})) others.push_back(&c);
+  fmt::print(out, "other regime changes between adjacent budgets: {}\n", others.size());
+  for (const ScanRegimeChange* c : others) {
+    const ScanPoint &lo = points[c->lower], &hi = points[c->upper];
+    fmt::print(out, "  {} -> {}  R{} -> R{}\n", RatioText(lo), RatioText(hi), lo.regime, hi.regime);
+    PrintBoundaryText(out, c->boundary, RatioText(lo), RatioText(hi), "    ", true);
+  }
+  size_t missed = 0;
+  for (const ExactInversion& v : scan.exact_inversions) missed += v.missed_by_grid();
+  fmt::print(out,
+             "exact: every budget from {} to {} bytes, {} intervals of identical runs ({} "
+             "replays)\n",
+             atlas.lo, atlas.hi, atlas.intervals.size(), atlas.runs);
+  fmt::print(out, "feasibility inversions in the atlas: {} ({} missed by the grid)\n",
+             scan.exact_inversions.size(), missed);
+  for (const ExactInversion& v : scan.exact_inversions) {
+    fmt::print(out, "  OOM [{}, {}]  {} bytes wide, ratios {:.9f} .. {:.9f}, {} interval{}\n",
+               v.first_oom_byte, v.last_oom_byte, v.oom_width(),
+               AtlasRatio(summary, v.first_oom_byte), AtlasRatio(summary, v.last_oom_byte),
+               v.last_interval - v.first_interval + 1,
+               v.last_interval == v.first_interval ? "" : "s");
+    const AtlasInterval &below = atlas.intervals[v.first_interval - 1],
+                        &above = atlas.intervals[v.last_interval + 1];
+    fmt::print(out, "    byte {}: pass, overhead {:.4f};  byte {}: oom", v.last_feasible_byte,
+               below.overhead, v.first_oom_byte);
+    fmt::print(out, "  ...  byte {}: oom;  byte {}: pass, overhead {:.4f}\n", v.last_oom_byte,
+               v.first_feasible_byte, above.overhead);
+    if (v.grid_inversion)
+      fmt::print(out, "    the grid's inversion {}\n",
+                 GridInversionText(scan.analysis.inversions[*v.grid_inversion], points));
+    else
+      fmt::print(out, "    missed by the grid (no grid inversion has an OOM budget in it)\n");
   }
 }
 
@@ -368,6 +476,11 @@ ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan) {
   ordered_json analysis = AnalysisJson(scan.analysis, scan.points);
   for (auto& [k, v] : analysis.items()) j[k] = v;
   j["refine_replays"] = scan.refine_replays;
+  j["exact"] = scan.atlas.has_value();
+  if (scan.atlas) {
+    ordered_json exact = ExactJson(summary, scan);
+    for (auto& [k, v] : exact.items()) j[k] = v;
+  }
   return j;
 }
 
@@ -378,8 +491,9 @@ void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanRes
     fmt::print(out, " from {} to {}", RatioText(scan.points.front()),
                RatioText(scan.points.back()));
   fmt::print(out, "\n");
-  PrintAnalysisText(out, scan.analysis, scan.points, scan.cliff_factor);
+  PrintAnalysisText(out, scan.analysis, scan.points, scan.cliff_factor, scan.atlas.has_value());
   if (scan.refine_replays > 0) fmt::print(out, "refinement: {} replays\n", scan.refine_replays);
+  if (scan.atlas) PrintExactText(out, summary, scan);
   fmt::print(out, "runs\n");
   PrintPointsText(out, scan.points);
 }

@@ -39,17 +39,23 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out, "## Budget curve\n\n");
   for (const std::string& f : CurveFindings(m)) fmt::print(out, "- {}\n", f);
+  fmt::print(out, "\nRegimes (as `dtrcheck scan` groups runs, cliff factor {}):\n\n",
+             ShortDouble(m.cliff_factor));
+  for (const std::string& r : RegimeLines(m)) fmt::print(out, "- {}\n", r);
   fmt::print(out,
-             "\n| ratio | budget (bytes) | result | overhead | evictions | per evicted storage | "
-             "same run for "
-             "budgets in |\n|---|---:|---|---:|---:|---:|---|\n");
-  for (const BudgetRow& row : m.rows) {
+             "\n| ratio | budget (bytes) | result | overhead | regime | verdict | evictions | per "
+             "evicted storage | same run for budgets in |\n"
+             "|---|---:|---|---:|---|---|---:|---:|---|\n");
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    const BudgetRow& row = m.rows[i];
     const RunResult& r = row.run.result;
     std::string result(OutcomeName(r.outcome));
     if (row.inversion) result += " (inversion)";
-    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row), GroupedInt(r.budget),
-               result, r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
-               GroupedInt(r.evictions()),
+    const BudgetVerdict* v = VerdictOf(m, i);
+    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row),
+               GroupedInt(r.budget), result,
+               r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
+               RegimeLabel(row), v ? v->verdict : "", GroupedInt(r.evictions()),
                r.distinct_evicted ? fmt::format("{:.2f}", row.evictions_per_evicted_storage) : "-",
                ByteInterval(r.budget_lo, r.budget_hi));
   }
@@ -57,6 +63,25 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
              "\nOverhead is the final clock over the baseline compute (simrd's definition; the "
              "clock starts "
              "at 1). Evictions count heuristic and eager evictions.\n\n");
+
+  fmt::print(out, "### Exact budget atlas\n\n");
+  for (const std::string& f : AtlasFindings(m)) fmt::print(out, "{}\n\n", f);
+  if (m.atlas && !m.atlas->atlas.summary.holes.empty()) {
+    const int64_t base = m.trace.baseline.memory;
+    fmt::print(out,
+               "Feasibility holes (budgets that fail with feasible budgets right below and "
+               "right above):\n\n| budgets (bytes) | width (bytes) | ratios | outcome | "
+               "intervals |\n|---|---:|---|---|---:|\n");
+    for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
+      fmt::print(out, "| {} | {} | {:.9f} to {:.9f} | {} | {} |\n", ByteInterval(h.lo, h.hi),
+                 GroupedInt(h.width()), static_cast<double>(h.lo) / base,
+                 static_cast<double>(h.hi) / base,
+                 h.has_oom && h.has_thrash ? "oom and thrash"
+                 : h.has_thrash            ? "thrash"
+                                           : "oom",
+                 h.last - h.first + 1);
+    fmt::print(out, "\n");
+  }
 
   fmt::print(out, "## Memory timeline\n\n{}\n\n", TimelineSummary(m));
 
@@ -79,24 +104,24 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
     fmt::print(out, "\n");
   }
 
-  fmt::print(out, "## Verdicts and certificates\n\n");
-  if (!m.verdicts) {
-    fmt::print(out, "{}\n\n", kNotComputedVerdicts);
-  } else {
-    fmt::print(out, "| ratio | verdict | certificate | checked |\n|---|---|---|---|\n");
-    for (const Verdict& v : *m.verdicts)
-      fmt::print(out, "| {} | {} | {} | {} |\n", RatioLabel(m.rows[v.run]), v.verdict,
-                 Cell(v.certificate), v.certificate_checked ? "yes" : "no");
+  fmt::print(out, "## Verdicts and certificates\n\n{}\n\n", VerdictsIntro(m));
+  if (m.verdicts && !m.verdicts->empty()) {
+    fmt::print(out,
+               "| ratio | budget (bytes) | verdict | certificate | checked | by hand |\n"
+               "|---|---:|---|---|---|---|\n");
+    for (const BudgetVerdict& v : *m.verdicts)
+      fmt::print(out, "| {} | {} | {} | {} | {} | `{}` |\n", RatioLabel(m.rows[v.run]),
+                 GroupedInt(v.classification.budget), v.verdict, Cell(CertificateOrReason(v)),
+                 v.certificate_checked ? "yes" : "no", Cell(v.command));
     fmt::print(out, "\n");
   }
-  fmt::print(out, "## Divergence between regimes\n\n");
-  if (!m.divergence) {
-    fmt::print(out, "{}\n", kNotComputedDivergence);
-  } else {
-    fmt::print(out, "| ratios | first divergent decision | summary |\n|---|---:|---|\n");
-    for (const Divergence& d : *m.divergence)
-      fmt::print(out, "| {} / {} | {} | {} |\n", RatioLabel(m.rows[d.run_a]),
-                 RatioLabel(m.rows[d.run_b]), d.first_divergent_decision, Cell(d.summary));
+  fmt::print(out, "## Divergence between regimes\n\n{}\n\n", DivergenceIntro(m));
+  if (m.divergence) {
+    for (const RegimeDivergence& d : *m.divergence) {
+      fmt::print(out, "### Ratios {} / {} ({})\n\n{}\n\n`{}`:\n\n```text\n{}```\n\n",
+                 RatioLabel(m.rows[d.run_a]), RatioLabel(m.rows[d.run_b]), d.edge, d.summary,
+                 d.command, d.text);
+    }
   }
 }
 

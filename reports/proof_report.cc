@@ -324,6 +324,11 @@ void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeade
   } else {
     PrintHeader(out, h);
   }
+  PrintVerdictText(out, t, h, c, verbose);
+}
+
+void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                      const Classification& c, bool verbose) {
   fmt::print(out, "verdict: {}\n", VerdictName(c.verdict));
   switch (c.verdict) {
     case Verdict::kFeasible:

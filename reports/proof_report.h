@@ -46,6 +46,11 @@ nlohmann::ordered_json ClassificationJson(const Trace& trace, const ProofHeader&
                                           const std::string& kind, const Classification& c);
 void PrintClassificationText(std::ostream& out, const Trace& trace, const ProofHeader& header,
                              const Classification& c, bool verbose);
+// The part of PrintClassificationText after the header or frontier: the
+// verdict, its certificate, the static bound, notes (and with `verbose`
+// every attempt). The budget report shows these lines for each OOM budget.
+void PrintVerdictText(std::ostream& out, const Trace& trace, const ProofHeader& header,
+                      const Classification& c, bool verbose);
 
 nlohmann::ordered_json BoundsJson(const ProofHeader& header, const BoundsReport& r);
 void PrintBoundsText(std::ostream& out, const ProofHeader& header, const BoundsReport& r);

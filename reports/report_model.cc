@@ -3,8 +3,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <sstream>
 
+#include "diagnose/parallel.h"
 #include "model/error.h"
+#include "reports/instability_report.h"
+#include "reports/proof_report.h"
+#include "reports/run_report.h"
 
 namespace dtr {
 
@@ -177,10 +182,253 @@ bool SameFailure(const OomContext& a, const OomContext& b) {
          a.program_step == b.program_step && a.event == b.event && a.frames == b.frames;
 }
 
+void StartStage(const ReportOptions& o, const char* name) {
+  if (o.stage) o.stage(name);
+}
+
+RunSpec SpecOf(const ReportOptions& o) {
+  RunSpec s;
+  s.heuristic = o.heuristic;
+  s.runtime = o.runtime;
+  s.overhead_limit = o.overhead_limit;
+  return s;
+}
+
+ReportAtlas BuildReportAtlas(const Trace& trace, const Baseline& baseline, const ReportModel& m,
+                             const ReportOptions& options) {
+  StartStage(options, "atlas");
+  ReportAtlas a;
+  a.lo = m.rows.front().run.result.budget;
+  a.hi = m.rows.back().run.result.budget;
+  a.max_runs = options.atlas_max_runs;
+  a.atlas = BuildAtlas(
+      trace, baseline, SpecOf(options), a.lo, a.hi, options.jobs,
+      [&](int64_t covered, int64_t total, size_t) {
+        if (options.progress)
+          options.progress(static_cast<size_t>(covered), static_cast<size_t>(total));
+      },
+      options.atlas_max_runs);
+  for (const AtlasInterval& iv : a.atlas.intervals) {
+    if (iv.feasible()) continue;
+    if (!a.infeasible.empty() && a.infeasible.back().second + 1 == iv.lo)
+      a.infeasible.back().second = iv.hi;
+    else
+      a.infeasible.push_back({iv.lo, iv.hi});
+  }
+  return a;
+}
+
+std::string RatioFlag(const BudgetRow& row) {
+  return row.run.spec.ratio ? "--ratio " + row.run.spec.ratio->text
+                            : fmt::format("--budget {}", row.run.result.budget);
+}
+
+// " --heuristic H --runtime R" where they differ from the commands' defaults.
+std::string RunFlags(const ReportOptions& o) {
+  std::string flags;
+  if (o.heuristic->name != "DTR") flags += fmt::format(" --heuristic {}", o.heuristic->name);
+  if (o.runtime != RuntimeKind::kV2EagerOptimized)
+    flags += fmt::format(" --runtime {}", RuntimeName(o.runtime));
+  return flags;
+}
+
+std::string CommandTrace(const ReportOptions& o) {
+  return o.command_trace.empty() ? o.trace_source : o.command_trace;
+}
+
+// The lines of `text` that start (after spaces) with one of `prefixes`,
+// trimmed and joined with "; ".
+std::string PickLines(const std::string& text, std::initializer_list<const char*> prefixes) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(' ');
+    if (b == std::string::npos) continue;
+    std::string trimmed = line.substr(b);
+    for (const char* p : prefixes)
+      if (trimmed.rfind(p, 0) == 0) {
+        out += (out.empty() ? "" : "; ") + trimmed;
+        break;
+      }
+  }
+  return out;
+}
+
+// ExplainOom at each OOM row, as `dtrcheck explain --ratio R` runs it: a
+// plain config (runtime, heuristic, budget; the overhead limit does not
+// change a run that ran out of memory before reaching it).
+std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& baseline,
+                                           const ReportModel& m, const ReportOptions& options) {
+  StartStage(options, "verdicts");
+  const ClassifyOptions classify = ClassifyOptionsFor(options.verdict_options);
+  const std::string explain_flags = ExplainFlagsFor(options.verdict_options);
+  std::vector<BudgetVerdict> out;
+  for (size_t i = 0; i < m.rows.size(); ++i)
+    if (m.rows[i].run.result.outcome == Outcome::kOom) out.push_back({.run = i});
+  ParallelFor(
+      out.size(), options.jobs,
+      [&](size_t k) {
+        BudgetVerdict& v = out[k];
+        const BudgetRow& row = m.rows[v.run];
+        ReplayConfig config;
+        config.runtime = options.runtime;
+        config.heuristic = options.heuristic;
+        config.budget = row.run.result.budget;
+        v.classification = ExplainOom(trace, baseline, config, classify);
+        const Classification& c = v.classification;
+        v.verdict = std::string(VerdictName(c.verdict));
+        v.certificate_checked =
+            c.verdict == Verdict::kInherent ||
+            ((c.verdict == Verdict::kPolicyInduced) && c.witness_search.witness &&
+             c.witness_search.witness->check.passed());
+        ProofHeader h;
+        h.log = m.trace.name;
+        h.baseline = baseline;
+        h.heuristic = std::string(options.heuristic->name);
+        h.runtime = options.runtime;
+        h.ratio = row.run.spec.ratio;
+        h.budget = row.run.result.budget;
+        std::ostringstream text;
+        PrintVerdictText(text, trace, h, c, false);
+        v.text = text.str();
+        v.certificate = PickLines(v.text, {"certificate:", "schedule checker"});
+        v.command = fmt::format("dtrcheck explain {} {}{}{}", CommandTrace(options), RatioFlag(row),
+                                RunFlags(options), explain_flags);
+      },
+      [&](size_t done) {
+        if (options.progress) options.progress(done, out.size());
+      });
+  return out;
+}
+
+std::string StatsLine(const EvictionStats& s) {
+  return fmt::format("{} evictions of {} storages ({:.2f} per storage)", s.evictions, s.distinct,
+                     s.per_storage);
+}
+
+std::string DivergenceSummary(const Trace& trace, const RunComparison& c) {
+  const FirstDivergence& f = c.first;
+  std::string first;
+  switch (f.kind) {
+    case DivergenceKind::kNone:
+      first = "no divergence (same decisions, same outcome)";
+      break;
+    case DivergenceKind::kExtraDecision: {
+      const DecisionPoint& d = f.in == 'a' ? *f.a : *f.b;
+      first = fmt::format(
+          "decision {} exists only in run {} (event {}: {} in use + {} requested for {} > its "
+          "budget, fits the other's)",
+          f.index, f.in, d.event, d.memory_usage, d.request, trace.tensors[d.tensor].name);
+      break;
+    }
+    case DivergenceKind::kRankedDifferently:
+      first = fmt::format("decision {} (event {}) evicted {} in run a, {} in run b", f.index,
+                          f.a->event, trace.tensors[trace.storages[f.a->chosen].root].name,
+                          trace.tensors[trace.storages[f.b->chosen].root].name);
+      break;
+    case DivergenceKind::kRunEnded:
+      first = fmt::format("run {} ended ({}) after {} identical decisions", f.in,
+                          OutcomeName(f.in == 'a' ? c.a.outcome : c.b.outcome), f.index);
+      break;
+  }
+  std::string why;
+  if (c.first_term_flip && c.first_term_flip->flip) {
+    const RankFlip& k = *c.first_term_flip->flip;
+    std::string sets;
+    for (const std::vector<ScoreTerm>& set : k.flipping_terms) {
+      std::string one;
+      for (ScoreTerm t : set) one += (one.empty() ? "" : "+") + std::string(ScoreTermName(t));
+      sets += (sets.empty() ? "" : " or ") + one;
+    }
+    why = fmt::format("; first choice decided by the scores: a's decision {} / b's {}, {}",
+                      c.first_term_flip->a.index, c.first_term_flip->b.index,
+                      sets.empty() ? std::string("no change of terms reverses the order")
+                                   : "the order flips with the " + sets + " term alone");
+  }
+  return fmt::format(
+      "{}; from there on, {} of the {} decisions ({} in run a, {} in run b) have no "
+      "same-choice partner in the other run{}; all evictions: a {}, b {}",
+      first, c.after.differing(), c.after.after_a + c.after.after_b, c.after.after_a,
+      c.after.after_b, why, StatsLine(c.a.all), StatsLine(c.b.all));
+}
+
+// `dtrcheck diff` of every pair of neighbouring rows in different regimes.
+std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline& baseline,
+                                             const ReportModel& m, const ReportOptions& options) {
+  StartStage(options, "divergence");
+  std::vector<RegimeDivergence> out;
+  for (size_t i = 0; i + 1 < m.rows.size(); ++i) {
+    if (m.rows[i].regime == m.rows[i + 1].regime) continue;
+    RegimeDivergence d;
+    d.run_a = i;
+    d.run_b = i + 1;
+    const Outcome a = m.rows[i].run.result.outcome, b = m.rows[i + 1].run.result.outcome;
+    d.edge = "regime change";
+    if (a == Outcome::kPass && b == Outcome::kOom && m.rows[i + 1].inversion)
+      d.edge = "last pass / first OOM";
+    for (const OomBand& band : m.curve.oom_bands)
+      if (band.last_run == i && band.feasible_below && band.feasible_above && b == Outcome::kPass)
+        d.edge = "last OOM / first pass";
+    out.push_back(std::move(d));
+  }
+  TraceSummary summary{m.trace.name, baseline};
+  ParallelFor(
+      out.size(), options.jobs,
+      [&](size_t k) {
+        RegimeDivergence& d = out[k];
+        const RunRecord& a = m.rows[d.run_a].run;
+        const RunRecord& b = m.rows[d.run_b].run;
+        d.comparison = CompareRuns(trace, baseline, a.spec, b.spec);
+        d.first_divergent_decision = d.comparison.first.index;
+        d.summary = DivergenceSummary(trace, d.comparison);
+        std::ostringstream text;
+        PrintDiffText(text, summary, trace, d.comparison);
+        d.text = text.str();
+        std::string ratios = a.spec.ratio && b.spec.ratio
+                                 ? a.spec.ratio->text + "," + b.spec.ratio->text
+                                 : fmt::format("{},{}", a.result.budget, b.result.budget);
+        d.command = fmt::format(
+            "dtrcheck diff {} --ratios {}{}{}", CommandTrace(options), ratios, RunFlags(options),
+            options.overhead_limit ? fmt::format(" --overhead-limit {}", *options.overhead_limit)
+                                   : "");
+      },
+      [&](size_t done) {
+        if (options.progress) options.progress(done, out.size());
+      });
+  return out;
+}
+
 }  // namespace
+
+ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
+  if (!(v.timeout_seconds > 0))
+    throw Error(fmt::format("--timeout must be positive, got {}", v.timeout_seconds));
+  ClassifyOptions o;
+  o.windows = v.z3 ? v.windows : 0;
+  o.window_ops = v.window_ops;
+  o.witness.use_z3 = v.z3;
+  o.witness.limits.timeout_seconds = v.timeout_seconds;
+  return o;
+}
+
+std::string ExplainFlagsFor(const VerdictOptions& v) {
+  if (!v.z3) return " --no-z3";
+  const VerdictOptions defaults{.z3 = true};
+  std::string flags;
+  if (v.timeout_seconds != defaults.timeout_seconds)
+    flags += fmt::format(" --timeout {}", v.timeout_seconds);
+  if (v.windows != defaults.windows) flags += fmt::format(" --windows {}", v.windows);
+  if (v.window_ops != defaults.window_ops) flags += fmt::format(" --window-ops {}", v.window_ops);
+  return flags;
+}
 
 CurveShape AnalyzeCurve(std::vector<BudgetRow>& rows, double cliff_factor) {
   CurveShape shape;
+  // Regimes exactly as `dtrcheck scan` groups its grid points.
+  std::vector<ScanPoint> points;
+  for (const BudgetRow& row : rows) points.push_back(MakeScanPoint(row.run));
+  shape.regimes = AnalyzeScan(points, cliff_factor).regimes;
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].regime = points[i].regime;
   auto passes = [&](size_t i) { return rows[i].run.result.outcome == Outcome::kPass; };
   auto ooms = [&](size_t i) { return rows[i].run.result.outcome == Outcome::kOom; };
   bool feasible_so_far = false;
@@ -250,6 +498,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
   }
   // Runs to come after the sweep (timeline, frontiers) are counted by the
   // caller's progress only as the sweep; they are few and short.
+  StartStage(options, "grid");
   std::vector<RunRecord> runs = RunMany(trace, baseline, specs, options.jobs, options.progress);
   for (RunRecord& r : runs) {
     BudgetRow row;
@@ -308,6 +557,24 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
   }
   for (std::vector<size_t>& g : groups)
     m.frontiers.push_back(BuildFrontier(trace, baseline, m.rows, std::move(g)));
+
+  m.explain_flags = ExplainFlagsFor(options.verdict_options);
+  if (!options.atlas)
+    m.atlas_skipped = "turned off (--no-atlas)";
+  else if (m.rows.front().run.result.budget == m.rows.back().run.result.budget)
+    m.atlas_skipped = "the grid has a single budget";
+  else
+    m.atlas = BuildReportAtlas(trace, baseline, m, options);
+  if (!options.verdicts)
+    m.verdicts_skipped = "turned off (--no-proofs)";
+  else if (options.runtime == RuntimeKind::kV1)
+    m.verdicts_skipped = "explain needs a RuntimeV2 runtime, not RuntimeV1";
+  else
+    m.verdicts = ClassifyOomRows(trace, baseline, m, options);
+  if (!options.divergence)
+    m.divergence_skipped = "turned off (--no-divergence)";
+  else
+    m.divergence = CompareRegimes(trace, baseline, m, options);
   return m;
 }
 

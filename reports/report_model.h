@@ -1,33 +1,61 @@
 // The report of one trace under one (heuristic, runtime) over a ratio grid:
 // every section a renderer shows, as plain data assembled from replays.
 //
-// Sections filled here come from the replay alone: the trace summary, one row
-// per budget, the shape of the budget curve (OOM bands, feasibility
-// inversions, cliffs), the memory timeline of one selected run and the pinned
-// frontier of every distinct OOM run. The sections that need proofs or run
-// comparisons (verdicts with certificates, divergence between regimes) are
-// optional and stay empty until an analysis fills them; every renderer shows
-// an empty optional section as "not computed" rather than hiding it.
+// Always filled, from replays: the trace summary, one row per budget, the
+// shape of the budget curve (OOM bands, feasibility inversions, cliffs,
+// regimes as `dtrcheck scan` defines them), the memory timeline of one
+// selected run and the pinned frontier of every distinct OOM run.
+// Optional (each can be turned off; an absent one is rendered as "not
+// computed", never hidden):
+//  - the exact budget atlas over the grid's budget range (`dtrcheck atlas`),
+//    skipped with a note when it needs more than a cap of replays;
+//  - one verdict per OOM row: the classification `dtrcheck explain` makes at
+//    that budget, with its certificate (diagnose/oom_classification.h);
+//  - the divergence between neighbouring rows in different regimes: what
+//    `dtrcheck diff` prints for the pair (diagnose/divergence.h).
 //
 // Row indices (`run`, `first_run`, ...) index ReportModel::rows, which is in
 // increasing budget order (ties keep the grid's order).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "checker/budget_atlas.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "diagnose/divergence.h"
+#include "diagnose/instability_scan.h"
+#include "diagnose/oom_classification.h"
 #include "model/trace.h"
 
 namespace dtr {
 
+// The options of the verdicts, as `dtrcheck explain` takes them. Without Z3
+// (the default) a verdict costs a few replays and does not depend on a
+// solver's time limit; with it a budget can take tens of seconds.
+struct VerdictOptions {
+  bool z3 = false;              // explain without --no-z3
+  double timeout_seconds = 10;  // explain --timeout
+  int32_t windows = 6;          // explain --windows
+  int32_t window_ops = 6;       // explain --window-ops
+};
+// What ExplainOom is given for these options.
+ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
+// The explain flags that ask for the same, each with a leading space
+// (" --no-z3"); empty for explain's defaults.
+std::string ExplainFlagsFor(const VerdictOptions& options);
+
 struct ReportOptions {
   std::string trace_name;    // shown as the trace's name
   std::string trace_source;  // where it came from: a path, or how it was generated
+  // The trace argument of the `dtrcheck explain` / `diff` commands the report
+  // prints to redo a verdict or a divergence by hand (default: trace_source).
+  std::string command_trace;
   const HeuristicSpec* heuristic = nullptr;
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
   std::string ratios_text;  // the grid as the user wrote it
@@ -43,7 +71,19 @@ struct ReportOptions {
   // lowest and highest memory of each of max_timeline_points / 2 event buckets.
   int max_timeline_points = 3000;
   int jobs = 0;         // sweep threads (0: one per core)
-  ProgressFn progress;  // called as runs finish (done, total)
+  ProgressFn progress;  // called as runs finish (done, total), per stage
+  // Called when a stage starts: "grid", "atlas", "verdicts", "divergence".
+  std::function<void(const std::string&)> stage;
+
+  // The exact atlas over [lowest, highest grid budget]; skipped (with a note)
+  // once it has done atlas_max_runs replays without covering the range.
+  bool atlas = true;
+  size_t atlas_max_runs = 2000;
+  // Verdicts: explain's classification at every OOM row.
+  bool verdicts = true;
+  VerdictOptions verdict_options;
+  // Divergence between neighbouring rows in different regimes.
+  bool divergence = true;
 };
 
 struct TraceFacts {
@@ -54,6 +94,9 @@ struct TraceFacts {
 
 struct BudgetRow {
   RunRecord run;
+  // Index into CurveShape::regimes: `dtrcheck scan`'s regimes over the rows
+  // (diagnose/instability_scan.h, with the report's cliff factor).
+  int regime = -1;
   // evictions / distinct evicted storages (0 when nothing was evicted): how
   // often the run re-evicts the same storage.
   double evictions_per_evicted_storage = 0;
@@ -82,6 +125,7 @@ struct Cliff {
 };
 
 struct CurveShape {
+  std::vector<ScanRegime> regimes;  // grid ranges index rows
   std::vector<OomBand> oom_bands;
   std::vector<size_t> inversions;  // rows with BudgetRow::inversion
   std::vector<Cliff> cliffs;
@@ -138,19 +182,42 @@ struct OomFrontier {
   int64_t frame_locked_bytes = 0;  // sum of ReportFrame::locked_bytes
 };
 
-// Filled by a later analysis (OOM classification): one verdict per OOM row.
-struct Verdict {
-  size_t run = 0;
-  std::string verdict;      // "policy-induced", "inherent" or "undetermined"
-  std::string certificate;  // what proves it, for humans
-  bool certificate_checked = false;
+// The exact budget atlas over the grid's byte range (checker/budget_atlas.h).
+struct ReportAtlas {
+  int64_t lo = 0, hi = 0;  // bytes: the lowest and the highest grid budget
+  size_t max_runs = 0;     // the cap it ran under
+  // The walk itself; when it stopped at the cap (atlas.stopped), only its
+  // replay count and covered bytes are known.
+  BudgetAtlas atlas;
+  // Maximal stretches of adjacent infeasible (OOM or thrash) intervals, exact
+  // in bytes: what the budget curve draws as OOM bands.
+  std::vector<std::pair<int64_t, int64_t>> infeasible;
 };
 
-// Filled by a later analysis (divergence between regimes).
-struct Divergence {
-  size_t run_a = 0, run_b = 0;
-  int64_t first_divergent_decision = -1;
-  std::string summary;
+// Explain's classification of one OOM row's budget.
+struct BudgetVerdict {
+  size_t run = 0;
+  Classification classification;  // what `dtrcheck explain` computes
+  std::string verdict;            // "policy-induced", "inherent" or "undetermined"
+  std::string certificate;        // what proves it, one line for people ("" if undetermined)
+  // policy-induced: the script passed the schedule checker at this budget;
+  // inherent: the bound or the UNSAT answer was found. Never true for undetermined.
+  bool certificate_checked = false;
+  std::string text;     // the verdict lines `dtrcheck explain` prints
+  std::string command;  // the `dtrcheck explain` command that redoes it
+};
+
+// `dtrcheck diff` of two neighbouring rows in different regimes.
+struct RegimeDivergence {
+  size_t run_a = 0, run_b = 0;  // run_a has the lower budget
+  // "last pass / first OOM" or "last OOM / first pass" at a feasibility
+  // inversion's edges, "regime change" elsewhere.
+  std::string edge;
+  RunComparison comparison;
+  int64_t first_divergent_decision = -1;  // comparison.first.index
+  std::string summary;                    // one line: the divergence and why
+  std::string text;                       // what `dtrcheck diff` prints
+  std::string command;                    // the `dtrcheck diff` command
 };
 
 struct ReportModel {
@@ -162,13 +229,21 @@ struct ReportModel {
   CurveShape curve;
   std::optional<MemoryTimeline> timeline;  // absent only for an empty grid
   std::vector<OomFrontier> frontiers;
-  std::optional<std::vector<Verdict>> verdicts;
-  std::optional<std::vector<Divergence>> divergence;
+  std::optional<ReportAtlas> atlas;
+  std::optional<std::vector<BudgetVerdict>> verdicts;
+  std::optional<std::vector<RegimeDivergence>> divergence;
+  // Why an optional section is absent (turned off, or not applicable); shown
+  // in its place. Empty when the section is there.
+  std::string atlas_skipped, verdicts_skipped, divergence_skipped;
+  // The options the verdicts were computed with, as explain flags ("" for
+  // explain's defaults).
+  std::string explain_flags;
 };
 
 // Replays the grid (in parallel, with progress), then the selected timeline
-// run and each distinct OOM run once more with an observer. Throws Error for
-// an empty grid or a timeline ratio not on it.
+// run and each distinct OOM run once more with an observer, then the optional
+// analyses the options ask for. Throws Error for an empty grid or a timeline
+// ratio not on it.
 ReportModel BuildReport(const Trace& trace, const ReportOptions& options);
 
 // The curve's shape from rows alone (sorted by budget); exposed for tests.

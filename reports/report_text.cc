@@ -49,8 +49,29 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
     std::string edges;
     if (b.feasible_below) edges += b.exact_lower_edge ? " Its lower edge is exact." : "";
     if (b.feasible_above) edges += b.exact_upper_edge ? " Its upper edge is exact." : "";
-    out.push_back(
-        fmt::format("{}: OOM at {}. Known OOM budgets: {}.{}", kind, where, known, edges));
+    // With a complete atlas, the failing stretch around the band is known to
+    // the byte: say so instead of the grid's partial knowledge.
+    if (m.atlas && !m.atlas->atlas.stopped) {
+      const int64_t first_budget = first.run.result.budget;
+      for (const auto& [lo, hi] : m.atlas->infeasible) {
+        if (hi < first_budget || lo > first_budget) continue;
+        known = fmt::format("every budget in {} fails ({} bytes wide)", describe(lo, hi),
+                            GroupedInt(hi - lo + 1));
+        if (last.run.result.budget > hi)
+          known +=
+              fmt::format("; the band's higher grid points lie in {} more failing stretches", [&] {
+                int n = 0;
+                for (const auto& [l2, h2] : m.atlas->infeasible)
+                  n += l2 > hi && l2 <= last.run.result.budget;
+                return n;
+              }());
+        edges.clear();
+        break;
+      }
+    }
+    out.push_back(fmt::format(
+        "{}: OOM at {}. {}{}.{}", kind, where,
+        known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ", known, edges));
   }
   for (const Cliff& c : m.curve.cliffs) {
     const BudgetRow& lo = m.rows[c.low_run];
@@ -115,6 +136,120 @@ std::string FrontierSummary(const ReportModel& m, const OomFrontier& f) {
                                        o.remat_depth, o.remat_depth == 1 ? " was" : "s were", o.op),
       GroupedInt(o.memory_usage), GroupedInt(o.pinned_memory), GroupedInt(o.locked_memory),
       o.locked_storages, GroupedInt(o.request), GroupedInt(o.memory_usage + o.request));
+}
+
+std::vector<std::string> AtlasFindings(const ReportModel& m) {
+  std::vector<std::string> out;
+  if (!m.atlas) {
+    out.push_back(NotComputed(m.atlas_skipped));
+    return out;
+  }
+  const ReportAtlas& a = *m.atlas;
+  const int64_t base = m.trace.baseline.memory;
+  if (a.atlas.stopped) {
+    out.push_back(fmt::format(
+        "Not computed: the exact atlas of [{}, {}] bytes was stopped after {} replays (the cap; "
+        "--atlas-max-runs raises it) with {} of the range covered. The OOM bands below are the "
+        "grid's.",
+        GroupedInt(a.lo), GroupedInt(a.hi), a.atlas.runs,
+        Percent(a.atlas.covered, a.hi - a.lo + 1)));
+    return out;
+  }
+  const AtlasSummary& s = a.atlas.summary;
+  std::string extremes;
+  if (s.smallest_feasible)
+    extremes += fmt::format(" The smallest feasible budget in the range is {} bytes ({}).",
+                            GroupedInt(*s.smallest_feasible), Percent(*s.smallest_feasible, base));
+  if (s.largest_oom)
+    extremes += fmt::format(" The largest budget that runs out of memory is {} bytes ({}).",
+                            GroupedInt(*s.largest_oom), Percent(*s.largest_oom, base));
+  out.push_back(fmt::format(
+      "Every budget from {} to {} bytes was replayed exactly (no sampling): {} intervals of "
+      "identical runs ({} distinct behaviours) from {} replays; {} bytes feasible, {} bytes "
+      "infeasible, {} feasibility hole{}.{}",
+      GroupedInt(a.lo), GroupedInt(a.hi), GroupedInt(static_cast<int64_t>(s.intervals)),
+      s.distinct_behaviours, a.atlas.runs, GroupedInt(s.feasible_width),
+      GroupedInt(s.infeasible_width), s.holes.size(), s.holes.size() == 1 ? "" : "s", extremes));
+  return out;
+}
+
+std::string RegimeLabel(const BudgetRow& row) {
+  return row.regime >= 0 ? fmt::format("R{}", row.regime) : "-";
+}
+
+std::vector<std::string> RegimeLines(const ReportModel& m) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < m.curve.regimes.size(); ++i) {
+    const ScanRegime& r = m.curve.regimes[i];
+    std::string ranges;
+    for (const GridRange& g : r.ranges)
+      ranges += (ranges.empty() ? "" : ", ") +
+                (g.from == g.to ? RatioLabel(m.rows[g.from])
+                                : RatioLabel(m.rows[g.from]) + "-" + RatioLabel(m.rows[g.to]));
+    std::string what = r.outcome == Outcome::kPass
+                           ? fmt::format(
+                                 "pass, overhead {}-{}, {:.2f}-{:.2f} evictions per evicted "
+                                 "storage",
+                                 ShortDouble(r.overhead_min), ShortDouble(r.overhead_max),
+                                 r.per_storage_min, r.per_storage_max)
+                           : std::string(OutcomeName(r.outcome));
+    out.push_back(fmt::format("R{}: {}; {} run{} (ratios {})", i, what, r.runs,
+                              r.runs == 1 ? "" : "s", ranges));
+  }
+  return out;
+}
+
+const BudgetVerdict* VerdictOf(const ReportModel& m, size_t run) {
+  if (!m.verdicts) return nullptr;
+  for (const BudgetVerdict& v : *m.verdicts)
+    if (v.run == run) return &v;
+  return nullptr;
+}
+
+std::string CertificateOrReason(const BudgetVerdict& v) {
+  if (!v.certificate.empty()) return v.certificate;
+  // Undetermined: what was tried, and the bound found (explain's lines).
+  std::string out;
+  for (const char* start : {"no verified script", "static bound:"}) {
+    size_t p = v.text.find(start);
+    if (p == std::string::npos) continue;
+    out += (out.empty() ? "" : "; ") + v.text.substr(p, v.text.find('\n', p) - p);
+  }
+  return out;
+}
+
+std::string VerdictsIntro(const ReportModel& m) {
+  if (!m.verdicts) return NotComputed(m.verdicts_skipped);
+  int policy = 0, inherent = 0, undetermined = 0;
+  for (const BudgetVerdict& v : *m.verdicts) {
+    policy += v.verdict == "policy-induced";
+    inherent += v.verdict == "inherent";
+    undetermined += v.verdict == "undetermined";
+  }
+  std::string example =
+      m.verdicts->empty() ? std::string() : fmt::format(" (`{}`)", m.verdicts->front().command);
+  return fmt::format(
+      "Each OOM budget was classified as `dtrcheck explain` does{}{}: policy-induced (an eviction "
+      "script that the schedule checker passed at this budget exists, so another policy fits), "
+      "inherent (a static bound or a Z3 UNSAT window proves no schedule fits) or undetermined. "
+      "{} policy-induced, {} inherent, {} undetermined.",
+      m.explain_flags.empty() ? std::string(" with its default options")
+                              : fmt::format(" with `{}`", m.explain_flags.substr(1)),
+      example, policy, inherent, undetermined);
+}
+
+std::string DivergenceIntro(const ReportModel& m) {
+  if (!m.divergence) return NotComputed(m.divergence_skipped);
+  if (m.divergence->empty()) return "All runs are in one regime: no pair to compare.";
+  return fmt::format(
+      "For each pair of neighbouring budgets in different regimes, what `dtrcheck diff` prints: "
+      "the first decision where the runs part ways and why, how many decisions differ after it, "
+      "and how often each run re-evicts the same storages. {} pair{}.",
+      m.divergence->size(), m.divergence->size() == 1 ? "" : "s");
+}
+
+std::string NotComputed(const std::string& reason) {
+  return fmt::format("Not computed: {}.", reason);
 }
 
 }  // namespace dtr

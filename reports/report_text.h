@@ -16,13 +16,23 @@ std::vector<std::string> CurveFindings(const ReportModel& model);
 std::string TimelineSummary(const ReportModel& model);
 // The headline of an OOM frontier: how the chain exceeds the budget.
 std::string FrontierSummary(const ReportModel& model, const OomFrontier& frontier);
-inline constexpr const char* kNotComputedVerdicts =
-    "Not computed in this version: verdicts (policy-induced / inherent OOM) with checked "
-    "certificates come from "
-    "the OOM classification analysis, which this report does not run yet.";
-inline constexpr const char* kNotComputedDivergence =
-    "Not computed in this version: the first decision where neighbouring regimes diverge comes "
-    "from the "
-    "instability analysis, which this report does not run yet.";
+// What the exact atlas found: its coverage, then one sentence per feasibility
+// hole (exact widths); or why it is absent or incomplete.
+std::vector<std::string> AtlasFindings(const ReportModel& model);
+// The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
+std::string RegimeLabel(const BudgetRow& row);
+// One line per regime: "R0: pass, overhead 1.23-1.25, 2.1-2.3 evictions per storage, 14 runs".
+std::vector<std::string> RegimeLines(const ReportModel& model);
+// The verdict of row `run`, or nullptr if it has none.
+const BudgetVerdict* VerdictOf(const ReportModel& model, size_t run);
+// The certificate line, or for an undetermined verdict what was tried.
+std::string CertificateOrReason(const BudgetVerdict& v);
+// The header paragraph of the verdicts section: what was run, with which
+// options, how to redo one by hand; and a count per verdict.
+std::string VerdictsIntro(const ReportModel& model);
+// The header paragraph of the divergence section.
+std::string DivergenceIntro(const ReportModel& model);
+// "Not computed: REASON." for an absent optional section.
+std::string NotComputed(const std::string& reason);
 
 }  // namespace dtr

@@ -27,6 +27,15 @@ nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run
     j["ratio"] = run.spec.ratio->value;
   else
     j["ratio"] = nullptr;
+  WriteRunCounters(j, run);
+  if (r.oom) j["oom"] = OomContextJson(*r.oom);
+  j["budget_lo"] = r.budget_lo;
+  j["budget_hi"] = r.budget_hi;
+  return j;
+}
+
+void WriteRunCounters(nlohmann::ordered_json& j, const RunRecord& run) {
+  const RunResult& r = run.result;
   j["budget"] = r.budget;
   j["result"] = std::string(OutcomeName(r.outcome));
   j["overhead"] = run.overhead;
@@ -40,21 +49,18 @@ nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run
   j["eager_evictions"] = r.eager_evictions;
   j["evictions"] = r.evictions();
   j["distinct_evicted"] = r.distinct_evicted;
-  if (r.oom) {
-    const OomContext& o = *r.oom;
-    j["oom"] = {{"op", o.op},
-                {"tensor", o.tensor},
-                {"request", o.request},
-                {"memory_usage", o.memory_usage},
-                {"pinned_memory", o.pinned_memory},
-                {"locked_memory", o.locked_memory},
-                {"locked_storages", o.locked_storages},
-                {"remat_depth", o.remat_depth},
-                {"program_op", o.program_op}};
-  }
-  j["budget_lo"] = r.budget_lo;
-  j["budget_hi"] = r.budget_hi;
-  return j;
+}
+
+nlohmann::ordered_json OomContextJson(const OomContext& o) {
+  return {{"op", o.op},
+          {"tensor", o.tensor},
+          {"request", o.request},
+          {"memory_usage", o.memory_usage},
+          {"pinned_memory", o.pinned_memory},
+          {"locked_memory", o.locked_memory},
+          {"locked_storages", o.locked_storages},
+          {"remat_depth", o.remat_depth},
+          {"program_op", o.program_op}};
 }
 
 namespace {

@@ -21,6 +21,17 @@ TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline);
 // Header fields of the trace and the run, then the run's own fields.
 nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run);
 
+// The run's counters under simrd's reference names, in RunJson's order:
+// budget, result, overhead, clock, remat_compute, model_compute,
+// heuristic_evals, max_memory, heuristic_evictions,
+// distinct_heuristic_evicted, eager_evictions, evictions, distinct_evicted.
+// The one writer of these fields: RunJson and the report's runs[] both use it.
+void WriteRunCounters(nlohmann::ordered_json& j, const RunRecord& run);
+// An OOM context under simrd's names, in its order: op, tensor, request,
+// memory_usage, pinned_memory, locked_memory, locked_storages, remat_depth,
+// program_op.
+nlohmann::ordered_json OomContextJson(const OomContext& oom);
+
 void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run);
 
 // Per-storage eviction counts of a run: {"x123": [evictions, heuristic evictions], ...}

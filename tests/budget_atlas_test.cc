@@ -207,6 +207,23 @@ TEST_CASE("atlas: the result does not depend on the number of workers") {
   CHECK(single.intervals[0].run_hi == 299);
 }
 
+TEST_CASE("atlas: max_runs stops the walk and says so; a cap not reached changes nothing") {
+  // The chain over [0, 500] is five intervals, five replays (above).
+  Trace trace = ParseTraceString(kChainTrace, "chain");
+  Baseline baseline = ComputeBaseline(trace);
+  BudgetAtlas capped = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, 2);
+  CHECK(capped.stopped);
+  CHECK(capped.runs == 2);
+  CHECK(capped.covered == 200);  // [0, 99] and [100, 199]
+  CHECK(capped.intervals.empty());
+  CHECK(capped.summary.intervals == 0);
+  BudgetAtlas roomy = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, 5);
+  CHECK_FALSE(roomy.stopped);
+  CheckTiles(roomy);
+  CHECK(roomy.intervals.size() == 5);
+  CHECK(roomy.covered == 501);
+}
+
 TEST_CASE("atlas: an empty or negative range is an error") {
   Trace trace = ParseTraceString(kChainTrace, "chain");
   Baseline baseline = ComputeBaseline(trace);

@@ -116,4 +116,36 @@ inline Trace Blame6() {
       .Parse("blame6.log");
 }
 
+// A feasibility inversion: a = x0 (20 bytes, time 100), x1 = b(x0) (10, 5),
+// x2 = c() (10, 5), x3 = d() (7, 1), x4 = e(x3, x1, x2) (10, 100), all
+// released at the end. Memory in use after each: 20, 30, 40, 47, 57 (the
+// baseline memory); clock after each: 101, 106, 111, 112, 212.
+//  - budget < 20: x0 does not fit: OOM, clock 1.
+//  - 20..29: x1 does not fit with x0 locked: OOM, clock 101.
+//  - 30..36: x2 (40 > B) evicts x0 (score 100/(20*5) = 1; x1 is fresh:
+//    staleness 0, score inf); x3 fits (27); x4 (37 > B) finds x3, x1, x2
+//    locked and x0 gone: OOM, clock 112, one heuristic eviction.
+//  - 37..39: as above, but x4 fits (37): pass, clock 212, then 4 eager evictions.
+//  - 40..46: x2 fits (40); x3 (47 > B) evicts x1 (5/(10*5) = 0.1 beats x0's
+//    100/(20*10) = 0.5; x2 fresh); x4 must rematerialize x1, which does not
+//    fit (37 + 10) with x0, x3, x2 locked: OOM, clock 112.
+//  - 47..56: x3 fits (47); x4 (57 > B) evicts x0, the only unlocked storage:
+//    pass, clock 212.
+//  - >= 57: no decision: pass, clock 212.
+// So it passes at 37..39, fails at 40..46 and passes from 47 on.
+inline Trace Inversion5() {
+  return TraceText()
+      .Call("a", {}, "x0", 20, 100)
+      .Call("b", {"x0"}, "x1", 10, 5)
+      .Call("c", {}, "x2", 10, 5)
+      .Call("d", {}, "x3", 7, 1)
+      .Call("e", {"x3", "x1", "x2"}, "x4", 10, 100)
+      .Release("x0")
+      .Release("x1")
+      .Release("x2")
+      .Release("x3")
+      .Release("x4")
+      .Parse("inversion5.log");
+}
+
 }  // namespace dtr::testing

@@ -1,0 +1,246 @@
+// The report's optional analyses are the CLI's own analyses, not look-alikes:
+// each verdict equals what `dtrcheck explain --ratio R --no-z3` computes for
+// that budget (ExplainOom with the same options, and the same printed
+// lines), each divergence what `dtrcheck diff --ratios A,B` prints, and the
+// atlas what `dtrcheck atlas` walks, drawn so that a hole between two grid
+// points shows. Hand traces from tests/hand_traces.h, ResNet-32 where cheap.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "checker/heuristic.h"
+#include "diagnose/divergence.h"
+#include "diagnose/oom_classification.h"
+#include "model/trace_parser.h"
+#include "reports/html_report.h"
+#include "reports/instability_report.h"
+#include "reports/proof_report.h"
+#include "reports/report_json.h"
+#include "reports/report_model.h"
+#include "reports/report_text.h"
+#include "tests/hand_traces.h"
+#include "tests/test_paths.h"
+#include "traces/demo.h"
+
+namespace dtr::testing {
+namespace {
+
+ReportOptions AnalysesOptions(const std::string& ratios) {
+  ReportOptions o;
+  o.trace_name = "t.log";
+  o.trace_source = "t.log";
+  o.heuristic = &FindHeuristic("DTR");
+  o.ratios_text = ratios;
+  o.ratios = ParseRatios(ratios);
+  o.jobs = 2;
+  return o;
+}
+
+// What `dtrcheck explain` computes and prints for the budget of `row`.
+Classification ExplainByHand(const Trace& trace, const ReportModel& m, const BudgetRow& row,
+                             const VerdictOptions& options, std::string* text) {
+  Baseline baseline = ComputeBaseline(trace);
+  ReplayConfig config;
+  config.heuristic = &FindHeuristic("DTR");
+  config.budget = row.run.result.budget;
+  Classification c = ExplainOom(trace, baseline, config, ClassifyOptionsFor(options));
+  ProofHeader h;
+  h.log = m.trace.name;
+  h.baseline = baseline;
+  h.heuristic = "DTR";
+  h.ratio = row.run.spec.ratio;
+  h.budget = config.budget;
+  std::ostringstream out;
+  PrintVerdictText(out, trace, h, c, false);
+  *text = out.str();
+  return c;
+}
+
+// Every verdict of the report is explain's, field by field.
+void CheckVerdictsAreExplains(const Trace& trace, const ReportModel& m,
+                              const VerdictOptions& options) {
+  REQUIRE(m.verdicts);
+  size_t oom_rows = 0;
+  for (const BudgetRow& r : m.rows) oom_rows += r.run.result.outcome == Outcome::kOom;
+  CHECK(m.verdicts->size() == oom_rows);
+  for (const BudgetVerdict& v : *m.verdicts) {
+    const BudgetRow& row = m.rows[v.run];
+    INFO("ratio ", row.run.spec.ratio->text);
+    std::string text;
+    Classification c = ExplainByHand(trace, m, row, options, &text);
+    CHECK(v.verdict == VerdictName(c.verdict));
+    CHECK(v.classification.verdict == c.verdict);
+    CHECK(v.classification.budget == c.budget);
+    CHECK(v.text == text);
+    CHECK(v.command ==
+          "dtrcheck explain t.log --ratio " + row.run.spec.ratio->text + ExplainFlagsFor(options));
+    REQUIRE(v.classification.witness_search.witness.has_value() ==
+            c.witness_search.witness.has_value());
+    if (c.witness_search.witness) {
+      const Witness& mine = *v.classification.witness_search.witness;
+      const Witness& theirs = *c.witness_search.witness;
+      CHECK(mine.source == theirs.source);
+      CHECK(mine.description == theirs.description);
+      CHECK(mine.script.entries.size() == theirs.script.entries.size());
+      CHECK(mine.check.passed());
+      CHECK(mine.check.budget == row.run.result.budget);
+      CHECK(mine.check.run.max_memory == theirs.check.run.max_memory);
+      CHECK(v.certificate_checked);
+      CHECK(v.certificate.find("schedule checker at budget " +
+                               std::to_string(row.run.result.budget) + ": pass") !=
+            std::string::npos);
+    }
+    REQUIRE(v.classification.proof.has_value() == c.proof.has_value());
+    if (c.proof) CHECK(v.classification.proof->kind == c.proof->kind);
+    if (c.verdict == Verdict::kUndetermined) {
+      CHECK_FALSE(v.certificate_checked);
+      CHECK(v.certificate.empty());
+    }
+  }
+}
+
+TEST_CASE("report verdicts on a hand trace are explain's: inherent and policy-induced") {
+  // Blame6 (tests/hand_traces.h), baseline memory 40: at ratio 0.775 (budget
+  // 31) DTR runs out of memory but evicting q at decision 0 passes, so the
+  // OOM is the policy's; at ratio 0.25 (budget 10) computing y needs its
+  // three 10-byte arguments and its 1-byte output, 31 bytes, whatever is
+  // evicted: inherent by the static bound (31 > 10).
+  Trace trace = Blame6();
+  ReportOptions o = AnalysesOptions("0.25,0.775,1.0");
+  ReportModel m = BuildReport(trace, o);
+  REQUIRE(m.rows.size() == 3);
+  CHECK(m.rows[0].run.result.budget == 10);
+  CHECK(m.rows[1].run.result.budget == 31);
+  CheckVerdictsAreExplains(trace, m, o.verdict_options);
+  const BudgetVerdict* low = VerdictOf(m, 0);
+  const BudgetVerdict* mid = VerdictOf(m, 1);
+  REQUIRE(low);
+  REQUIRE(mid);
+  CHECK(low->verdict == "inherent");
+  CHECK(low->certificate_checked);
+  CHECK(low->certificate.rfind("certificate: static bound 31 bytes > budget: g/", 0) == 0);
+  CHECK(mid->verdict == "policy-induced");
+  CHECK(mid->classification.witness_search.witness->source == "counterfactual");
+  CHECK(VerdictOf(m, 2) == nullptr);  // passes
+
+  nlohmann::json j = nlohmann::json::parse(ReportJson(m).dump());
+  CHECK(j["verdicts"][0]["certificate_type"] == "static-bound");
+  CHECK(j["verdicts"][0]["static_bound"] == 31);
+  CHECK(j["verdicts"][1]["certificate_type"] == "script");
+  CHECK(j["verdicts"][1]["script"]["check"]["result"] == "pass");
+  CHECK(j["verdicts"][1]["script"]["check"]["budget"] == 31);
+}
+
+TEST_CASE("report verdicts on ResNet-32 are explain's at 0.093, 0.102 and 0.104") {
+  // 0.102 and 0.104 are inside the feasibility inversion: the run at a lower
+  // budget is a script the schedule checker passes there. 0.093 is below the
+  // first feasible budget: without Z3 nothing settles it.
+  Trace trace = LoadTrace(TracePath("resnet32"));
+  ReportOptions o = AnalysesOptions("0.093,0.101,0.102,0.104");
+  o.atlas = false;
+  o.divergence = false;
+  ReportModel m = BuildReport(trace, o);
+  CheckVerdictsAreExplains(trace, m, o.verdict_options);
+  REQUIRE(m.verdicts->size() == 3);
+  CHECK((*m.verdicts)[0].verdict == "undetermined");
+  for (size_t k : {1, 2}) {
+    const BudgetVerdict& v = (*m.verdicts)[k];
+    CHECK(v.verdict == "policy-induced");
+    CHECK(v.classification.witness_search.witness->source == "lower-budget run");
+  }
+}
+
+TEST_CASE("report divergences are diff's, at the inversion's edges") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportOptions o = AnalysesOptions(DemoRatios());
+  o.atlas = false;
+  o.verdicts = false;
+  ReportModel m = BuildReport(trace, o);
+  REQUIRE(m.divergence);
+  Baseline baseline = ComputeBaseline(trace);
+  bool lower_edge = false, upper_edge = false;
+  for (const RegimeDivergence& d : *m.divergence) {
+    INFO("runs ", d.run_a, " / ", d.run_b);
+    CHECK(d.run_b == d.run_a + 1);
+    CHECK(m.rows[d.run_a].regime != m.rows[d.run_b].regime);
+    const RunRecord& a = m.rows[d.run_a].run;
+    const RunRecord& b = m.rows[d.run_b].run;
+    RunComparison by_hand = CompareRuns(trace, baseline, a.spec, b.spec);
+    std::ostringstream text;
+    PrintDiffText(text, TraceSummary{"t.log", baseline}, trace, by_hand);
+    CHECK(d.text == text.str());
+    CHECK(d.first_divergent_decision == by_hand.first.index);
+    CHECK(d.command ==
+          "dtrcheck diff t.log --ratios " + a.spec.ratio->text + "," + b.spec.ratio->text);
+    if (d.edge == "last pass / first OOM") {
+      lower_edge = true;
+      CHECK(a.result.outcome == Outcome::kPass);
+      CHECK(m.rows[d.run_b].inversion);
+    }
+    if (d.edge == "last OOM / first pass") {
+      upper_edge = true;
+      CHECK(m.rows[d.run_a].inversion);
+      CHECK(b.result.outcome == Outcome::kPass);
+    }
+  }
+  CHECK(lower_edge);
+  CHECK(upper_edge);
+  // Neighbours in one regime are not compared.
+  size_t changes = 0;
+  for (size_t i = 0; i + 1 < m.rows.size(); ++i)
+    changes += m.rows[i].regime != m.rows[i + 1].regime;
+  CHECK(m.divergence->size() == changes);
+}
+
+TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes") {
+  // The demo passes at ratios 0.49 and 0.55 and fails at every budget of
+  // [5767168, 6291455] between them (docs/readme/reports.md). A grid of just
+  // those two points sees no OOM; the atlas over their range finds the hole.
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportOptions o = AnalysesOptions("0.49,0.55");
+  o.verdicts = false;
+  o.divergence = false;
+  ReportModel m = BuildReport(trace, o);
+  for (const BudgetRow& r : m.rows) REQUIRE(r.run.result.outcome == Outcome::kPass);
+  REQUIRE(m.atlas);
+  const BudgetAtlas& a = m.atlas->atlas;
+  REQUIRE_FALSE(a.stopped);
+  CHECK(a.lo == m.rows.front().run.result.budget);
+  CHECK(a.hi == m.rows.back().run.result.budget);
+  REQUIRE(a.summary.holes.size() == 1);
+  CHECK(a.summary.holes[0].lo == 5767168);
+  CHECK(a.summary.holes[0].hi == 6291455);
+  CHECK(m.atlas->infeasible == std::vector<std::pair<int64_t, int64_t>>{{5767168, 6291455}});
+  // Replays inside the hole agree with it.
+  for (int64_t b : {int64_t{5767168}, int64_t{6000000}, int64_t{6291455}}) {
+    RunSpec s;
+    s.heuristic = o.heuristic;
+    s.budget = b;
+    CHECK(RunOne(trace, ComputeBaseline(trace), s).result.outcome == Outcome::kOom);
+  }
+  std::ostringstream html;
+  WriteHtmlReport(html, m);
+  CHECK(html.str().find("class=\"band-exact\"") != std::string::npos);
+  CHECK(html.str().find("[5,767,168, 6,291,455]") != std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(ReportJson(m).dump());
+  CHECK(j["atlas"]["holes"][0]["width"] == 524288);
+  CHECK(j["atlas"]["complete"] == true);
+
+  SUBCASE("over the cap, the atlas stops and says so") {
+    o.atlas_max_runs = 2;
+    ReportModel capped = BuildReport(trace, o);
+    REQUIRE(capped.atlas);
+    CHECK(capped.atlas->atlas.stopped);
+    CHECK(capped.atlas->atlas.intervals.empty());
+    std::vector<std::string> f = AtlasFindings(capped);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].rfind("Not computed: the exact atlas", 0) == 0);
+    CHECK(f[0].find("stopped after 2 replays") != std::string::npos);
+    nlohmann::json jc = nlohmann::json::parse(ReportJson(capped).dump());
+    CHECK(jc["atlas"]["complete"] == false);
+    CHECK(jc["atlas"]["intervals"].is_null());
+  }
+}
+
+}  // namespace
+}  // namespace dtr::testing
