@@ -156,6 +156,36 @@ void StepwiseRuntime::AppendKey(std::string& key) const {
   bits(material_);
 }
 
+bool EagerEvictions(RuntimeKind runtime) {
+  return runtime == RuntimeKind::kV2Eager || runtime == RuntimeKind::kV2EagerOptimized;
+}
+
+namespace {
+
+// Applies the entries from `next` (below `entries`) scheduled for the
+// current event of rt, at a computation point.
+void ApplyEntries(StepwiseRuntime& rt, const EvictionScript& script, size_t entries, size_t& next) {
+  const Trace& trace = rt.trace();
+  while (next < entries && script.entries[next].event == rt.event()) {
+    StorageId s = script.entries[next].storage;
+    if (!rt.Evictable(s))
+      throw Error(fmt::format("script entry {} (event {}): storage {} cannot be evicted then", next,
+                              rt.event(), trace.tensors[trace.storages[s].root].name));
+    rt.Evict(s);
+    ++next;
+  }
+}
+
+// Before leaving the current event: no entry below `entries` may be left behind.
+void CheckNonePassed(const StepwiseRuntime& rt, const EvictionScript& script, size_t entries,
+                     size_t next) {
+  if (next < entries && script.entries[next].event < rt.event())
+    throw Error(fmt::format("script entry {} names event {}, which has passed", next,
+                            script.entries[next].event));
+}
+
+}  // namespace
+
 StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script,
                              size_t entries, int64_t event) {
   StepwiseRuntime rt(trace, eager);
@@ -163,20 +193,23 @@ StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScrip
   entries = std::min(entries, script.entries.size());
   for (;;) {
     if (!rt.Advance()) throw Error(fmt::format("the run ends before event {}", event));
-    while (next < entries && script.entries[next].event == rt.event()) {
-      StorageId s = script.entries[next].storage;
-      if (!rt.Evictable(s))
-        throw Error(fmt::format("script entry {} (event {}): storage {} cannot be evicted then",
-                                next, rt.event(), trace.tensors[trace.storages[s].root].name));
-      rt.Evict(s);
-      ++next;
-    }
+    ApplyEntries(rt, script, entries, next);
     if (rt.event() == event) return rt;
-    if (next < entries && script.entries[next].event < rt.event())
-      throw Error(fmt::format("script entry {} names event {}, which has passed", next,
-                              script.entries[next].event));
+    CheckNonePassed(rt, script, entries, next);
     rt.Compute();
   }
+}
+
+StepwiseRuntime StateBeforeStep(const Trace& trace, bool eager, const EvictionScript& script,
+                                int32_t step) {
+  StepwiseRuntime rt(trace, eager);
+  size_t next = 0;
+  while (rt.Advance() && rt.program_step() < step) {
+    ApplyEntries(rt, script, script.entries.size(), next);
+    CheckNonePassed(rt, script, script.entries.size(), next);
+    rt.Compute();
+  }
+  return rt;
 }
 
 }  // namespace dtr

@@ -1,9 +1,43 @@
 // A plain second implementation of the replay's script mode (the RuntimeV2
 // family without a heuristic: on-demand recursive rematerialization, eager
 // evictions optionally), driven one computation at a time, with a state that
-// can be copied. Exhaustive search and script builders use it to try eviction
-// choices; every script they produce is still verified by the engine
-// (checker/schedule_checker.h), and tests check that both agree.
+// can be copied.
+//
+// Why it exists beside the engine (checker/replay.h). The engine runs a trace
+// to its end in one call; part of its state lives on the C++ stack (the
+// recursion of simrd's _materialize(): which arguments each pending frame has
+// locked so far), and the rest is built for heuristics (pool order, regions,
+// equivalence classes, RuntimeV1's banishing). Its users need a state they can
+// stop at, inspect, change and copy:
+//  - exhaustive search (checker/exhaustive_search.h) branches at every
+//    computation point: it copies the state, tries each subset of evictions,
+//    and memoizes dead states by AppendKey();
+//  - the script builder (checker/script_builder.h) lets an offline policy
+//    evict at any computation point, over budget or not, and runs a copy on
+//    without evictions to see what the pending recursion still needs;
+//  - the remat frontier (diagnose/remat_frontier.h) reads each frame's locked
+//    and missing arguments, and predicts the rest of the recursion the same
+//    way; the witness search (diagnose/schedule_witness.cc) takes the
+//    material set of a run at a program step as a Z3 plan's entry state.
+// A read-only engine hook at decisions and OOMs (tried once, see git history
+// of checker/replay.h) serves none of these fully; making the engine
+// copyable and steppable would restructure it. So this runtime stays small
+// instead: no clock, heuristic, pool order or RuntimeV1.
+//
+// What it shares with the engine: the Trace (ops, tensors, storages,
+// program) and the script-mode semantics of RuntimeV2 / RuntimeV2Eager and
+// their Optimized variants (which only add heuristic state): frames start in
+// the same order; a frame locks its defined arguments first, then
+// materializes and locks the undefined ones in argument order (one a sibling
+// defined meanwhile is only locked); a computation frees the copies of
+// outputs that were still defined; the last release of an unpinned material
+// storage evicts it eagerly; final pins rematerialize first. Events count
+// computations as the engine does, so scripts are interchangeable. Nothing it
+// concludes is trusted alone: scripts are verified by the engine
+// (checker/schedule_checker.h), the frontier checks its rebuilt OOM state
+// against the run's, and tests/stepwise_runtime_test.cc compares both
+// runtimes computation by computation on random traces and scripts, and the
+// states rebuilt at every decision and OOM of heuristic runs.
 //
 // A computation point is the moment of the engine's budget check: the frames
 // of the computation have started, its arguments are locked, and the outputs
@@ -15,6 +49,7 @@
 #include <vector>
 
 #include "checker/eviction_script.h"
+#include "checker/replay.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -80,6 +115,9 @@ class StepwiseRuntime {
   std::vector<int32_t> locks_, external_refs_;  // per storage
 };
 
+// The `eager` flag that matches an engine runtime of the RuntimeV2 family.
+bool EagerEvictions(RuntimeKind runtime);
+
 // The state of a scripted run at the computation point of `event`, after the
 // script's first `entries` entries (those of earlier events and, at `event`
 // itself, the ones among the first `entries`) were applied. Throws Error if
@@ -87,5 +125,12 @@ class StepwiseRuntime {
 // not checked against any budget on the way.
 StepwiseRuntime StateAtEvent(const Trace& trace, bool eager, const EvictionScript& script,
                              size_t entries, int64_t event);
+
+// The state of a scripted run at the first computation point of program
+// step `step` or later, with the script's entries of earlier events applied
+// (none of that event's); the state at the end if the run ends first. Throws
+// Error if an entry cannot be applied on the way.
+StepwiseRuntime StateBeforeStep(const Trace& trace, bool eager, const EvictionScript& script,
+                                int32_t step);
 
 }  // namespace dtr

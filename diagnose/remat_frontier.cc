@@ -35,10 +35,6 @@ struct Evicted {
   }
 };
 
-bool IsEager(RuntimeKind k) {
-  return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized;
-}
-
 ScriptedRun RunForFrontier(const Trace& trace, const ReplayConfig& config) {
   if (config.runtime == RuntimeKind::kV1)
     throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
@@ -187,8 +183,8 @@ RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
         "the run does not end in an OOM (result: {}); a decision point can be given instead",
         OutcomeName(sr.run.outcome)));
   const OomContext& oom = *sr.run.oom;
-  StepwiseRuntime state =
-      StateAtEvent(trace, IsEager(config.runtime), sr.script, sr.script.entries.size(), oom.event);
+  StepwiseRuntime state = StateAtEvent(trace, EagerEvictions(config.runtime), sr.script,
+                                       sr.script.entries.size(), oom.event);
   RematFrontier f = AnalyzeFrontier(state, config.budget);
   f.at_oom = true;
   if (f.memory_usage != oom.memory_usage || f.pinned_bytes != oom.pinned_memory ||
@@ -209,7 +205,7 @@ RematFrontier FrontierAtDecision(const Trace& trace, const ReplayConfig& config,
     throw Error(fmt::format("decision {} does not exist: the run has {} decisions (0..{})",
                             decision, decisions, decisions - 1));
   StepwiseRuntime state =
-      StateAtEvent(trace, IsEager(config.runtime), sr.script, static_cast<size_t>(decision),
+      StateAtEvent(trace, EagerEvictions(config.runtime), sr.script, static_cast<size_t>(decision),
                    sr.script.entries[decision].event);
   RematFrontier f = AnalyzeFrontier(state, config.budget);
   f.decision = decision;

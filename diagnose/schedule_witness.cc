@@ -12,10 +12,6 @@ namespace dtr {
 
 namespace {
 
-bool IsEager(RuntimeKind k) {
-  return k == RuntimeKind::kV2Eager || k == RuntimeKind::kV2EagerOptimized;
-}
-
 class Searcher {
  public:
   Searcher(const Trace& trace, int64_t baseline_memory, int64_t budget, const WitnessOptions& o,
@@ -194,7 +190,7 @@ class Searcher {
     if (!o_.next_use || TimeUp()) return false;
     ScriptBuilderOptions bo;
     bo.budget = budget_;
-    bo.eager = IsEager(o_.runtime);
+    bo.eager = EagerEvictions(o_.runtime);
     BuiltScript b = BuildScript(trace_, bo);
     if (!b.completed) {
       Note("next-use", "offline next-use policy", b.stopped);
@@ -220,7 +216,7 @@ class Searcher {
       }
       ScriptBuilderOptions bo;
       bo.budget = budget_;
-      bo.eager = IsEager(o_.runtime);
+      bo.eager = EagerEvictions(o_.runtime);
       bo.plan = &plan;
       BuiltScript b = BuildScript(trace_, bo);
       if (!b.completed) {
@@ -245,19 +241,8 @@ class Searcher {
       if (st.target == last + 1) stop_step = s;
     }
     // The run's state at the first computation of the window's first operator.
-    StepwiseRuntime rt(trace_, IsEager(o_.runtime));
-    size_t next = 0;
-    const auto& entries = first_run_->script.entries;
-    while (rt.Advance() && rt.program_step() < first_step) {
-      while (next < entries.size() && entries[next].event == rt.event()) {
-        StorageId s = entries[next++].storage;
-        if (!rt.Evictable(s))
-          throw Error(fmt::format(
-              "internal error: the run's own script cannot be replayed (entry {})", next - 1));
-        rt.Evict(s);
-      }
-      rt.Compute();
-    }
+    StepwiseRuntime rt =
+        StateBeforeStep(trace_, EagerEvictions(o_.runtime), first_run_->script, first_step);
     std::vector<uint8_t> entry(trace_.storages.size(), 0);
     for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
     std::string what =
@@ -277,7 +262,7 @@ class Searcher {
     }
     ScriptBuilderOptions bo;
     bo.budget = budget_;
-    bo.eager = IsEager(o_.runtime);
+    bo.eager = EagerEvictions(o_.runtime);
     bo.prefix = &first_run_->script;
     bo.prefix_events = rt.event();
     bo.plan = &plan;
@@ -302,7 +287,7 @@ class Searcher {
     if (!o_.use_z3 || o_.rolling_ops <= 0 || TimeUp()) return false;
     ScriptBuilderOptions bo;
     bo.budget = budget_;
-    bo.eager = IsEager(o_.runtime);
+    bo.eager = EagerEvictions(o_.runtime);
     bo.rolling_ops = o_.rolling_ops;
     bo.rolling_stride = std::max(1, o_.rolling_ops / 2);
     bo.limits = o_.limits;

@@ -9,24 +9,10 @@
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
-#include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
-
-RunSpec Dtr(int64_t budget) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic("DTR");
-  s.budget = budget;
-  return s;
-}
-
-RunSpec DtrRatio(double value, const std::string& text) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic("DTR");
-  s.ratio = Ratio{value, text};
-  return s;
-}
 
 // Replays `spec` with the fix's overrides, with nothing shared with Blame().
 RunResult ReplayFix(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
@@ -41,7 +27,7 @@ TEST_CASE("blame: blame6 at 31 bytes fails because DTR evicts x1; evicting q ins
   Baseline baseline = ComputeBaseline(trace);
   BlameOptions options;
   options.jobs = 1;
-  BlameResult b = Blame(trace, baseline, Dtr(31), std::nullopt, options);
+  BlameResult b = Blame(trace, baseline, SpecAtBudget(31), std::nullopt, options);
   CHECK(b.run.outcome == Outcome::kOom);
   CHECK(b.goal == BlameGoal::kPass);
   CHECK(b.decisions == 1);
@@ -56,7 +42,7 @@ TEST_CASE("blame: blame6 at 31 bytes fails because DTR evicts x1; evicting q ins
   CHECK(fix.outcome == Outcome::kPass);
   CHECK(fix.verified);
   CHECK(b.replays == 1);
-  RunResult again = ReplayFix(trace, baseline, Dtr(31), fix);
+  RunResult again = ReplayFix(trace, baseline, SpecAtBudget(31), fix);
   CHECK(again.outcome == Outcome::kPass);
   CHECK(again.remat_compute == 1000);  // q, rematerialized for y
 }
@@ -65,26 +51,26 @@ TEST_CASE("blame: no alternative, no fix; a passing run that is not slower canno
   Trace trace = Remat4();
   Baseline baseline = ComputeBaseline(trace);
   // 22 bytes: OOM; each of its two decisions had a single storage in the pool.
-  BlameResult b = Blame(trace, baseline, Dtr(22), std::nullopt, BlameOptions{});
+  BlameResult b = Blame(trace, baseline, SpecAtBudget(22), std::nullopt, BlameOptions{});
   CHECK(b.run.outcome == Outcome::kOom);
   CHECK(b.decisions == 2);
   CHECK(b.replays == 0);
   CHECK(b.fixes.empty());
   CHECK_FALSE(b.budget_exhausted);
   // 31 bytes (1.25) against 28 bytes (1.5): already faster.
-  CHECK_THROWS_AS(Blame(trace, baseline, Dtr(31), Dtr(28), BlameOptions{}), Error);
+  CHECK_THROWS_AS(Blame(trace, baseline, SpecAtBudget(31), SpecAtBudget(28), BlameOptions{}),
+                  Error);
 }
 
 TEST_CASE(
     "blame: ResNet-32 at 0.102 (OOM) against 0.101 finds single overrides that pass, verified by "
     "replay") {
-  Trace trace = LoadTrace(TracePath("resnet32"));
-  Baseline baseline = ComputeBaseline(trace);
+  const auto [trace, baseline] = LoadWithBaseline("resnet32");
   BlameOptions options;
   options.jobs = 2;
   options.max_replays = 100;
-  RunSpec run = DtrRatio(0.102, "0.102");
-  BlameResult b = Blame(trace, baseline, run, DtrRatio(0.101, "0.101"), options);
+  RunSpec run = SpecAtRatio("0.102");
+  BlameResult b = Blame(trace, baseline, run, SpecAtRatio("0.101"), options);
   CHECK(b.run.outcome == Outcome::kOom);
   REQUIRE(b.divergence.has_value());
   CHECK(b.divergence->kind == DivergenceKind::kExtraDecision);

@@ -14,7 +14,7 @@
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
-#include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
@@ -23,20 +23,9 @@ std::string TempPath(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("dtrcheck_test_" + name)).string();
 }
 
-StorageId StorageOf(const Trace& trace, const std::string& name) {
-  return trace.tensor_named(name).storage;
-}
-
-RunSpec DtrAtBudget(int64_t budget) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic("DTR");
-  s.budget = budget;
-  return s;
-}
-
 DecisionLog Record(const Trace& trace, int64_t budget, RunResult* result = nullptr) {
   Baseline baseline = ComputeBaseline(trace);
-  ReplayConfig c = ConfigFor(DtrAtBudget(budget), baseline);
+  ReplayConfig c = ConfigFor(SpecAtBudget(budget), baseline);
   DecisionRecorder rec;
   c.observer = &rec;
   RunResult r = Replay(trace, c);
@@ -100,7 +89,7 @@ TEST_CASE("decision log: a file round trip gives back every field") {
   Trace trace = Remat4();
   Baseline baseline = ComputeBaseline(trace);
   std::string path = TempPath("remat4.jsonl.gz");
-  RunRecord run = RunAndRecord(trace, baseline, DtrAtBudget(28), path, "remat4.log");
+  RunRecord run = RunAndRecord(trace, baseline, SpecAtBudget(28), path, "remat4.log");
   DecisionLog direct = Record(trace, 28);
   DecisionLogFile file = ReadDecisionLog(path, trace);
   std::filesystem::remove(path);
@@ -165,11 +154,8 @@ TEST_CASE("decision log: the reader names the line of a bad record") {
 }
 
 TEST_CASE("decision log: a ResNet-32 log is gzip'd, and every score equals its terms' quotient") {
-  Trace trace = LoadTrace(TracePath("resnet32"));
-  Baseline baseline = ComputeBaseline(trace);
-  RunSpec spec = DtrAtBudget(0);
-  spec.budget.reset();
-  spec.ratio = Ratio{0.102, "0.102"};
+  const auto [trace, baseline] = LoadWithBaseline("resnet32");
+  RunSpec spec = SpecAtRatio("0.102");
   std::string path = TempPath("resnet32.jsonl.gz");
   RunRecord run = RunAndRecord(trace, baseline, spec, path, "resnet32.log");
   {

@@ -12,33 +12,15 @@
 #include "diagnose/decision_log.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
-#include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
 
-RunSpec Dtr(int64_t budget) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic("DTR");
-  s.budget = budget;
-  return s;
-}
-
-RunSpec DtrRatio(double value, const std::string& text) {
-  RunSpec s;
-  s.heuristic = &FindHeuristic("DTR");
-  s.ratio = Ratio{value, text};
-  return s;
-}
-
-StorageId StorageOf(const Trace& trace, const std::string& name) {
-  return trace.tensor_named(name).storage;
-}
-
 TEST_CASE("diff: remat4 at 28 vs 31 bytes, worked out by hand") {
   Trace trace = Remat4();
   Baseline baseline = ComputeBaseline(trace);
-  RunComparison cmp = CompareRuns(trace, baseline, Dtr(28), Dtr(31));
+  RunComparison cmp = CompareRuns(trace, baseline, SpecAtBudget(28), SpecAtBudget(31));
   // Run a (28) evicts x1 computing x3 (20 + 10 > 28); run b (31) fits it.
   CHECK(cmp.first.kind == DivergenceKind::kExtraDecision);
   CHECK(cmp.first.in == 'a');
@@ -76,7 +58,7 @@ TEST_CASE(
     "differed") {
   Trace trace = Chain4();
   Baseline baseline = ComputeBaseline(trace);
-  RunComparison cmp = CompareRuns(trace, baseline, Dtr(20), Dtr(30));
+  RunComparison cmp = CompareRuns(trace, baseline, SpecAtBudget(20), SpecAtBudget(30));
   CHECK(cmp.first.kind == DivergenceKind::kExtraDecision);
   CHECK(cmp.first.in == 'a');
   CHECK(cmp.first.a->event == 2);
@@ -101,7 +83,7 @@ TEST_CASE("first divergence: a run that ended, and the same point ranked differe
   Baseline baseline = ComputeBaseline(trace);
   auto record = [&](int64_t budget, std::vector<std::pair<int64_t, StorageId>> overrides,
                     RunResult& r) {
-    ReplayConfig c = ConfigFor(Dtr(budget), baseline);
+    ReplayConfig c = ConfigFor(SpecAtBudget(budget), baseline);
     c.overrides = std::move(overrides);
     DecisionRecorder rec;
     c.observer = &rec;
@@ -149,9 +131,8 @@ TEST_CASE("rank flip: which terms, moved alone, reverse the order") {
 }
 
 TEST_CASE("diff: ResNet-32 0.101 vs 0.102, confirmed by both runs' decision logs") {
-  Trace trace = LoadTrace(TracePath("resnet32"));
-  Baseline baseline = ComputeBaseline(trace);
-  RunSpec a = DtrRatio(0.101, "0.101"), b = DtrRatio(0.102, "0.102");
+  const auto [trace, baseline] = LoadWithBaseline("resnet32");
+  RunSpec a = SpecAtRatio("0.101"), b = SpecAtRatio("0.102");
   RunComparison cmp = CompareRuns(trace, baseline, a, b);
   std::string pa =
       (std::filesystem::temp_directory_path() / "dtrcheck_test_r101.jsonl.gz").string();
@@ -198,10 +179,9 @@ TEST_CASE("diff: ResNet-32 0.101 vs 0.102, confirmed by both runs' decision logs
 // 0.25:0.28:0.001`): budgets 0.001 apart, several-x overhead, evictions per
 // storage up several-fold, the same evicted set (5,236 vs 5,233 storages).
 TEST_CASE("LSTM regime switch: 0.264 (slow) vs 0.265 (fast)") {
-  Trace trace = LoadTrace(TracePath("lstm"));
-  Baseline baseline = ComputeBaseline(trace);
+  const auto [trace, baseline] = LoadWithBaseline("lstm");
   std::vector<RunRecord> runs =
-      RunMany(trace, baseline, {DtrRatio(0.264, "0.264"), DtrRatio(0.265, "0.265")}, 2);
+      RunMany(trace, baseline, {SpecAtRatio("0.264"), SpecAtRatio("0.265")}, 2);
   RunProfile slow = ProfileRun(runs[0]), fast = ProfileRun(runs[1]);
   CHECK(slow.outcome == Outcome::kPass);
   CHECK(fast.outcome == Outcome::kPass);

@@ -10,7 +10,7 @@
 #include "checker/sweep.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
-#include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
@@ -99,13 +99,10 @@ TEST_CASE("schedule checker: pass, oom with its event, invalid entries") {
 // run's peak the script replays to the very same run (a feasible run's
 // script is valid at any larger budget); one byte below the peak it fails,
 // at the computation where the peak was first reached.
-void CheckOwnScript(const Trace& trace, const Baseline& baseline, const char* heuristic,
-                    const char* ratio) {
+void CheckOwnScript(const LoadedTrace& loaded, const char* heuristic, const char* ratio) {
+  const Trace& trace = loaded.trace;
   INFO(trace.source, " ", heuristic, " ", ratio);
-  RunSpec spec;
-  spec.heuristic = &FindHeuristic(heuristic);
-  spec.ratio = ParseRatio(ratio);
-  ReplayConfig config = ConfigFor(spec, baseline);
+  ReplayConfig config = loaded.ConfigAt(ratio, heuristic);
   ScriptedRun sr = ScriptOfRun(trace, config);
   REQUIRE(sr.run.outcome == Outcome::kPass);
   CHECK(static_cast<int64_t>(sr.script.entries.size()) == sr.run.heuristic_evictions);
@@ -128,25 +125,19 @@ void CheckOwnScript(const Trace& trace, const Baseline& baseline, const char* he
 TEST_CASE(
     "schedule checker: a feasible run's script passes at its peak and above, fails one byte "
     "below") {
-  Trace resnet = LoadTrace(TracePath("resnet32"));
-  Baseline rb = ComputeBaseline(resnet);
-  CheckOwnScript(resnet, rb, "DTR", "0.101");
-  CheckOwnScript(resnet, rb, "LRU", "0.2");
-  CheckOwnScript(resnet, rb, "DTREqClass", "0.107");
-  Trace unet = LoadTrace(TracePath("unet"));
-  CheckOwnScript(unet, ComputeBaseline(unet), "DTR", "0.45");
+  const LoadedTrace resnet = LoadWithBaseline("resnet32");
+  CheckOwnScript(resnet, "DTR", "0.101");
+  CheckOwnScript(resnet, "LRU", "0.2");
+  CheckOwnScript(resnet, "DTREqClass", "0.107");
+  CheckOwnScript(LoadWithBaseline("unet"), "DTR", "0.45");
 }
 
 TEST_CASE("schedule checker: the script of an OOM run fails where the run failed") {
-  Trace resnet = LoadTrace(TracePath("resnet32"));
-  Baseline b = ComputeBaseline(resnet);
-  RunSpec spec;
-  spec.heuristic = &FindHeuristic("DTR");
-  spec.ratio = ParseRatio("0.102");
-  ReplayConfig config = ConfigFor(spec, b);
-  ScriptedRun sr = ScriptOfRun(resnet, config);
+  const LoadedTrace resnet = LoadWithBaseline("resnet32");
+  const ReplayConfig config = resnet.ConfigAt("0.102");  // DTR OOMs there
+  ScriptedRun sr = ScriptOfRun(resnet.trace, config);
   REQUIRE(sr.run.outcome == Outcome::kOom);
-  ScheduleCheck c = CheckSchedule(resnet, config.budget, sr.script);
+  ScheduleCheck c = CheckSchedule(resnet.trace, config.budget, sr.script);
   CHECK(c.outcome == Outcome::kOom);
   REQUIRE(c.run.oom);
   CHECK(c.run.oom->event == sr.run.oom->event);
@@ -154,30 +145,20 @@ TEST_CASE("schedule checker: the script of an OOM run fails where the run failed
   CHECK(c.run.oom->memory_usage == sr.run.oom->memory_usage);
 }
 
-}  // namespace
-}  // namespace dtr::testing
-
-namespace dtr::testing {
-namespace {
-
 // A script and a heuristic together: the scripted evictions happen first and
 // the heuristic frees the rest. Fed its own first decisions as a script, a
 // run is unchanged, and the recorded script (scripted and heuristic entries
 // merged) is the run's own.
 TEST_CASE("replay: a scripted start with a heuristic rest") {
-  Trace resnet = LoadTrace(TracePath("resnet32"));
-  Baseline b = ComputeBaseline(resnet);
-  RunSpec spec;
-  spec.heuristic = &FindHeuristic("DTR");
-  spec.ratio = ParseRatio("0.102");
-  ReplayConfig config = ConfigFor(spec, b);
-  ScriptedRun plain = ScriptOfRun(resnet, config);
+  const LoadedTrace resnet = LoadWithBaseline("resnet32");
+  const ReplayConfig config = resnet.ConfigAt("0.102");  // DTR OOMs there
+  ScriptedRun plain = ScriptOfRun(resnet.trace, config);
   REQUIRE(plain.script.entries.size() > 100);
   std::vector<ScriptedEviction> prefix(plain.script.entries.begin(),
                                        plain.script.entries.begin() + 100);
   ReplayConfig hybrid = config;
   hybrid.script = &prefix;
-  ScriptedRun mixed = ScriptOfRun(resnet, hybrid);
+  ScriptedRun mixed = ScriptOfRun(resnet.trace, hybrid);
   CHECK(mixed.run.outcome == plain.run.outcome);
   CHECK(mixed.run.clock == plain.run.clock);
   CHECK(mixed.run.heuristic_evictions == plain.run.heuristic_evictions);

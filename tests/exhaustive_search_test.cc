@@ -1,55 +1,18 @@
-// The stepwise runtime against the engine, and exhaustive search against the
-// schedule checker, on random tiny traces (seeds printed on failure).
+// Exhaustive search against the schedule checker and the static bound, on a
+// hand-made trace and random tiny traces (seeds printed on failure). The
+// runtime it searches on is compared with the engine in
+// tests/stepwise_runtime_test.cc.
 #include "checker/exhaustive_search.h"
 
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include "checker/memory_bound.h"
 #include "checker/schedule_checker.h"
-#include "checker/stepwise_runtime.h"
 #include "model/trace_parser.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {
-
-// Drives the stepwise runtime with random evictions and returns the script.
-EvictionScript RandomScript(const Trace& trace, uint64_t seed, bool eager, int64_t* peak,
-                            int64_t* events) {
-  std::mt19937_64 rng(seed);
-  StepwiseRuntime rt(trace, eager);
-  EvictionScript script;
-  while (rt.Advance()) {
-    for (StorageId s = 0; s < static_cast<StorageId>(trace.storages.size()); ++s)
-      if (rt.Evictable(s) && rng() % 3 == 0) {
-        rt.Evict(s);
-        script.entries.push_back({rt.event(), s});
-      }
-    rt.Compute();
-  }
-  *peak = rt.peak_memory();
-  *events = rt.event();
-  return script;
-}
-
-TEST_CASE("stepwise runtime: agrees with the engine's script mode on random scripts") {
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
-    INFO("seed ", seed);
-    Trace trace = RandomTinyTrace(seed, 4 + static_cast<int>(seed % 8));
-    for (bool eager : {true, false}) {
-      int64_t peak = 0, events = 0;
-      EvictionScript script = RandomScript(trace, seed * 7 + eager, eager, &peak, &events);
-      RuntimeKind runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
-      ScheduleCheck at_peak = CheckSchedule(trace, peak, script, runtime);
-      CHECK(at_peak.passed());
-      CHECK(at_peak.run.max_memory == peak);
-      CHECK(at_peak.run.events == events);
-      if (peak > 0) CHECK(CheckSchedule(trace, peak - 1, script, runtime).outcome == Outcome::kOom);
-    }
-  }
-}
 
 TEST_CASE("exhaustive search: hand-made trace whose answer is known") {
   // a, b = f(a) and c = g(a) are 10 bytes each; h(b, c) makes d (10); only d

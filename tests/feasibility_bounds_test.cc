@@ -9,7 +9,7 @@
 #include "checker/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
-#include "tests/tiny_traces.h"
+#include "tests/random_trace.h"
 
 namespace dtr::testing {
 namespace {

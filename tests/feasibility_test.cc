@@ -9,8 +9,8 @@
 #include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
 #include "model/trace_parser.h"
+#include "tests/random_trace.h"
 #include "tests/test_paths.h"
-#include "tests/tiny_traces.h"
 
 namespace dtr::testing {
 namespace {

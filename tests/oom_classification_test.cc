@@ -14,8 +14,8 @@
 #include "checker/sweep.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "tests/random_trace.h"
 #include "tests/test_paths.h"
-#include "tests/tiny_traces.h"
 
 namespace dtr::testing {
 namespace {

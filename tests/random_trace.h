@@ -1,22 +1,38 @@
 // Random small traces in the real log format, for model-based tests and
 // exhaustive checks. Deterministic in the seed; the text always parses.
+// Every test that uses them prints the seed.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "model/trace.h"
+
 namespace dtr::testing {
 
 struct RandomTraceOptions {
-  int operators = 12;    // CALL and MUTATE instructions after the constants
-  int constants = 2;
-  int max_outputs = 2;   // results per CALL
+  int operators = 12;  // CALL and MUTATE instructions after the constants
+  // > 0: ignore `operators` and stop once this many storages exist (constants,
+  // CALL results that do not alias, MUTATE results): the size that bounds an
+  // exhaustive search.
+  int storages = 0;
+  int constants = 2;    // 0: the trace starts with a CALL without arguments
+  int max_outputs = 2;  // results per CALL
   int max_args = 3;
-  bool aliases = true;   // some results alias an argument
+  bool aliases = true;  // some results alias an argument
   bool mutations = true;
-  bool copies = true;    // COPY and COPY_FROM
+  bool copies = true;  // COPY and COPY_FROM
 };
 
-std::string RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});
+// Options whose size varies with the seed: 6 to 20 operators, one to three
+// results per CALL.
+RandomTraceOptions VariedOptions(uint64_t seed);
+
+std::string RandomTraceText(uint64_t seed, const RandomTraceOptions& options = {});
+// Parsed; the source is named "random-SEED.log".
+Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});
+
+// About `storages` storages, for comparisons with exhaustive search.
+Trace RandomTinyTrace(uint64_t seed, int storages = 8);
 
 }  // namespace dtr::testing

@@ -6,22 +6,15 @@
 #include "checker/sweep.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
-#include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
 
-ReplayConfig DtrAt(const Baseline& b, const char* ratio, const char* heuristic = "DTR") {
-  RunSpec spec;
-  spec.heuristic = &FindHeuristic(heuristic);
-  spec.ratio = ParseRatio(ratio);
-  return ConfigFor(spec, b);
-}
-
 TEST_CASE("frontier: ResNet-32 at 0.102 OOMs under 117 pending frames with nothing left to evict") {
-  Trace t = LoadTrace(TracePath("resnet32"));
-  Baseline b = ComputeBaseline(t);
-  ReplayConfig config = DtrAt(b, "0.102");
+  const LoadedTrace resnet = LoadWithBaseline("resnet32");
+  const Trace& t = resnet.trace;
+  ReplayConfig config = resnet.ConfigAt("0.102");
   RunResult run = Replay(t, config);
   REQUIRE(run.oom);
   RematFrontier f = FrontierAtOom(t, config);
@@ -54,9 +47,9 @@ TEST_CASE("frontier: ResNet-32 at 0.102 OOMs under 117 pending frames with nothi
 }
 
 TEST_CASE("frontier: at decision points of a feasible run, the floor fits and the state matches") {
-  Trace t = LoadTrace(TracePath("resnet32"));
-  Baseline b = ComputeBaseline(t);
-  ReplayConfig config = DtrAt(b, "0.101");
+  const LoadedTrace resnet = LoadWithBaseline("resnet32");
+  const Trace& t = resnet.trace;
+  ReplayConfig config = resnet.ConfigAt("0.101");
   for (int64_t d : {0, 100, 321}) {
     INFO("decision ", d);
     RematFrontier f = FrontierAtDecision(t, config, d);

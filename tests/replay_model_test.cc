@@ -62,15 +62,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0;
   int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
-    RandomTraceOptions options;
-    options.operators = 6 + static_cast<int>(seed % 15);
-    options.max_outputs = 1 + static_cast<int>(seed % 3);
-    Trace trace;
-    try {
-      trace = ParseTraceString(RandomTrace(seed, options), "random.log");
-    } catch (const Error&) {
-      continue;  // e.g. a COPY_FROM that releases the last reference it then gets: simrd rejects it too
-    }
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
     ++parsed;
     Baseline baseline;
     try {
@@ -132,7 +124,6 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
           region_stale, " of ", region_evals, " region-based scores differ from a from-scratch rebuild");
   if (first != last) {
-    CHECK(parsed > 200);
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
     CHECK(runs - oom > runs / 20);  // and many runs pass
