@@ -237,24 +237,18 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   worker();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
-  if (stopped) {
-    BudgetAtlas cut;
-    cut.lo = lo_bytes;
-    cut.hi = hi_bytes;
-    cut.runs = runs;
-    cut.stopped = true;
-    cut.covered = covered;
-    cut.resumed = resumed;
-    return cut;
-  }
-
-  std::sort(found.begin(), found.end(), [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
   BudgetAtlas atlas;
   atlas.lo = lo_bytes;
   atlas.hi = hi_bytes;
   atlas.runs = runs;
   atlas.resumed = resumed;
   atlas.covered = covered;
+  if (stopped) {  // no intervals and no summary: the range is not covered
+    atlas.stopped = true;
+    return atlas;
+  }
+
+  std::sort(found.begin(), found.end(), [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
   for (AtlasInterval& iv : found) {
     if (!atlas.intervals.empty() && SameRun(atlas.intervals.back(), iv))
       atlas.intervals.back().hi = iv.hi;
