@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "checker/exhaustive_search.h"
 #include "checker/memory_bound.h"
 #include "checker/schedule_checker.h"
@@ -13,6 +15,27 @@
 
 namespace dtr::testing {
 namespace {
+
+// A random tiny trace, its optimum by exhaustive search, and its bounds under
+// `o`; nullopt when a heuristic run stopped where simrd asserts (the trace then
+// has nothing to check).
+struct TinyBounds {
+  Trace trace;
+  int64_t optimum = 0;
+  BoundsReport report;
+};
+std::optional<TinyBounds> BoundsOfTinyTrace(uint64_t seed, int storages, const BoundsOptions& o) {
+  TinyBounds t;
+  t.trace = RandomTinyTrace(seed, storages);
+  t.optimum = SmallestFeasibleBudget(t.trace);
+  REQUIRE(t.optimum > 0);
+  try {
+    t.report = ComputeBounds(t.trace, ComputeBaseline(t.trace), o);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return t;
+}
 
 TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny traces") {
   BoundsOptions o;
@@ -26,16 +49,10 @@ TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny tra
   o.resolution_ratio = 0;  // bisect to the byte
   for (uint64_t seed = 200; seed < 208; ++seed) {
     INFO("seed ", seed);
-    Trace trace = RandomTinyTrace(seed, 6 + static_cast<int>(seed % 4));
-    Baseline baseline = ComputeBaseline(trace);
-    int64_t optimum = SmallestFeasibleBudget(trace);
-    REQUIRE(optimum > 0);
-    BoundsReport r;
-    try {
-      r = ComputeBounds(trace, baseline, o);
-    } catch (const Error&) {
-      continue;  // a heuristic run stopped where simrd asserts
-    }
+    std::optional<TinyBounds> tb = BoundsOfTinyTrace(seed, 6 + static_cast<int>(seed % 4), o);
+    if (!tb) continue;  // a heuristic run stopped where simrd asserts
+    const int64_t optimum = tb->optimum;
+    const BoundsReport& r = tb->report;
     CHECK(r.static_bound.bytes <= r.proven_infeasible_below);
     CHECK(r.proven_infeasible_below <= optimum);
     for (const WindowBound& w : r.windows) CHECK(w.infeasible_below <= optimum);
@@ -74,16 +91,11 @@ TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustiv
     for (WalkMode mode : {WalkMode::kStep, WalkMode::kGallop}) {
       INFO("seed ", seed, " walk ", WalkModeName(mode));
       o.walk = mode;
-      Trace trace = RandomTinyTrace(seed, 7 + static_cast<int>(seed % 3));
-      Baseline baseline = ComputeBaseline(trace);
-      int64_t optimum = SmallestFeasibleBudget(trace);
-      REQUIRE(optimum > 0);
-      BoundsReport r;
-      try {
-        r = ComputeBounds(trace, baseline, o);
-      } catch (const Error&) {
-        continue;  // a heuristic run stopped where simrd asserts
-      }
+      std::optional<TinyBounds> tb = BoundsOfTinyTrace(seed, 7 + static_cast<int>(seed % 3), o);
+      if (!tb) continue;  // a heuristic run stopped where simrd asserts
+      const Trace& trace = tb->trace;
+      const int64_t optimum = tb->optimum;
+      const BoundsReport& r = tb->report;
       if (!r.grid_best) continue;
       ++tried;
       REQUIRE(r.best);
@@ -133,14 +145,11 @@ TEST_CASE("bounds walk-down, bisect: never below the exhaustive optimum") {
   o.resolution_ratio = 0;
   for (uint64_t seed = 300; seed < 306; ++seed) {
     INFO("seed ", seed);
-    Trace trace = RandomTinyTrace(seed, 7 + static_cast<int>(seed % 3));
-    int64_t optimum = SmallestFeasibleBudget(trace);
-    BoundsReport r;
-    try {
-      r = ComputeBounds(trace, ComputeBaseline(trace), o);
-    } catch (const Error&) {
-      continue;
-    }
+    std::optional<TinyBounds> tb = BoundsOfTinyTrace(seed, 7 + static_cast<int>(seed % 3), o);
+    if (!tb) continue;  // a heuristic run stopped where simrd asserts
+    const Trace& trace = tb->trace;
+    const int64_t optimum = tb->optimum;
+    const BoundsReport& r = tb->report;
     if (!r.best) continue;
     CHECK(r.best->budget >= optimum);
     CHECK(CheckSchedule(trace, r.best->budget, r.best->script).passed());
