@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "checker/eviction_script.h"
 #include "checker/heuristic.h"
@@ -107,20 +108,30 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
         spec.overrides = ParseOverrides(f->overrides, trace);
         Baseline baseline = ComputeBaseline(trace);
         TraceSummary summary = Summarize(f->trace, baseline);
-        RunRecord run = f->record.empty() ? RunOne(trace, baseline, spec)
-                                          : RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        // The script comes from an observer on the replay, and so does the
+        // decision log: with both flags the trace is replayed twice (one
+        // observer per replay); with --emit-script alone, once.
+        std::optional<ScriptedRun> scripted;
+        if (!f->emit_script.empty()) scripted = ScriptOfRun(trace, ConfigFor(spec, baseline));
+        RunRecord run;
+        if (!f->record.empty()) {
+          run = RunAndRecord(trace, baseline, spec, f->record, summary.log);
+        } else if (scripted) {
+          run.spec = spec;
+          run.result = scripted->run;
+          run.overhead = Overhead(run.result.clock, baseline.compute);
+        } else {
+          run = RunOne(trace, baseline, spec);
+        }
         if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
           throw Error(fmt::format("--override at decision {} was never taken: the run made {} decisions ({})",
                                   spec.overrides.back().first, run.result.heuristic_evictions,
                                   OutcomeName(run.result.outcome)));
-        if (!f->emit_script.empty()) {
-          // A second, identical replay that collects the heuristic's evictions.
-          ScriptedRun sr = ScriptOfRun(trace, ConfigFor(spec, baseline));
-          SaveEvictionScript(f->emit_script, trace, sr.script,
+        if (scripted)
+          SaveEvictionScript(f->emit_script, trace, scripted->script,
                              {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
-                                          sr.run.budget, summary.log, OutcomeName(sr.run.outcome)),
-                              fmt::format("valid at any budget >= {} (the run's peak)", sr.run.max_memory)});
-        }
+                                          run.result.budget, summary.log, OutcomeName(run.result.outcome)),
+                              fmt::format("valid at any budget >= {} (the run's peak)", run.result.max_memory)});
         if (f->json) {
           nlohmann::ordered_json j = RunJson(summary, run);
           if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
