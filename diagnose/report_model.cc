@@ -205,14 +205,13 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
   std::vector<RegimeDivergence> out;
   for (size_t i = 0; i + 1 < m.rows.size(); ++i) {
     if (m.rows[i].regime == m.rows[i + 1].regime) continue;
-    RegimeDivergence d;
+    RegimeDivergence& d = out.emplace_back();
     d.run_a = i;
     d.run_b = i + 1;
     for (const ScanInversion& v : m.curve.analysis.inversions) {
       if (v.feasible_below == i) d.edge = RegimeEdge::kInversionLowerEdge;
       if (v.oom_to == i) d.edge = RegimeEdge::kInversionUpperEdge;
     }
-    out.push_back(std::move(d));
   }
   ParallelFor(
       out.size(), options.jobs,

@@ -160,11 +160,10 @@ TEST_CASE("scan and report name the same inversions and cliffs on the disputed c
   CHECK(text.str().find("overhead differs by more than 1.25x): 1") != std::string::npos);
 }
 
-ReportOptions Options(const Trace& trace, const std::string& ratios, double factor) {
-  (void)trace;
+ReportOptions Options(const std::string& ratios, double factor) {
   ReportOptions o;
-  o.trace_name = "t";
-  o.trace_source = "t";
+  o.trace_name = "t.log";
+  o.trace_source = "t.log";
   o.heuristic = &FindHeuristic("DTR");
   o.ratios_text = ratios;
   o.ratios = ParseRatios(ratios);
@@ -184,7 +183,7 @@ TEST_CASE("scan and report agree on ResNet-32: an OOM at the top of the grid is 
   so.jobs = 2;
   for (const char* ratios : {"0.099,0.100,0.101,0.102,0.103,0.104", "0.100,0.101,0.102,0.107"}) {
     INFO(ratios);
-    ReportOptions o = Options(trace, ratios, 1.25);
+    ReportOptions o = Options(ratios, 1.25);
     o.atlas = false;
     ReportModel m = BuildReport(trace, o);
     ScanResult scan = ScanInstability(trace, baseline, ParseRatios(ratios), so);
@@ -207,7 +206,7 @@ TEST_CASE("report with its atlas names what scan --exact names on the demo") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   Baseline baseline = ComputeBaseline(trace);
   const std::string ratios = DemoRatios();
-  ReportModel m = BuildReport(trace, Options(trace, ratios, 1.25));
+  ReportModel m = BuildReport(trace, Options(ratios, 1.25));
   REQUIRE(m.atlas);
   REQUIRE_FALSE(m.atlas->atlas.stopped);
   ScanOptions so;
