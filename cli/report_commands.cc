@@ -10,10 +10,10 @@
 #include "checker/ratio_grid.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "diagnose/report_model.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/report_files.h"
-#include "reports/report_model.h"
 #include "reports/report_text.h"
 #include "traces/demo.h"
 
@@ -37,7 +37,7 @@ struct ReportFlags {
   size_t atlas_max_runs = 2000;
   bool no_proofs = false;
   bool no_divergence = false;
-  // The verdicts' options (reports/report_model.h VerdictOptions): no Z3
+  // The verdicts' options (diagnose/report_model.h VerdictOptions): no Z3
   // unless --z3, then explain's defaults.
   bool z3 = false;
   double timeout = 10;
@@ -97,17 +97,18 @@ int RunReport(const ReportFlags& f) {
     };
     model = BuildReport(trace, o);
   }
-  std::vector<std::string> paths = WriteReportFiles(model, f.out);
+  std::vector<std::string> paths = WriteReportFiles(trace, model, f.out);
   fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
              model.heuristic, model.runtime, model.rows.size());
   for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
   for (const std::string& finding : AtlasFindings(model)) fmt::print("  Atlas: {}\n", finding);
-  if (model.atlas)
-    for (const FeasibilityHole& h : model.atlas->atlas.summary.holes)
-      fmt::print("    hole [{}, {}]: {} bytes\n", h.lo, h.hi, h.width());
+  if (model.curve.exact_inversions)
+    for (const ExactInversion& v : *model.curve.exact_inversions)
+      fmt::print("    inversion: OOM [{}, {}], {} bytes{}\n", v.first_oom_byte, v.last_oom_byte,
+                 v.oom_width(), v.missed_by_grid() ? " (missed by the grid)" : "");
   if (model.verdicts) {
     std::map<std::string, int> counts;
-    for (const BudgetVerdict& v : *model.verdicts) ++counts[v.verdict];
+    for (const BudgetVerdict& v : *model.verdicts) ++counts[VerdictLabel(v)];
     std::string list;
     for (const auto& [verdict, n] : counts) list += fmt::format(", {} {}", n, verdict);
     fmt::print("  Verdicts: {} OOM budgets{}\n", model.verdicts->size(), list);
@@ -116,11 +117,12 @@ int RunReport(const ReportFlags& f) {
     for (size_t i = 0; i < vs.size();) {
       size_t j = i;
       while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
-             vs[j + 1].verdict == vs[i].verdict)
+             vs[j + 1].classification.verdict == vs[i].classification.verdict)
         ++j;
       std::string ratios = RatioLabel(model.rows[vs[i].run]);
       if (j > i) ratios += " to " + RatioLabel(model.rows[vs[j].run]);
-      fmt::print("    {}: {} ({} budget{})\n", ratios, vs[i].verdict, j - i + 1, j > i ? "s" : "");
+      fmt::print("    {}: {} ({} budget{})\n", ratios, VerdictLabel(vs[i]), j - i + 1,
+                 j > i ? "s" : "");
       i = j + 1;
     }
   } else {
@@ -131,7 +133,7 @@ int RunReport(const ReportFlags& f) {
                model.divergence->size());
     for (const RegimeDivergence& d : *model.divergence)
       fmt::print("    {} / {} ({}): first divergent decision {}\n", RatioLabel(model.rows[d.run_a]),
-                 RatioLabel(model.rows[d.run_b]), d.edge, d.first_divergent_decision);
+                 RatioLabel(model.rows[d.run_b]), RegimeEdgeName(d.edge), d.comparison.first.index);
   } else {
     fmt::print("  Divergence: {}\n", NotComputed(model.divergence_skipped));
   }

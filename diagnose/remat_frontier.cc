@@ -44,6 +44,22 @@ void CheckFrontierConfig(const ReplayConfig& config) {
 
 }  // namespace
 
+std::string_view ArgStateName(ArgState s) {
+  switch (s) {
+    case ArgState::kPinned:
+      return "pinned";
+    case ArgState::kLocked:
+      return "locked";
+    case ArgState::kHeldAbove:
+      return "held-above";
+    case ArgState::kEvicted:
+      return "evicted";
+    case ArgState::kUnlocked:
+      return "unlocked";
+  }
+  return "?";
+}
+
 RematFrontier AnalyzeFrontier(const Engine& state, int64_t budget) {
   const Trace& trace = state.trace();
   const size_t ns = trace.storages.size();
@@ -95,6 +111,18 @@ RematFrontier AnalyzeFrontier(const Engine& state, int64_t budget) {
       mark[s] = 1;
       fr.locks.push_back(s);
       if (!held_outside[s]) fr.new_locked_bytes += size(s);
+    }
+    for (TensorId a : op.args) {
+      StorageId s = trace.tensors[a].storage;
+      if (std::any_of(fr.args.begin(), fr.args.end(),
+                      [&](const FrontierArg& x) { return x.storage == s; }))
+        continue;  // duplicates name one storage
+      ArgState st = state.pinned(s)      ? ArgState::kPinned
+                    : !state.material(s) ? ArgState::kEvicted
+                    : held_outside[s]    ? ArgState::kHeldAbove
+                    : mark[s]            ? ArgState::kLocked
+                                         : ArgState::kUnlocked;
+      fr.args.push_back({a, s, st});
     }
     for (StorageId s : fr.locks) mark[s] = 0;
     for (size_t i = sf.next + (sf.awaiting ? 1 : 0); i < undefined_args.size(); ++i)

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checker/engine.h"
@@ -31,6 +32,23 @@
 #include "model/trace.h"
 
 namespace dtr {
+
+// The state of one argument storage of a frame's operator at the frontier.
+enum class ArgState {
+  kPinned,     // a pinned storage
+  kLocked,     // material, locked by this frame and by no outer one
+  kHeldAbove,  // material, locked by an outer frame already
+  kEvicted,    // not material: still to be rematerialized (or being so)
+  kUnlocked,   // material but not locked by this frame (yet)
+};
+// "pinned", "locked", "held-above", "evicted", "unlocked"
+std::string_view ArgStateName(ArgState s);
+
+struct FrontierArg {
+  TensorId tensor = 0;  // the first argument naming the storage
+  StorageId storage = 0;
+  ArgState state = ArgState::kEvicted;
+};
 
 struct FrontierFrame {
   int32_t depth =
@@ -43,6 +61,7 @@ struct FrontierFrame {
   int64_t completion_need = 0;   // see the file comment
   std::vector<TensorId>
       missing;  // arguments not defined yet (still to be materialized by this frame)
+  std::vector<FrontierArg> args;  // the operator's distinct argument storages, in argument order
 };
 
 struct LockedStorage {

@@ -1,16 +1,22 @@
 // The report of one trace under one (heuristic, runtime) over a ratio grid:
-// every section a renderer shows, as plain data assembled from replays.
+// every section a renderer shows (reports/report_json.h, markdown_report.h,
+// html_report.h), as plain data assembled from replays and the analyses of
+// this folder. Nothing here is text to be parsed; renderers name tensors and
+// operators from the trace.
 //
 // Always filled, from replays: the trace summary, one row per budget, the
-// shape of the budget curve (OOM bands, feasibility inversions, cliffs,
-// regimes as `dtrcheck scan` defines them), the memory timeline of one
-// selected run and the pinned frontier of every distinct OOM run.
+// shape of the budget curve (regimes, cliffs, feasibility inversions as
+// diagnose/budget_curve.h defines them, i.e. what `dtrcheck scan` reports for
+// the same grid and cliff factor), the memory timeline of one selected run and
+// the pinned frontier (diagnose/remat_frontier.h, as `dtrcheck frontier`
+// computes it) of every distinct OOM state.
 // Optional (each can be turned off; an absent one is rendered as "not
 // computed", never hidden):
 //  - the exact budget atlas over the grid's budget range (`dtrcheck atlas`),
 //    skipped with a note when it needs more than a cap of replays;
 //  - one verdict per OOM row: the classification `dtrcheck explain` makes at
-//    that budget, with its certificate (diagnose/oom_classification.h);
+//    that budget, with its certificate (diagnose/oom_classification.h,
+//    diagnose/certificate.h);
 //  - the divergence between neighbouring rows in different regimes: what
 //    `dtrcheck diff` prints for the pair (diagnose/divergence.h).
 //
@@ -28,9 +34,11 @@
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "diagnose/budget_curve.h"
 #include "diagnose/divergence.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
+#include "diagnose/remat_frontier.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -64,15 +72,17 @@ struct ReportOptions {
   // The run whose memory timeline is drawn; default: the first OOM run, else
   // the run of the lowest ratio. Must be one of `ratios`.
   std::optional<Ratio> timeline_ratio;
-  // Neighbouring feasible budgets whose overheads differ by at least this
-  // factor are reported as a cliff.
+  // The factor of the regime and cliff rules (diagnose/budget_curve.h):
+  // neighbouring feasible budgets whose overheads differ by more than it are
+  // a cliff.
   double cliff_factor = 1.25;
   // At most this many points in the timeline; longer runs are reduced to the
   // lowest and highest memory of each of max_timeline_points / 2 event buckets.
   int max_timeline_points = 3000;
   int jobs = 0;         // sweep threads (0: one per core)
   ProgressFn progress;  // called as runs finish (done, total), per stage
-  // Called when a stage starts: "grid", "atlas", "verdicts", "divergence".
+  // Called when a stage starts: "grid", "frontiers", "atlas", "verdicts",
+  // "divergence".
   std::function<void(const std::string&)> stage;
 
   // The exact atlas over [lowest, highest grid budget]; skipped (with a note)
@@ -94,41 +104,25 @@ struct TraceFacts {
 
 struct BudgetRow {
   RunRecord run;
-  // Index into CurveShape::regimes: `dtrcheck scan`'s regimes over the rows
-  // (diagnose/instability_scan.h, with the report's cliff factor).
+  // Copies of what CurveShape says about this row: its regime (index into
+  // CurveShape::analysis.regimes) and, for an OOM row inside a feasibility
+  // inversion, that inversion (index into CurveShape::analysis.inversions).
   int regime = -1;
-  // evictions / distinct evicted storages (0 when nothing was evicted): how
-  // often the run re-evicts the same storage.
-  double evictions_per_evicted_storage = 0;
-  // An OOM with a feasible run at a lower budget on the grid.
-  bool inversion = false;
+  std::optional<size_t> inversion;
 };
 
-// A maximal stretch of consecutive OOM rows.
-struct OomBand {
-  size_t first_run = 0, last_run = 0;
-  // Byte intervals known to OOM (the rows' [budget_lo, budget_hi], adjacent
-  // ones merged), in increasing order. Budgets between them were not replayed.
-  std::vector<std::pair<int64_t, int64_t>> known_oom;
-  bool feasible_below = false;  // some row below the band passes
-  bool feasible_above = false;  // some row above the band passes
-  // The band's lower (upper) edge is exact: the feasible row just below
-  // (above) ends (starts) one byte before (after) a known OOM interval.
-  bool exact_lower_edge = false, exact_upper_edge = false;
-};
-
-// Neighbouring feasible rows (no OOM between them) whose overheads differ by
-// at least ReportOptions::cliff_factor.
-struct Cliff {
-  size_t low_run = 0, high_run = 0;  // the lower and the higher budget
-  double factor = 1;                 // larger overhead / smaller overhead
-};
-
+// The budget curve over the rows, as `dtrcheck scan` analyzes the same grid
+// (and, with a complete atlas, as `scan --exact` does).
 struct CurveShape {
-  std::vector<ScanRegime> regimes;  // grid ranges index rows
-  std::vector<OomBand> oom_bands;
-  std::vector<size_t> inversions;  // rows with BudgetRow::inversion
-  std::vector<Cliff> cliffs;
+  std::vector<ScanPoint> points;  // one per row, same order, regime filled in
+  // Regimes, cliffs and inversions; with a complete atlas every cliff
+  // boundary and inversion edge is read off it, else only those whose runs
+  // touch are known.
+  ScanAnalysis analysis;
+  std::vector<OomStretch> oom_stretches;  // every maximal stretch of OOM rows
+  // With a complete atlas: the inversions of the atlas itself, each linked to
+  // the grid inversion it contains, if any.
+  std::optional<std::vector<ExactInversion>> exact_inversions;
 };
 
 struct TimelinePoint {
@@ -152,34 +146,14 @@ struct MemoryTimeline {
   std::optional<OomContext> oom;  // the failure point of an OOM run
 };
 
-// One pending materialization at an OOM, outermost (the program operator) first.
-struct FrontierArg {
-  std::string tensor;
-  int64_t storage_size = 0;
-  // "pinned": a pinned storage; "locked": material, unpinned, first held by
-  // this frame; "held-above": locked, already counted for an outer frame;
-  // "evicted": not material (still to be rematerialized, or being so).
-  std::string state;
-};
-
-struct ReportFrame {
-  int depth = 0;  // 0 for the program operator
-  std::string tensor, op;
-  int64_t output_size = 0;  // the operator's total output size
-  std::vector<FrontierArg> args;
-  int64_t locked_bytes = 0;  // sum over this frame's "locked" args
-};
-
 // One failure state: rows whose OOM context (frames included) is the same
 // share one frontier, even if their runs differ before the failure.
 struct OomFrontier {
   std::vector<size_t> runs;  // the rows, in budget order
   // Their distinct exact budget intervals ([budget_lo, budget_hi]), in order.
   std::vector<std::pair<int64_t, int64_t>> budget_intervals;
-  OomContext oom;
-  std::vector<ReportFrame> frames;
-  int64_t pinned_bytes = 0;        // all pinned material storages at the OOM
-  int64_t frame_locked_bytes = 0;  // sum of ReportFrame::locked_bytes
+  // FrontierAtOom of the first row's run: what `dtrcheck frontier` shows.
+  RematFrontier frontier;
 };
 
 // The exact budget atlas over the grid's byte range (checker/budget_atlas.h).
@@ -190,34 +164,33 @@ struct ReportAtlas {
   // replay count and covered bytes are known.
   BudgetAtlas atlas;
   // Maximal stretches of adjacent infeasible (OOM or thrash) intervals, exact
-  // in bytes: what the budget curve draws as OOM bands.
+  // in bytes: what the budget curve draws as failing bands.
   std::vector<std::pair<int64_t, int64_t>> infeasible;
 };
 
-// Explain's classification of one OOM row's budget.
+// Explain's classification of one OOM row's budget: its verdict and
+// certificate are Classification::verdict and ::certificate.
 struct BudgetVerdict {
   size_t run = 0;
   Classification classification;  // what `dtrcheck explain` computes
-  std::string verdict;            // "policy-induced", "inherent" or "undetermined"
-  std::string certificate;        // what proves it, one line for people ("" if undetermined)
-  // policy-induced: the script passed the schedule checker at this budget;
-  // inherent: the bound or the UNSAT answer was found. Never true for undetermined.
-  bool certificate_checked = false;
-  std::string text;     // the verdict lines `dtrcheck explain` prints
-  std::string command;  // the `dtrcheck explain` command that redoes it
+  std::string command;            // the `dtrcheck explain` command that redoes it
 };
+
+// Where a pair of neighbouring rows in different regimes lies on the curve.
+enum class RegimeEdge {
+  kRegimeChange,        // anywhere else
+  kInversionLowerEdge,  // the pass right below an inversion and its first OOM
+  kInversionUpperEdge,  // an inversion's last OOM and the pass right above it
+};
+// "regime change", "last pass / first OOM", "last OOM / first pass"
+std::string_view RegimeEdgeName(RegimeEdge e);
 
 // `dtrcheck diff` of two neighbouring rows in different regimes.
 struct RegimeDivergence {
   size_t run_a = 0, run_b = 0;  // run_a has the lower budget
-  // "last pass / first OOM" or "last OOM / first pass" at a feasibility
-  // inversion's edges, "regime change" elsewhere.
-  std::string edge;
+  RegimeEdge edge = RegimeEdge::kRegimeChange;
   RunComparison comparison;
-  int64_t first_divergent_decision = -1;  // comparison.first.index
-  std::string summary;                    // one line: the divergence and why
-  std::string text;                       // what `dtrcheck diff` prints
-  std::string command;                    // the `dtrcheck diff` command
+  std::string command;  // the `dtrcheck diff` command
 };
 
 struct ReportModel {
@@ -228,25 +201,26 @@ struct ReportModel {
   std::vector<BudgetRow> rows;
   CurveShape curve;
   std::optional<MemoryTimeline> timeline;  // absent only for an empty grid
-  std::vector<OomFrontier> frontiers;
+  std::optional<std::vector<OomFrontier>> frontiers;
   std::optional<ReportAtlas> atlas;
   std::optional<std::vector<BudgetVerdict>> verdicts;
   std::optional<std::vector<RegimeDivergence>> divergence;
   // Why an optional section is absent (turned off, or not applicable); shown
   // in its place. Empty when the section is there.
-  std::string atlas_skipped, verdicts_skipped, divergence_skipped;
+  std::string frontiers_skipped, atlas_skipped, verdicts_skipped, divergence_skipped;
   // The options the verdicts were computed with, as explain flags ("" for
   // explain's defaults).
   std::string explain_flags;
 };
 
 // Replays the grid (in parallel, with progress), then the selected timeline
-// run and each distinct OOM run once more with an observer, then the optional
-// analyses the options ask for. Throws Error for an empty grid or a timeline
-// ratio not on it.
+// run once more with an observer, then the frontier of each distinct OOM
+// state and the optional analyses the options ask for. Throws Error for an
+// empty grid or a timeline ratio not on it.
 ReportModel BuildReport(const Trace& trace, const ReportOptions& options);
 
-// The curve's shape from rows alone (sorted by budget); exposed for tests.
+// The curve's shape from rows alone (sorted by budget): AnalyzeScan over
+// their points, the OOM stretches, and each row's regime and inversion.
 CurveShape AnalyzeCurve(std::vector<BudgetRow>& rows, double cliff_factor);
 
 }  // namespace dtr

@@ -1,15 +1,11 @@
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include "diagnose/parallel.h"
 #include "model/error.h"
-#include "reports/instability_report.h"
-#include "reports/proof_report.h"
-#include "reports/run_report.h"
 
 namespace dtr {
 
@@ -43,35 +39,6 @@ class TimelineRecorder : public ReplayObserver {
 
   std::vector<TimelinePoint> points;
   std::vector<int64_t> decisions;
-};
-
-// Follows which storages are material, to know the state at an OOM: a
-// computation makes all its operator's output storages material (simrd's
-// _compute()), a heuristic or eager eviction makes one immaterial.
-class MaterialTracker : public ReplayObserver {
- public:
-  explicit MaterialTracker(const Trace& trace)
-      : trace_(trace), material(trace.storages.size(), 0) {}
-  Flow OnComputation(const Computation& c) override {
-    const Operator& op = trace_.op_of(c.tensor);
-    for (int32_t i = 0; i < op.num_outputs; ++i)
-      material[trace_.tensors[op.first_output + i].storage] = 1;
-    return Flow::kContinue;
-  }
-  Flow OnDecision(const DecisionPoint& d) override {
-    material[d.chosen] = 0;
-    return Flow::kContinue;
-  }
-  Flow OnEagerEviction(const EagerEviction& e) override {
-    material[e.storage] = 0;
-    return Flow::kContinue;
-  }
-
- private:
-  const Trace& trace_;
-
- public:
-  std::vector<uint8_t> material;
 };
 
 RunResult ReplayObserved(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
@@ -126,62 +93,17 @@ MemoryTimeline BuildTimeline(const Trace& trace, const Baseline& baseline,
   return tl;
 }
 
+// The frontier at the OOM shared by `runs` (rows with the same failure).
 OomFrontier BuildFrontier(const Trace& trace, const Baseline& baseline,
                           const std::vector<BudgetRow>& rows, std::vector<size_t> runs) {
   OomFrontier f;
   f.runs = std::move(runs);
-  const BudgetRow& row = rows[f.runs.front()];
   for (size_t i : f.runs) {
     std::pair<int64_t, int64_t> span{rows[i].run.result.budget_lo, rows[i].run.result.budget_hi};
     if (f.budget_intervals.empty() || f.budget_intervals.back() != span)
       f.budget_intervals.push_back(span);
   }
-  MaterialTracker tracker(trace);
-  RunResult r = ReplayObserved(trace, baseline, row.run.spec, &tracker);
-  if (!r.oom) throw Error("internal: an OOM run did not OOM when replayed again");
-  f.oom = *r.oom;
-  // Pins happen at kPin steps (constants right after their creation, the
-  // remaining names at the end); those before the failing step hold.
-  std::vector<uint8_t> pinned(trace.storages.size(), 0);
-  for (int32_t i = 0; i < f.oom.program_step; ++i)
-    if (trace.program[i].kind == StepKind::kPin)
-      pinned[trace.tensors[trace.program[i].target].storage] = 1;
-  for (size_t s = 0; s < pinned.size(); ++s)
-    if (pinned[s] && tracker.material[s]) f.pinned_bytes += trace.storages[s].size;
-  std::vector<uint8_t> counted(trace.storages.size(), 0);
-  for (size_t k = 0; k < f.oom.frames.size(); ++k) {
-    const Tensor& t = trace.tensors[f.oom.frames[k]];
-    const Operator& op = trace.ops[t.op];
-    ReportFrame frame;
-    frame.depth = static_cast<int>(k);
-    frame.tensor = t.name;
-    frame.op = op.name;
-    frame.output_size = op.total_size;
-    std::vector<StorageId> seen;
-    for (TensorId a : op.args) {
-      StorageId s = trace.tensors[a].storage;
-      if (std::find(seen.begin(), seen.end(), s) != seen.end())
-        continue;  // duplicates lock one storage
-      seen.push_back(s);
-      FrontierArg arg;
-      arg.tensor = trace.tensors[a].name;
-      arg.storage_size = trace.storages[s].size;
-      if (!tracker.material[s]) {
-        arg.state = "evicted";
-      } else if (pinned[s]) {
-        arg.state = "pinned";
-      } else if (counted[s]) {
-        arg.state = "held-above";
-      } else {
-        arg.state = "locked";
-        counted[s] = 1;
-        frame.locked_bytes += arg.storage_size;
-      }
-      frame.args.push_back(std::move(arg));
-    }
-    f.frame_locked_bytes += frame.locked_bytes;
-    f.frames.push_back(std::move(frame));
-  }
+  f.frontier = FrontierAtOom(trace, ConfigFor(rows[f.runs.front()].run.spec, baseline));
   return f;
 }
 
@@ -247,24 +169,6 @@ std::string CommandTrace(const ReportOptions& o) {
   return o.command_trace.empty() ? o.trace_source : o.command_trace;
 }
 
-// The lines of `text` that start (after spaces) with one of `prefixes`,
-// trimmed and joined with "; ".
-std::string PickLines(const std::string& text, std::initializer_list<const char*> prefixes) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t b = line.find_first_not_of(' ');
-    if (b == std::string::npos) continue;
-    std::string trimmed = line.substr(b);
-    for (const char* p : prefixes)
-      if (trimmed.rfind(p, 0) == 0) {
-        out += (out.empty() ? "" : "; ") + trimmed;
-        break;
-      }
-  }
-  return out;
-}
-
 // ExplainOom at each OOM row, as `dtrcheck explain --ratio R` runs it: a
 // plain config (runtime, heuristic, budget; the overhead limit does not
 // change a run that ran out of memory before reaching it).
@@ -275,7 +179,10 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
   const std::string explain_flags = ExplainFlagsFor(options.verdict_options);
   std::vector<BudgetVerdict> out;
   for (size_t i = 0; i < m.rows.size(); ++i)
-    if (m.rows[i].run.result.outcome == Outcome::kOom) out.push_back({.run = i});
+    if (m.rows[i].run.result.outcome == Outcome::kOom) {
+      out.emplace_back();
+      out.back().run = i;
+    }
   ParallelFor(
       out.size(), options.jobs,
       [&](size_t k) {
@@ -286,23 +193,6 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
         config.heuristic = options.heuristic;
         config.budget = row.run.result.budget;
         v.classification = ExplainOom(trace, baseline, config, classify);
-        const Classification& c = v.classification;
-        v.verdict = std::string(VerdictName(c.verdict));
-        v.certificate_checked =
-            c.verdict == Verdict::kInherent ||
-            ((c.verdict == Verdict::kPolicyInduced) && c.witness_search.witness &&
-             c.witness_search.witness->check.passed());
-        ProofHeader h;
-        h.log = m.trace.name;
-        h.baseline = baseline;
-        h.heuristic = std::string(options.heuristic->name);
-        h.runtime = options.runtime;
-        h.ratio = row.run.spec.ratio;
-        h.budget = row.run.result.budget;
-        std::ostringstream text;
-        PrintVerdictText(text, trace, h, c, false);
-        v.text = text.str();
-        v.certificate = PickLines(v.text, {"certificate:", "schedule checker"});
         v.command = fmt::format("dtrcheck explain {} {}{}{}", CommandTrace(options), RatioFlag(row),
                                 RunFlags(options), explain_flags);
       },
@@ -312,57 +202,6 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
   return out;
 }
 
-std::string StatsLine(const EvictionStats& s) {
-  return fmt::format("{} evictions of {} storages ({:.2f} per storage)", s.evictions, s.distinct,
-                     s.per_storage);
-}
-
-std::string DivergenceSummary(const Trace& trace, const RunComparison& c) {
-  const FirstDivergence& f = c.first;
-  std::string first;
-  switch (f.kind) {
-    case DivergenceKind::kNone:
-      first = "no divergence (same decisions, same outcome)";
-      break;
-    case DivergenceKind::kExtraDecision: {
-      const DecisionPoint& d = f.in == 'a' ? *f.a : *f.b;
-      first = fmt::format(
-          "decision {} exists only in run {} (event {}: {} in use + {} requested for {} > its "
-          "budget, fits the other's)",
-          f.index, f.in, d.event, d.memory_usage, d.request, trace.tensors[d.tensor].name);
-      break;
-    }
-    case DivergenceKind::kRankedDifferently:
-      first = fmt::format("decision {} (event {}) evicted {} in run a, {} in run b", f.index,
-                          f.a->event, trace.tensors[trace.storages[f.a->chosen].root].name,
-                          trace.tensors[trace.storages[f.b->chosen].root].name);
-      break;
-    case DivergenceKind::kRunEnded:
-      first = fmt::format("run {} ended ({}) after {} identical decisions", f.in,
-                          OutcomeName(f.in == 'a' ? c.a.outcome : c.b.outcome), f.index);
-      break;
-  }
-  std::string why;
-  if (c.first_term_flip && c.first_term_flip->flip) {
-    const RankFlip& k = *c.first_term_flip->flip;
-    std::string sets;
-    for (const std::vector<ScoreTerm>& set : k.flipping_terms) {
-      std::string one;
-      for (ScoreTerm t : set) one += (one.empty() ? "" : "+") + std::string(ScoreTermName(t));
-      sets += (sets.empty() ? "" : " or ") + one;
-    }
-    why = fmt::format("; first choice decided by the scores: a's decision {} / b's {}, {}",
-                      c.first_term_flip->a.index, c.first_term_flip->b.index,
-                      sets.empty() ? std::string("no change of terms reverses the order")
-                                   : "the order flips with the " + sets + " term alone");
-  }
-  return fmt::format(
-      "{}; from there on, {} of the {} decisions ({} in run a, {} in run b) have no "
-      "same-choice partner in the other run{}; all evictions: a {}, b {}",
-      first, c.after.differing(), c.after.after_a + c.after.after_b, c.after.after_a,
-      c.after.after_b, why, StatsLine(c.a.all), StatsLine(c.b.all));
-}
-
 // `dtrcheck diff` of every pair of neighbouring rows in different regimes.
 std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline& baseline,
                                              const ReportModel& m, const ReportOptions& options) {
@@ -370,19 +209,14 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
   std::vector<RegimeDivergence> out;
   for (size_t i = 0; i + 1 < m.rows.size(); ++i) {
     if (m.rows[i].regime == m.rows[i + 1].regime) continue;
-    RegimeDivergence d;
+    RegimeDivergence& d = out.emplace_back();
     d.run_a = i;
     d.run_b = i + 1;
-    const Outcome a = m.rows[i].run.result.outcome, b = m.rows[i + 1].run.result.outcome;
-    d.edge = "regime change";
-    if (a == Outcome::kPass && b == Outcome::kOom && m.rows[i + 1].inversion)
-      d.edge = "last pass / first OOM";
-    for (const OomBand& band : m.curve.oom_bands)
-      if (band.last_run == i && band.feasible_below && band.feasible_above && b == Outcome::kPass)
-        d.edge = "last OOM / first pass";
-    out.push_back(std::move(d));
+    for (const ScanInversion& v : m.curve.analysis.inversions) {
+      if (v.feasible_below == i) d.edge = RegimeEdge::kInversionLowerEdge;
+      if (v.oom_to == i) d.edge = RegimeEdge::kInversionUpperEdge;
+    }
   }
-  TraceSummary summary{m.trace.name, baseline};
   ParallelFor(
       out.size(), options.jobs,
       [&](size_t k) {
@@ -390,11 +224,6 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
         const RunRecord& a = m.rows[d.run_a].run;
         const RunRecord& b = m.rows[d.run_b].run;
         d.comparison = CompareRuns(trace, baseline, a.spec, b.spec);
-        d.first_divergent_decision = d.comparison.first.index;
-        d.summary = DivergenceSummary(trace, d.comparison);
-        std::ostringstream text;
-        PrintDiffText(text, summary, trace, d.comparison);
-        d.text = text.str();
         std::string ratios = a.spec.ratio && b.spec.ratio
                                  ? a.spec.ratio->text + "," + b.spec.ratio->text
                                  : fmt::format("{},{}", a.result.budget, b.result.budget);
@@ -433,55 +262,30 @@ std::string ExplainFlagsFor(const VerdictOptions& v) {
   return flags;
 }
 
+std::string_view RegimeEdgeName(RegimeEdge e) {
+  switch (e) {
+    case RegimeEdge::kRegimeChange:
+      return "regime change";
+    case RegimeEdge::kInversionLowerEdge:
+      return "last pass / first OOM";
+    case RegimeEdge::kInversionUpperEdge:
+      return "last OOM / first pass";
+  }
+  return "?";
+}
+
 CurveShape AnalyzeCurve(std::vector<BudgetRow>& rows, double cliff_factor) {
   CurveShape shape;
-  // Regimes exactly as `dtrcheck scan` groups its grid points.
-  std::vector<ScanPoint> points;
-  for (const BudgetRow& row : rows) points.push_back(MakeScanPoint(row.run));
-  shape.regimes = AnalyzeScan(points, cliff_factor).regimes;
-  for (size_t i = 0; i < rows.size(); ++i) rows[i].regime = points[i].regime;
-  auto passes = [&](size_t i) { return rows[i].run.result.outcome == Outcome::kPass; };
-  auto ooms = [&](size_t i) { return rows[i].run.result.outcome == Outcome::kOom; };
-  bool feasible_so_far = false;
+  for (const BudgetRow& row : rows) shape.points.push_back(MakeScanPoint(row.run));
+  shape.analysis = AnalyzeScan(shape.points, cliff_factor);
+  shape.oom_stretches = FindOomStretches(shape.points, shape.analysis);
   for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].inversion = ooms(i) && feasible_so_far;
-    if (rows[i].inversion) shape.inversions.push_back(i);
-    feasible_so_far |= passes(i);
+    rows[i].regime = shape.points[i].regime;
+    rows[i].inversion.reset();
   }
-  for (size_t i = 0; i < rows.size();) {
-    if (!ooms(i)) {
-      ++i;
-      continue;
-    }
-    OomBand band;
-    band.first_run = i;
-    while (i < rows.size() && ooms(i)) ++i;
-    band.last_run = i - 1;
-    std::vector<std::pair<int64_t, int64_t>> spans;
-    for (size_t k = band.first_run; k <= band.last_run; ++k)
-      spans.push_back({rows[k].run.result.budget_lo, rows[k].run.result.budget_hi});
-    std::sort(spans.begin(), spans.end());
-    for (const auto& s : spans) {
-      if (!band.known_oom.empty() && s.first <= band.known_oom.back().second + 1)
-        band.known_oom.back().second = std::max(band.known_oom.back().second, s.second);
-      else
-        band.known_oom.push_back(s);
-    }
-    for (size_t k = 0; k < band.first_run; ++k) band.feasible_below |= passes(k);
-    for (size_t k = band.last_run + 1; k < rows.size(); ++k) band.feasible_above |= passes(k);
-    if (band.first_run > 0 && passes(band.first_run - 1))
-      band.exact_lower_edge =
-          rows[band.first_run - 1].run.result.budget_hi + 1 == band.known_oom.front().first;
-    if (band.last_run + 1 < rows.size() && passes(band.last_run + 1))
-      band.exact_upper_edge =
-          band.known_oom.back().second + 1 == rows[band.last_run + 1].run.result.budget_lo;
-    shape.oom_bands.push_back(std::move(band));
-  }
-  for (size_t i = 0; i + 1 < rows.size(); ++i) {
-    if (!passes(i) || !passes(i + 1)) continue;
-    double a = rows[i].run.overhead, b = rows[i + 1].run.overhead;
-    double factor = std::max(a, b) / std::min(a, b);
-    if (factor >= cliff_factor) shape.cliffs.push_back({i, i + 1, factor});
+  for (size_t k = 0; k < shape.analysis.inversions.size(); ++k) {
+    const ScanInversion& v = shape.analysis.inversions[k];
+    for (size_t i = v.oom_from; i <= v.oom_to; ++i) rows[i].inversion = k;
   }
   return shape;
 }
@@ -507,17 +311,12 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     s.overhead_limit = options.overhead_limit;
     specs.push_back(s);
   }
-  // Runs to come after the sweep (timeline, frontiers) are counted by the
-  // caller's progress only as the sweep; they are few and short.
+  // The timeline's replay is not counted by the caller's progress: it is one run.
   StartStage(options, "grid");
   std::vector<RunRecord> runs = RunMany(trace, baseline, specs, options.jobs, options.progress);
   for (RunRecord& r : runs) {
     BudgetRow row;
     row.run = std::move(r);
-    const RunResult& res = row.run.result;
-    if (res.distinct_evicted > 0)
-      row.evictions_per_evicted_storage =
-          static_cast<double>(res.evictions()) / res.distinct_evicted;
     m.rows.push_back(std::move(row));
   }
   std::stable_sort(m.rows.begin(), m.rows.end(), [](const BudgetRow& a, const BudgetRow& b) {
@@ -540,8 +339,8 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
       throw Error(fmt::format("report: --timeline-ratio {} is not on the grid {}",
                               options.timeline_ratio->text, options.ratios_text));
     why = "chosen with --timeline-ratio";
-  } else if (!m.curve.inversions.empty()) {
-    selected = m.curve.inversions.front();
+  } else if (!m.curve.analysis.inversions.empty()) {
+    selected = m.curve.analysis.inversions.front().oom_from;
     why = "first feasibility inversion";
   } else {
     for (size_t i = 0; i < m.rows.size(); ++i)
@@ -566,8 +365,20 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     else
       same->push_back(i);
   }
-  for (std::vector<size_t>& g : groups)
-    m.frontiers.push_back(BuildFrontier(trace, baseline, m.rows, std::move(g)));
+  if (options.runtime == RuntimeKind::kV1) {
+    m.frontiers_skipped = "the frontier needs a RuntimeV2 runtime, not RuntimeV1";
+  } else {
+    StartStage(options, "frontiers");
+    m.frontiers.emplace(groups.size());
+    ParallelFor(
+        groups.size(), options.jobs,
+        [&](size_t k) {
+          (*m.frontiers)[k] = BuildFrontier(trace, baseline, m.rows, std::move(groups[k]));
+        },
+        [&](size_t done) {
+          if (options.progress) options.progress(done, groups.size());
+        });
+  }
 
   m.explain_flags = ExplainFlagsFor(options.verdict_options);
   if (!options.atlas)
@@ -576,6 +387,12 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     m.atlas_skipped = "the grid has a single budget";
   else
     m.atlas = BuildReportAtlas(trace, baseline, m, options);
+  if (m.atlas && !m.atlas->atlas.stopped) {
+    // As `scan --exact` reads the same grid off the same atlas.
+    ReadBoundariesOffAtlas(m.atlas->atlas, m.curve.points, m.curve.analysis);
+    m.curve.exact_inversions =
+        FindExactInversions(m.atlas->atlas, m.curve.points, m.curve.analysis);
+  }
   if (!options.verdicts)
     m.verdicts_skipped = "turned off (--no-proofs)";
   else if (options.runtime == RuntimeKind::kV1)
