@@ -1,21 +1,19 @@
-// dtrcheck's command line: CLI11 fills an options struct per subcommand, one
-// library call does the work, and the result is printed. Errors from the
-// library (dtr::Error) are printed as one line and exit with status 1.
-#include <unistd.h>
-
+// dtrcheck's command line: the subcommands come from one table
+// (cli/command_table.cc); CLI11 fills the chosen command's options struct, the
+// command's function calls the library and prints. Errors from the library
+// (dtr::Error) are printed as one line and exit with status 1.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/command_table.h"
 #include "model/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dtrcheck: replay, check and diagnose Dynamic Tensor Rematerialization traces"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtrcheck 0.1");
-  std::vector<std::function<int()>> actions;
-  dtr::cli::RegisterCommands(app, actions);
+  dtr::cli::CommandLine commands(app, dtr::cli::Commands());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,12 +22,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    for (auto& action : actions)
-      if (action) return action();
+    return commands.Run();
   } catch (const dtr::Error& e) {
     std::fflush(stdout);
     std::cerr << "dtrcheck: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }

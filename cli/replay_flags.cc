@@ -7,8 +7,8 @@
 
 namespace dtr::cli {
 
-void AddTraceArgument(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
+void AddTraceArgument(CLI::App* cmd, std::string& trace) {
+  cmd->add_option("trace", trace, "DTR execution log (JSON lines)")->required();
 }
 
 void AddHeuristicFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {

@@ -38,7 +38,7 @@ struct BudgetFlags {
 };
 
 // The required positional trace argument.
-void AddTraceArgument(CLI::App* cmd, ReplayFlags& f);
+void AddTraceArgument(CLI::App* cmd, std::string& trace);
 
 // --heuristic NAME (one heuristic). `help` overrides the usual text where the
 // flag means something narrower (explain: the heuristic of the run explained).
