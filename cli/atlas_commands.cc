@@ -10,6 +10,7 @@
 #include "checker/ratio_grid.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
+#include "model/echo.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/atlas_report.h"
@@ -22,7 +23,7 @@ namespace {
 std::pair<std::string, std::string> SplitRange(const std::string& text, const char* flag) {
   size_t colon = text.find(':');
   if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
-    throw Error(fmt::format("{} expects LO:HI, got '{}'", flag, text));
+    throw Error(fmt::format("{} expects LO:HI, got '{}'", flag, Echo(text)));
   return {text.substr(0, colon), text.substr(colon + 1)};
 }
 
@@ -35,8 +36,8 @@ int64_t ParseBytes(const std::string& text) {
     used = 0;
   }
   if (used != text.size() || used == 0 || v < 0)
-    throw Error(
-        fmt::format("--budgets expects byte counts like 1006117915:1086607348, got '{}'", text));
+    throw Error(fmt::format("--budgets expects byte counts like 1006117915:1086607348, got '{}'",
+                            Echo(text)));
   return v;
 }
 
@@ -45,9 +46,11 @@ int64_t ParseBytes(const std::string& text) {
 void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
   AddTraceArgument(cmd, f.trace);
   cmd->add_option("--ratios", f.ratios,
-                  "range A:B of budget ratios, both ends included (budget int(baseline*r))");
+                  "range of budget ratios, both ends included (budget int(baseline*r))")
+      ->type_name("A:B");
   cmd->add_option("--budgets", f.budgets,
-                  "range LO:HI in bytes, both ends included (instead of --ratios)");
+                  "range in bytes, both ends included (instead of --ratios)")
+      ->type_name("LO:HI");
   AddReplayFlags(cmd, f);
   AddJobsFlag(cmd, f);
   AddJsonFlag(cmd, f, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
@@ -55,7 +58,8 @@ void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
   cmd->add_flag("--all", f.all, "text: list every interval however many there are");
   cmd->add_option("--checkpoint", f.checkpoint,
                   "append each finished interval to FILE; rerun with the same FILE to resume an "
-                  "interrupted walk (docs/atlas_checkpoint.md)");
+                  "interrupted walk (docs/atlas_checkpoint.md)")
+      ->type_name("FILE");
 }
 
 int RunAtlas(const AtlasFlags& f) {
@@ -69,7 +73,7 @@ int RunAtlas(const AtlasFlags& f) {
     auto [a, b] = SplitRange(f.ratios, "--ratios");
     ratios = {ParseRatio(a), ParseRatio(b)};
     if (ratios->second.value < ratios->first.value)
-      throw Error(fmt::format("--ratios {}: the range is empty", f.ratios));
+      throw Error(fmt::format("--ratios {}: the range is empty", Echo(f.ratios)));
   } else {
     auto [a, b] = SplitRange(f.budgets, "--budgets");
     bytes = {ParseBytes(a), ParseBytes(b)};

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/flag_ranges.h"
 #include "model/error.h"
 #include "traces/demo.h"
 #include "traces/manifest.h"
@@ -20,26 +21,31 @@ void Emit(const std::string& text, const std::string& path) {
     return;
   }
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
+  if (!out) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
   out << text;
   out.close();
-  if (!out) throw Error(fmt::format("{}: write failed", path));
+  if (!out) throw InputError(SystemErrorMessage(path, "write failed"));
 }
 
 void AddOutFlag(CLI::App* cmd, std::string& out) {
-  cmd->add_option("-o,--out", out, "output file (default: standard output)");
+  cmd->add_option("-o,--out", out, "output file (default: standard output)")->type_name("FILE");
+}
+
+// An integer option of a generator, lo..hi, its default shown.
+template <typename T>
+void AddCount(CLI::App* cmd, const char* name, T& value, const char* help, int64_t lo, int64_t hi) {
+  cmd->add_option(name, value, help)->capture_default_str()->check(IntegerIn(lo, hi));
 }
 
 }  // namespace
 
 void AddGenChainFlags(CLI::App* cmd, GenFlags<ChainOptions>& f) {
   ChainOptions& o = f.options;
-  cmd->add_option("--layers", o.layers, "number of layers N")->capture_default_str();
-  cmd->add_option("--size", o.size, "bytes of every activation and gradient")
-      ->capture_default_str();
-  cmd->add_option("--compute", o.compute, "compute of a forward layer")->capture_default_str();
-  cmd->add_option("--backward-compute", o.backward_compute, "compute of a backward layer")
-      ->capture_default_str();
+  AddCount(cmd, "--layers", o.layers, "number of layers N", 1, 1000000);
+  AddCount(cmd, "--size", o.size, "bytes of every activation and gradient", 1, kMaxInt64);
+  AddCount(cmd, "--compute", o.compute, "compute of a forward layer", 0, kMaxInt64);
+  AddCount(cmd, "--backward-compute", o.backward_compute, "compute of a backward layer", 0,
+           kMaxInt64);
   AddOutFlag(cmd, f.out);
 }
 
@@ -50,21 +56,18 @@ int RunGenChain(const GenFlags<ChainOptions>& f) {
 
 void AddGenResNetFlags(CLI::App* cmd, GenFlags<ResNetOptions>& f) {
   ResNetOptions& o = f.options;
-  cmd->add_option("--blocks", o.blocks, "residual blocks")->capture_default_str();
-  cmd->add_option("--stages", o.stages, "stages; each after the first halves the sizes")
-      ->capture_default_str();
-  cmd->add_option("--size", o.size, "bytes of a block's input and output in the first stage")
-      ->capture_default_str();
-  cmd->add_option("--inner-size", o.inner_size,
-                  "bytes of a block's inner tensors in the first stage")
-      ->capture_default_str();
-  cmd->add_option("--param-size", o.param_size,
-                  "bytes of each weight and weight gradient (0: none)")
-      ->capture_default_str();
-  cmd->add_option("--compute", o.compute, "compute of a convolution or its backward")
-      ->capture_default_str();
-  cmd->add_option("--cheap-compute", o.cheap_compute, "compute of relu, add, pooling, loss")
-      ->capture_default_str();
+  AddCount(cmd, "--blocks", o.blocks, "residual blocks", 1, 100000);
+  AddCount(cmd, "--stages", o.stages,
+           "stages (at most --blocks); each after the first halves the sizes", 1, 30);
+  AddCount(cmd, "--size", o.size, "bytes of a block's input and output in the first stage", 1,
+           kMaxInt64);
+  AddCount(cmd, "--inner-size", o.inner_size, "bytes of a block's inner tensors in the first stage",
+           1, kMaxInt64);
+  AddCount(cmd, "--param-size", o.param_size, "bytes of each weight and weight gradient (0: none)",
+           0, kMaxInt64);
+  AddCount(cmd, "--compute", o.compute, "compute of a convolution or its backward", 0, kMaxInt64);
+  AddCount(cmd, "--cheap-compute", o.cheap_compute, "compute of relu, add, pooling, loss", 0,
+           kMaxInt64);
   AddOutFlag(cmd, f.out);
 }
 
@@ -75,15 +78,13 @@ int RunGenResNet(const GenFlags<ResNetOptions>& f) {
 
 void AddGenRnnFlags(CLI::App* cmd, GenFlags<RnnOptions>& f) {
   RnnOptions& o = f.options;
-  cmd->add_option("--steps", o.steps, "unrolled time steps")->capture_default_str();
-  cmd->add_option("--hidden-size", o.hidden_size, "bytes of a hidden state")->capture_default_str();
-  cmd->add_option("--input-size", o.input_size, "bytes of one step's input")->capture_default_str();
-  cmd->add_option("--param-size", o.param_size, "bytes of the weight and its gradient")
-      ->capture_default_str();
-  cmd->add_option("--compute", o.compute, "compute of the linear layer or its backward")
-      ->capture_default_str();
-  cmd->add_option("--cheap-compute", o.cheap_compute, "compute of tanh, add, loss")
-      ->capture_default_str();
+  AddCount(cmd, "--steps", o.steps, "unrolled time steps", 1, 1000000);
+  AddCount(cmd, "--hidden-size", o.hidden_size, "bytes of a hidden state", 1, kMaxInt64);
+  AddCount(cmd, "--input-size", o.input_size, "bytes of one step's input", 1, kMaxInt64);
+  AddCount(cmd, "--param-size", o.param_size, "bytes of the weight and its gradient", 1, kMaxInt64);
+  AddCount(cmd, "--compute", o.compute, "compute of the linear layer or its backward", 0,
+           kMaxInt64);
+  AddCount(cmd, "--cheap-compute", o.cheap_compute, "compute of tanh, add, loss", 0, kMaxInt64);
   AddOutFlag(cmd, f.out);
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "checker/ratio_grid.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/ablation.h"
@@ -42,8 +43,6 @@ ScanOptions Options(const ReplayFlags& f, double cliff_factor) {
   o.overhead_limit = spec.overhead_limit;
   o.seed = spec.seed;
   o.jobs = f.jobs;
-  if (!(cliff_factor > 1))
-    throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
   o.cliff_factor = cliff_factor;
   return o;
 }
@@ -52,16 +51,20 @@ ScanOptions Options(const ReplayFlags& f, double cliff_factor) {
 
 void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-  cmd->add_option("--cliff-factor", f.cliff_factor,
-                  "adjacent budgets whose overheads differ by more than this factor form a cliff "
-                  "(default 1.5)");
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
+  AddCliffFactorFlag(cmd, f.cliff_factor,
+                     "adjacent budgets whose overheads differ by more than this factor form a "
+                     "cliff (default 1.5)");
   cmd->add_flag("--refine", f.refine, "locate every cliff and inversion edge to the byte");
   cmd->add_flag("--exact", f.exact,
                 "walk every budget of the range (the exact atlas): boundaries to the byte without "
                 "bisection, and inversions the grid missed");
   cmd->add_option("--max-walk", f.max_walk,
-                  "replays per walk direction and boundary before bisecting (default 1000)");
+                  "replays per walk direction and boundary before bisecting (default 1000; 0: "
+                  "bisect at once)")
+      ->check(IntegerIn(0, 1000000));
 }
 
 int RunScan(const ScanFlags& f) {
@@ -93,7 +96,9 @@ int RunScan(const ScanFlags& f) {
 
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "A,B: the two ratios (run a, run b)")->required();
+  cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")
+      ->required()
+      ->type_name("A,B");
 }
 
 int RunDiff(const DiffFlags& f) {
@@ -114,26 +119,30 @@ int RunDiff(const DiffFlags& f) {
 
 void AddBlameFlags(CLI::App* cmd, BlameFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratio", f.ratio, "the run to blame")->required();
+  cmd->add_option("--ratio", f.ratio, "the run to blame")->required()->type_name("RATIO");
   cmd->add_option("--against", f.against,
                   "a reference ratio: search from the divergence with it; for a passing run, "
-                  "reach its regime");
+                  "reach its regime")
+      ->type_name("RATIO");
   cmd->add_option("--max-replays", f.options.max_replays,
-                  "candidate replays to spend (default 200)");
-  cmd->add_option("--max-fixes", f.options.max_fixes, "stop after this many fixes (default 3)");
+                  "candidate replays to spend (default 200)")
+      ->check(IntegerIn(1, 1000000));
+  cmd->add_option("--max-fixes", f.options.max_fixes, "stop after this many fixes (default 3)")
+      ->check(IntegerIn(1, 1000));
   cmd->add_option(
-      "--candidates", f.options.candidates_per_decision,
-      "storages tried per decision: the runner-up, then the loop's next choices (default 3)");
+         "--candidates", f.options.candidates_per_decision,
+         "storages tried per decision: the runner-up, then the loop's next choices (default 3)")
+      ->check(IntegerIn(1, 1000));
   cmd->add_option("--regime-factor", f.options.regime_factor,
                   "a passing run must get within this factor of --against (or this much faster) "
-                  "(default 1.5)");
+                  "(default 1.5)")
+      ->check(NumberAbove(1));
 }
 
 int RunBlame(const BlameFlags& f) {
   RunSpec run = SpecAt(f, ParseRatio(f.ratio));
   std::optional<RunSpec> against;
   if (!f.against.empty()) against = SpecAt(f, ParseRatio(f.against));
-  if (f.options.max_replays < 1) throw Error("--max-replays must be at least 1");
   BlameOptions options = f.options;
   options.jobs = f.jobs;
   Trace trace = LoadTrace(f.trace);
@@ -154,8 +163,10 @@ int RunBlame(const BlameFlags& f) {
 
 void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-  cmd->add_option("--cliff-factor", f.cliff_factor, "as for scan (default 1.5)");
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
+  AddCliffFactorFlag(cmd, f.cliff_factor, "as for scan (default 1.5)");
 }
 
 int RunAblate(const AblateFlags& f) {

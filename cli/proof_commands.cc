@@ -10,6 +10,8 @@
 #include "checker/ratio_grid.h"
 #include "checker/schedule_checker.h"
 #include "checker/sweep.h"
+#include "cli/exit_status.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/feasibility_bounds.h"
@@ -40,8 +42,7 @@ struct Loaded {
 Loaded Load(const ProofBudgetFlags& f, const char* command) {
   RequireBudget(f, command);
   RuntimeKind runtime = ParseRuntime(f.runtime);
-  if (runtime == RuntimeKind::kV1)
-    throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
+  RequireRuntimeV2(runtime, command);
   std::optional<Ratio> ratio;
   if (!f.ratio.empty() && f.budget < 0) ratio = ParseRatio(f.ratio);
   Loaded l{LoadTrace(f.trace), {}, {}};
@@ -56,21 +57,24 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
 
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--witness-heuristics", f.witness_heuristics,
-                  "heuristics whose runs (at and below the budget) are tried as witnesses")
-      ->delimiter(',');
-  cmd->add_option("--timeout", f.timeout, "seconds per Z3 call (default 10)");
-  cmd->add_option("--windows", f.windows, "Z3 windows tried for an inherent proof (default 6)");
-  cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
+                  "heuristics whose runs (at and below the budget) are tried as witnesses, "
+                  "comma-separated (default DTR; names as for --heuristic)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  AddTimeoutFlag(cmd, f.timeout);
+  AddWindowsFlag(cmd, f.windows, "Z3 windows tried for an inherent proof (default 6)");
+  AddWindowOpsFlag(cmd, f.window_ops);
   cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
   cmd->add_option("--rolling-z3", f.rolling,
                   "also try rolling Z3 plans of N operators over the whole program as witnesses "
-                  "(slow; default off)");
+                  "(slow; default 0: off)")
+      ->check(IntegerIn(0, 1000));
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
-  cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
+  cmd->add_option("--save-script", f.save_script, "write the verified witness script to FILE")
+      ->type_name("FILE");
 }
 
 ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
-  if (!(f.timeout > 0)) throw Error(fmt::format("--timeout must be positive, got {}", f.timeout));
   ClassifyOptions o;
   o.windows = f.no_z3 ? 0 : f.windows;
   o.window_ops = f.window_ops;
@@ -94,12 +98,19 @@ void SaveWitness(const ProofFlags& f, const Loaded& l, const Classification& c) 
                       fmt::format("source: {}: {}", w.source, w.description)});
 }
 
+// Prints the verdict; exit status 1 if --expect named another one.
 int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const Classification& c) {
   if (f.json)
     std::cout << ClassificationJson(l.trace, l.header, kind, c).dump() << "\n";
   else
     PrintClassificationText(std::cout, l.trace, l.header, c, f.verbose);
-  return 0;
+  return f.expect.empty() || f.expect == VerdictName(c.verdict) ? kExitSuccess : kExitNegative;
+}
+
+void AddExpectFlag(CLI::App* cmd, ProofFlags& f, std::vector<std::string> verdicts) {
+  cmd->add_option("--expect", f.expect, "exit status 1 if the verdict is another one")
+      ->check(CLI::IsMember(std::move(verdicts)))
+      ->type_name("VERDICT");
 }
 
 }  // namespace
@@ -107,7 +118,8 @@ int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const C
 void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f) {
   AddProofBudgetFlags(cmd, f);
   AddHeuristicFlag(cmd, f);
-  cmd->add_option("--at", f.at, "decision index (default: the run's OOM)");
+  cmd->add_option("--at", f.at, "decision index (default: the run's OOM)")
+      ->check(IntegerIn(0, kMaxInt64));
 }
 
 int RunFrontier(const FrontierFlags& f) {
@@ -128,7 +140,9 @@ int RunFrontier(const FrontierFlags& f) {
 
 void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
   AddProofBudgetFlags(cmd, f);
-  cmd->add_option("--script", f.script, "eviction script (docs/eviction_script.md)")->required();
+  cmd->add_option("--script", f.script, "eviction script (docs/eviction_script.md)")
+      ->required()
+      ->type_name("FILE");
 }
 
 int RunCheck(const CheckFlags& f) {
@@ -140,13 +154,14 @@ int RunCheck(const CheckFlags& f) {
               << "\n";
   else
     PrintScheduleCheckText(std::cout, l.trace, l.header, f.script, script.entries.size(), c);
-  return c.passed() ? 0 : 2;
+  return c.passed() ? kExitSuccess : kExitNegative;
 }
 
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
   AddProofBudgetFlags(cmd, f);
-  AddHeuristicFlag(cmd, f, "eviction heuristic of the run, simrd's name (default DTR)");
+  AddHeuristicFlag(cmd, f, "eviction heuristic of the run, simrd's name");
   AddProofFlags(cmd, f);
+  AddExpectFlag(cmd, f, {"policy-induced", "inherent", "undetermined"});
 }
 
 int RunExplain(const ProofFlags& f) {
@@ -169,6 +184,7 @@ int RunExplain(const ProofFlags& f) {
 void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
   AddProofBudgetFlags(cmd, f);
   AddProofFlags(cmd, f);
+  AddExpectFlag(cmd, f, {"feasible", "inherent", "undetermined"});
 }
 
 int RunProve(const ProofFlags& f) {
@@ -188,41 +204,41 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
   AddHeuristicsFlag(cmd, f);
   AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
   cmd->add_option("--ratios", f.grid,
-                  "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
+                  "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)")
+      ->type_name("GRID");
   cmd->add_option("--fine-step", f.fine_step,
-                  "finer step around each first pass (default 0.001; '' for none)");
+                  "finer step around each first pass (default 0.001; '' for none)")
+      ->type_name("RATIO");
   AddOverheadLimitFlag(cmd, f, "runs beyond this overhead count as not feasible");
   AddJobsFlag(cmd, f);
-  cmd->add_option("--windows", f.windows,
-                  "Z3 windows bisected for the lower bound (default 3; 0: none)");
-  cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
-  cmd->add_option("--timeout", f.timeout, "seconds per Z3 call (default 10)");
+  AddWindowsFlag(cmd, f.windows, "Z3 windows bisected for the lower bound (default 3; 0: none)");
+  AddWindowOpsFlag(cmd, f.window_ops);
+  AddTimeoutFlag(cmd, f.timeout);
   cmd->add_option("--search-seconds", f.search_seconds,
                   "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
-                  "next-use, Z3 plans) below the best grid run (default 60; 0: none)");
+                  "next-use, Z3 plans) below the best grid run (default 60; 0: none)")
+      ->check(NumberFrom(0));
   cmd->add_option("--walk", f.walk,
                   "walk-down budgets: gallop (a stride below the best peak, doubled after "
                   "each find; default), step (one byte below) or bisect (halfway to the "
                   "highest failed budget)")
-      ->check(CLI::IsMember({"step", "gallop", "bisect"}));
+      ->check(CLI::IsMember({"step", "gallop", "bisect"}))
+      ->type_name("WALK");
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
 }
 
 int RunBounds(const BoundsFlags& f) {
   BoundsOptions o;
-  if (!(f.search_seconds >= 0))
-    throw Error(fmt::format("--search-seconds must not be negative, got {}", f.search_seconds));
   o.search_seconds = f.search_seconds;
   o.walk = ParseWalkMode(f.walk);
   for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
   o.runtime = ParseRuntime(f.runtime);
-  if (o.runtime == RuntimeKind::kV1) throw Error("bounds needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(o.runtime, "bounds");
   o.grid = f.grid;
   ParseRatios(o.grid);  // bad grids fail before any work
   o.fine_step = f.fine_step;
   if (!o.fine_step.empty()) ParseRatio(o.fine_step);
   o.overhead_limit = OverheadLimit(f);
-  if (!(f.timeout > 0)) throw Error(fmt::format("--timeout must be positive, got {}", f.timeout));
   o.jobs = f.jobs;
   o.windows = f.windows;
   o.window_ops = f.window_ops;

@@ -35,6 +35,7 @@ struct ProofFlags : ProofBudgetFlags {
   int32_t rolling = 0;
   bool verbose = false;
   std::string save_script;
+  std::string expect;  // "": any verdict exits 0; else exit status 1 for another verdict
 };
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f);
 int RunExplain(const ProofFlags& f);

@@ -12,9 +12,12 @@
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "cli/exit_status.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/decision_log.h"
+#include "model/echo.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
@@ -47,7 +50,8 @@ std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std:
     if (eq != std::string::npos && eq > 0 && eq < 19 && text.find_first_not_of("0123456789") == eq)
       index = std::stoll(text.substr(0, eq));
     if (index < 0)
-      throw Error(fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", text));
+      throw Error(
+          fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", Echo(text)));
     StorageId storage = trace.tensor_named(text.substr(eq + 1)).storage;
     for (const auto& [i, s] : out)
       if (i == index)
@@ -73,21 +77,27 @@ void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f) {
   AddTraceArgument(cmd, f.trace);
   AddBudgetFlags(cmd, f);
   cmd->add_option(
-      "--emit-script", f.emit_script,
-      "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
+         "--emit-script", f.emit_script,
+         "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)")
+      ->type_name("FILE");
   cmd->add_option("--storages", f.storages,
                   "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
       ->expected(0, 1)
-      ->default_str("20");
+      ->default_str("20")
+      ->check(IntegerIn(0, kMaxInt32));
   cmd->add_option("--override", f.overrides,
-                  "DECISION=TENSOR: that decision evicts TENSOR's storage instead (repeatable; as "
-                  "blame's fixes)")
-      ->take_all();
+                  "that decision evicts TENSOR's storage instead (repeatable; as blame's fixes)")
+      ->take_all()
+      ->type_name("DECISION=TENSOR");
   AddReplayFlags(cmd, f);
+  cmd->add_flag("--fail-on-oom", f.fail_on_oom,
+                "exit status 1 unless the run passes (it ran out of memory or, with "
+                "--overhead-limit, thrashed)");
   AddJsonFlag(cmd, f, kRunJsonHelp);
   cmd->add_option("--record", f.record,
                   "write every decision point and eager eviction to FILE (gzip'd JSON lines, "
-                  "docs/decision_log.md)");
+                  "docs/decision_log.md)")
+      ->type_name("FILE");
 }
 
 int RunReplay(const ReplayCommandFlags& f) {
@@ -133,12 +143,14 @@ int RunReplay(const ReplayCommandFlags& f) {
     PrintRunText(std::cout, summary, run);
     if (f.storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f.storages);
   }
-  return 0;
+  return f.fail_on_oom && run.result.outcome != Outcome::kPass ? kExitNegative : kExitSuccess;
 }
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
   AddTraceArgument(cmd, f.trace);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
   AddReplayFlags(cmd, f, /*many_heuristics=*/true);
   AddJsonFlag(cmd, f, kRunJsonHelp);
   AddJobsFlag(cmd, f);

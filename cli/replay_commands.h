@@ -20,6 +20,7 @@ struct ReplayCommandFlags : ReplayFlags, BudgetFlags {
   int storages = -1;  // -1: no per-storage list
   std::string record;
   std::vector<std::string> overrides;
+  bool fail_on_oom = false;  // exit status 1 unless the run passes
 };
 void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f);
 int RunReplay(const ReplayCommandFlags& f);

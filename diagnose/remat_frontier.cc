@@ -9,6 +9,7 @@
 #include <boost/graph/reverse_graph.hpp>
 
 #include "checker/eviction_script.h"
+#include "checker/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -36,8 +37,7 @@ struct Evicted {
 };
 
 ScriptedRun RunForFrontier(const Trace& trace, const ReplayConfig& config) {
-  if (config.runtime == RuntimeKind::kV1)
-    throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(config.runtime, "the frontier");
   if (config.script) throw Error("the frontier analyses a heuristic run, not a scripted one");
   return ScriptOfRun(trace, config);
 }
