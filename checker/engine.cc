@@ -100,8 +100,8 @@ void Engine::CheckedAdd(int64_t& total, int64_t x, const char* what, const Trace
     total = sum;
     return;
   }
-  throw Error(fmt::format("{}: the {} passed 2^63 during the replay; the trace's numbers are too large",
-                          trace.source, what));
+  throw InputError(fmt::format("{}: the {} passed 2^63 during the replay; the trace's numbers are too large",
+                               trace.source, what));
 }
 
 RunResult Engine::Result(Outcome outcome) const {

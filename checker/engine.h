@@ -44,11 +44,11 @@
 namespace dtr {
 
 // Thrown where simrd itself stops with an assertion (the run has no
-// outcome in simrd). A kind of Error: commands report it like any bad input;
+// outcome in simrd): the trace leads simrd astray. A kind of InputError: commands report it like any bad input;
 // searches that try many runs catch exactly this to skip such a run.
-class SimrdAssertionError : public Error {
+class SimrdAssertionError : public InputError {
  public:
-  using Error::Error;
+  using InputError::InputError;
 };
 
 struct EngineOptions {

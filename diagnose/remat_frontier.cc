@@ -10,6 +10,7 @@
 #include <boost/graph/reverse_graph.hpp>
 
 #include "checker/eviction_script.h"
+#include "checker/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -37,8 +38,7 @@ struct Evicted {
 };
 
 void CheckFrontierConfig(const ReplayConfig& config) {
-  if (config.runtime == RuntimeKind::kV1)
-    throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(config.runtime, "the frontier");
   if (config.script) throw Error("the frontier analyses a heuristic run, not a scripted one");
 }
 

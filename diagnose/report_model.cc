@@ -242,7 +242,7 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
 
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
   if (!(v.timeout_seconds > 0))
-    throw Error(fmt::format("--timeout must be positive, got {}", v.timeout_seconds));
+    throw Error(fmt::format("the Z3 time limit must be positive, got {} seconds", v.timeout_seconds));
   ClassifyOptions o;
   o.windows = v.z3 ? v.windows : 0;
   o.window_ops = v.window_ops;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
 #include "model/error.h"
 
@@ -317,8 +318,7 @@ class Searcher {
 
 WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
                                   const WitnessOptions& options, const WitnessProgress& progress) {
-  if (options.runtime == RuntimeKind::kV1)
-    throw Error("witness search needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(options.runtime, "witness search");
   return Searcher(trace, baseline_memory, budget, options, progress).Run();
 }
 

@@ -25,15 +25,16 @@ std::vector<std::string> WriteReportFiles(const Trace& trace, const ReportModel&
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    throw Error(fmt::format("{}: cannot create the report directory ({})", dir, ec.message()));
+    throw InputError(
+        fmt::format("{}: cannot create the report directory ({})", dir, ec.message()));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
+    if (!out) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
     out << text;
     out.close();
-    if (!out) throw Error(fmt::format("{}: write failed", path));
+    if (!out) throw InputError(SystemErrorMessage(path, "write failed"));
     written.push_back(path);
   }
   return written;
