@@ -103,7 +103,7 @@ void RegisterGenCommands(CLI::App& app, Actions& actions) {
   {
     auto out = std::make_shared<std::string>();
     CLI::App* cmd =
-        gen->add_subcommand("demo", "the embedded demo trace (see docs/readme/reports.md)");
+        gen->add_subcommand("demo", "the embedded demo trace (see docs/demo.md)");
     cmd->add_option("-o,--out", *out, "output file (default: standard output)");
     cmd->callback([out, &actions] {
       actions.push_back([out] {
