@@ -24,7 +24,7 @@ std::vector<Command> GenCommands() {
                   RunGenResNet),
       MakeCommand("rnn", "an unrolled recurrent network",
                   {"dtrcheck gen rnn --steps 32 -o rnn.log"}, AddGenRnnFlags, RunGenRnn),
-      MakeCommand("demo", "the embedded demo trace (see docs/readme/reports.md)",
+      MakeCommand("demo", "the embedded demo trace (see docs/demo.md)",
                   {"dtrcheck gen demo -o demo.log"}, AddGenDemoFlags, RunGenDemo),
       MakeCommand("list", "list the generators and the known public trace names",
                   {"dtrcheck gen list"}, AddGenListFlags, RunGenList),

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 
@@ -39,12 +40,17 @@ int RunReport(const ReportFlags& f) {
   o.divergence = !f.no_divergence;
   o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops};
   Trace trace;
+  // The demo trace is written beside the report, so that the report's
+  // `dtrcheck explain` / `diff` commands have a file to read.
+  std::string demo_text, demo_path;
   if (f.trace.empty()) {
     o.trace_name = kDemoTraceName;
     o.trace_source = kDemoSource;
-    o.command_trace = "demo.log";  // what `dtrcheck gen demo > demo.log` writes
+    demo_text = GenerateDemo();
+    demo_path = (std::filesystem::path(f.out) / "demo.log").string();
+    o.command_trace = demo_path;
     o.ratios_text = f.ratios.empty() ? DemoRatios() : f.ratios;
-    trace = ParseTraceString(GenerateDemo(), "demo");
+    trace = ParseTraceString(demo_text, "demo");
   } else {
     o.trace_name = std::filesystem::path(f.trace).filename().string();
     o.trace_source = f.trace;
@@ -73,6 +79,13 @@ int RunReport(const ReportFlags& f) {
     model = BuildReport(trace, o);
   }
   std::vector<std::string> paths = WriteReportFiles(trace, model, f.out);
+  if (!demo_path.empty()) {
+    std::ofstream out(demo_path, std::ios::binary);
+    out << demo_text;
+    out.close();
+    if (!out) throw InputError(SystemErrorMessage(demo_path, "cannot write the demo trace"));
+    paths.push_back(demo_path);
+  }
   fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
              model.heuristic, model.runtime, model.rows.size());
   for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);

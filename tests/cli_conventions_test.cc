@@ -4,6 +4,7 @@
 // for paths, gives every number its range and lists enumerations with their
 // defaults.
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -38,7 +39,9 @@ std::string Slurp(const fs::path& p) {
 // ratio 0.6 and a malformed script; commands run inside it.
 class Workspace {
  public:
-  Workspace() : dir_(fs::temp_directory_path() / "dtrcheck_cli_conventions") {
+  // One folder per process: ctest runs the cases of this file in parallel.
+  Workspace()
+      : dir_(TempPath("dtrcheck_cli_conventions")) {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     REQUIRE(Run("gen demo -o demo.log").status == 0);

@@ -42,7 +42,7 @@ TEST_CASE("end-to-end golden cases") {
     if (e.path().extension() == ".args") cases.push_back(e.path());
   std::sort(cases.begin(), cases.end());
   REQUIRE(cases.size() >= 5);
-  std::filesystem::path err_file = std::filesystem::temp_directory_path() / "dtrcheck_e2e_stderr.txt";
+  std::filesystem::path err_file = TempPath("dtrcheck_e2e_stderr.txt");
   for (const auto& args_path : cases) {
     std::string name = args_path.stem().string();
     auto sibling = [&](const char* ext) { return dir / (name + ext); };

@@ -46,7 +46,7 @@ TEST_CASE("cli: scan --json reports the ResNet-32 inversion with ratios") {
 
 TEST_CASE("cli: replay --record writes a log with one line per decision") {
   std::string path =
-      (std::filesystem::temp_directory_path() / "dtrcheck_cli_record.jsonl.gz").string();
+      TempPath("dtrcheck_cli_record.jsonl.gz").string();
   Output o = Run("replay " + TracePath("resnet32") + " --ratio 0.102 --json --record " + path);
   REQUIRE(o.status == 0);
   nlohmann::json run = nlohmann::json::parse(o.text);

@@ -212,7 +212,7 @@ TEST_CASE("report divergences are diff's, at the inversion's edges") {
 
 TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes") {
   // The demo passes at ratios 0.49 and 0.55 and fails at every budget of
-  // [5767168, 6291455] between them (docs/readme/reports.md). A grid of just
+  // [5767168, 6291455] between them (docs/demo.md). A grid of just
   // those two points sees no OOM; the atlas over their range finds the hole.
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportOptions o = AnalysesOptions("0.49,0.55");

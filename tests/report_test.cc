@@ -388,7 +388,7 @@ TEST_CASE(
 TEST_CASE("WriteReportFiles writes three files, or fails with the path") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options("0.5,1.0"));
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtrcheck_report_test";
+  std::filesystem::path dir = TempPath("dtrcheck_report_test");
   std::filesystem::remove_all(dir);
   std::vector<std::string> paths = WriteReportFiles(trace, m, (dir / "sub").string());
   CHECK(paths.size() == 3);
