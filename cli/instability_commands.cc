@@ -15,6 +15,7 @@
 #include "diagnose/instability_scan.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/instability_report.h"
 
 namespace dtr::cli {
@@ -60,6 +61,7 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
       bool refine = false;
       bool exact = false;
       int max_walk = 1000;
+      bool csv = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand(
@@ -76,8 +78,10 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         "bisection, and inversions the grid missed");
     cmd->add_option("--max-walk", f->max_walk,
                     "replays per walk direction and boundary before bisecting (default 1000)");
+    cmd->add_flag("--csv", f->csv, "one CSV row per grid point (the --json points)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
+        if (f->json && f->csv) throw Error("scan takes --json or --csv, not both");
         ScanOptions options = Options(*f, f->cliff_factor);
         if (f->refine && f->exact) throw Error("scan takes --refine or --exact, not both");
         options.refine = f->refine;
@@ -99,6 +103,8 @@ void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
         }
         if (f->json)
           std::cout << ScanJson(summary, scan).dump() << "\n";
+        else if (f->csv)
+          PrintCsvTable(std::cout, ScanJson(summary, scan)["points"]);
         else
           PrintScanText(std::cout, summary, scan);
         return 0;

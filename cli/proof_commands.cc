@@ -17,6 +17,7 @@
 #include "diagnose/remat_frontier.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
 
@@ -238,6 +239,7 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       double timeout = 10;
       double search_seconds = 60;
       std::string walk = "gallop";
+      bool csv = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("bounds",
@@ -265,8 +267,10 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                     "highest failed budget)")
         ->check(CLI::IsMember({"step", "gallop", "bisect"}));
     AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
+    cmd->add_flag("--csv", f->csv, "one CSV row per heuristic (the --json heuristics)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
+        if (f->json && f->csv) throw Error("bounds takes --json or --csv, not both");
         BoundsOptions o;
         if (!(f->search_seconds >= 0))
           throw Error(
@@ -313,6 +317,8 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         }
         if (f->json)
           std::cout << BoundsJson(h, r).dump() << "\n";
+        else if (f->csv)
+          PrintCsvTable(std::cout, BoundsJson(h, r)["heuristics"]);
         else
           PrintBoundsText(std::cout, h, r);
         return 0;

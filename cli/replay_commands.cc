@@ -17,6 +17,7 @@
 #include "diagnose/decision_log.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/run_report.h"
 
 namespace dtr::cli {
@@ -25,9 +26,13 @@ namespace {
 
 constexpr const char* kRunJsonHelp = "one JSON object per run, with the field names of simrd's reference files";
 
-void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json) {
+void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json, bool csv) {
   if (json) {
     for (const RunRecord& r : runs) std::cout << RunJson(summary, r).dump() << "\n";
+  } else if (csv) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const RunRecord& r : runs) rows.push_back(RunJson(summary, r));
+    PrintCsvTable(std::cout, rows);
   } else if (runs.size() == 1) {
     PrintRunText(std::cout, summary, runs[0]);
   } else {
@@ -64,11 +69,15 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     auto f = std::make_shared<ReplayFlags>();
     CLI::App* cmd = app.add_subcommand("info", "parse a trace and print its size and simrd baseline");
     AddTraceArgument(cmd, *f);
+    AddJsonFlag(cmd, *f, "one JSON object with these fields (baseline under simrd's reference names)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Trace trace = LoadTrace(f->trace);
         TraceSummary summary = Summarize(f->trace, ComputeBaseline(trace));
-        PrintTraceInfo(std::cout, trace, summary);
+        if (f->json)
+          std::cout << TraceInfoJson(trace, summary).dump() << "\n";
+        else
+          PrintTraceInfo(std::cout, trace, summary);
         return 0;
       });
     });
@@ -148,6 +157,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
   {
     struct Flags : ReplayFlags {
       std::string ratios;
+      bool csv = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("sweep", "replay a trace at many budgets (and heuristics), in parallel");
@@ -155,9 +165,11 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
     AddReplayFlags(cmd, *f, /*many_heuristics=*/true);
     AddJsonFlag(cmd, *f, kRunJsonHelp);
+    cmd->add_flag("--csv", f->csv, "one CSV row per run, with the --json field names");
     AddJobsFlag(cmd, *f);
     cmd->callback([f, &actions] {
       actions.push_back([f] {
+        if (f->json && f->csv) throw Error("sweep takes --json or --csv, not both");
         std::vector<Ratio> ratios = ParseRatios(f->ratios);
         std::vector<RunSpec> specs;
         for (const std::string& h : f->heuristics) {
@@ -176,7 +188,7 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
           ProgressBar bar("sweep");
           runs = RunMany(trace, baseline, specs, f->jobs, [&](size_t d, size_t t) { bar.Update(d, t); });
         }
-        PrintRuns(summary, runs, f->json);
+        PrintRuns(summary, runs, f->json, f->csv);
         return 0;
       });
     });
