@@ -21,6 +21,10 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 EXAMPLES = SOURCE / "examples"
 RESNET32 = TRACES / "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log"
 
+# Subprocesses run in other directories: make the module path absolute.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+
 
 def cli(*args, code: int = 0) -> subprocess.CompletedProcess:
     """Runs the dtrcheck CLI; checks its exit status."""

@@ -1,7 +1,10 @@
 """The example models captured as a user would, checked against the CLI and
 against PyTorch's own memory accounting."""
 
+import os
 import runpy
+import subprocess
+import tempfile
 
 import pytest
 import torch
@@ -103,9 +106,24 @@ def test_capture_with_the_measured_clock_differs_only_in_time(captured, tmp_path
     assert cli_json("replay", measured, "--ratio", "1.0")[0]["result"] == "pass"
 
 
-def test_captured_resnet_goes_through_report(captured, tmp_path):
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def test_captured_resnet_report_renders_in_the_browser(captured, tmp_path):
+    # As tests/browser_check.sh does for the demo: the report of a captured
+    # trace, opened in headless Chromium, has its plots and every section.
     out = tmp_path / "report"
     p = cli("report", captured["resnet"], "--ratios", "0.3:1.0:0.1", "--out", out, "--no-proofs", "-j", "2")
-    assert "wrote" in p.stdout
-    html = (out / "report.html").read_text()
-    assert html.startswith("<!DOCTYPE html>") and "resnet.log" in html
+    assert f"wrote {out / 'report.html'}" in p.stdout
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              "--disable-background-networking", f"--user-data-dir={profile}",
+                              "--dump-dom", f"file://{out / 'report.html'}"],
+                             capture_output=True, text=True, timeout=120).stdout
+    assert "resnet.log" in dom
+    assert dom.count("<svg") >= 3  # the budget curve, the timeline, a frontier
+    assert dom.count("<section id=") == 7
+    assert 'class="curve"' in dom and 'class="mem"' in dom
+    assert "<script" not in dom and "ERR_" not in dom
