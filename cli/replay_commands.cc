@@ -26,7 +26,8 @@ namespace {
 
 constexpr const char* kRunJsonHelp = "one JSON object per run, with the field names of simrd's reference files";
 
-void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json, bool csv) {
+void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json,
+               bool csv) {
   if (json) {
     for (const RunRecord& r : runs) std::cout << RunJson(summary, r).dump() << "\n";
   } else if (csv) {
@@ -69,7 +70,8 @@ void RegisterReplayCommands(CLI::App& app, Actions& actions) {
     auto f = std::make_shared<ReplayFlags>();
     CLI::App* cmd = app.add_subcommand("info", "parse a trace and print its size and simrd baseline");
     AddTraceArgument(cmd, *f);
-    AddJsonFlag(cmd, *f, "one JSON object with these fields (baseline under simrd's reference names)");
+    AddJsonFlag(cmd, *f,
+                "one JSON object with these fields (baseline under simrd's reference names)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Trace trace = LoadTrace(f->trace);

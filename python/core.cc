@@ -65,12 +65,18 @@ std::shared_ptr<LoadedTrace> Load(const std::string& path) {
 
 py::object ToPython(const ordered_json& j) {
   switch (j.type()) {
-    case ordered_json::value_t::null: return py::none();
-    case ordered_json::value_t::boolean: return py::bool_(j.get<bool>());
-    case ordered_json::value_t::number_integer: return py::int_(j.get<int64_t>());
-    case ordered_json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
-    case ordered_json::value_t::number_float: return py::float_(j.get<double>());
-    case ordered_json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case ordered_json::value_t::null:
+      return py::none();
+    case ordered_json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case ordered_json::value_t::number_integer:
+      return py::int_(j.get<int64_t>());
+    case ordered_json::value_t::number_unsigned:
+      return py::int_(j.get<uint64_t>());
+    case ordered_json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case ordered_json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
     case ordered_json::value_t::array: {
       py::list l;
       for (const ordered_json& e : j) l.append(ToPython(e));
@@ -81,13 +87,14 @@ py::object ToPython(const ordered_json& j) {
       for (auto it = j.begin(); it != j.end(); ++it) d[py::str(it.key())] = ToPython(it.value());
       return std::move(d);
     }
-    default: throw Error("unexpected JSON value");
+    default:
+      throw Error("unexpected JSON value");
   }
 }
 
 // What the CLI's SpecFrom (cli/replay_flags.cc) builds from the shared flags.
-RunSpec Spec(const std::string& heuristic, const std::string& runtime, std::optional<double> overhead_limit,
-             uint64_t seed) {
+RunSpec Spec(const std::string& heuristic, const std::string& runtime,
+             std::optional<double> overhead_limit, uint64_t seed) {
   RunSpec s;
   s.heuristic = &FindHeuristic(heuristic);
   s.runtime = ParseRuntime(runtime);
@@ -112,9 +119,10 @@ void SetBudget(RunSpec& s, const std::optional<std::string>& ratio, std::optiona
 
 py::object Info(const LoadedTrace& t) { return ToPython(TraceInfoJson(t.trace, t.summary)); }
 
-py::object ReplayOne(const LoadedTrace& t, std::optional<std::string> ratio, std::optional<int64_t> budget,
-                     const std::string& heuristic, const std::string& runtime,
-                     std::optional<double> overhead_limit, uint64_t seed) {
+py::object ReplayOne(const LoadedTrace& t, std::optional<std::string> ratio,
+                     std::optional<int64_t> budget, const std::string& heuristic,
+                     const std::string& runtime, std::optional<double> overhead_limit,
+                     uint64_t seed) {
   RunSpec spec = Spec(heuristic, runtime, overhead_limit, seed);
   SetBudget(spec, ratio, budget, "replay");
   ordered_json j;
@@ -125,8 +133,9 @@ py::object ReplayOne(const LoadedTrace& t, std::optional<std::string> ratio, std
   return ToPython(j);
 }
 
-py::object Sweep(const LoadedTrace& t, const std::string& ratios, const std::vector<std::string>& heuristics,
-                 const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed, int jobs) {
+py::object Sweep(const LoadedTrace& t, const std::string& ratios,
+                 const std::vector<std::string>& heuristics, const std::string& runtime,
+                 std::optional<double> overhead_limit, uint64_t seed, int jobs) {
   std::vector<Ratio> grid = ParseRatios(ratios);
   std::vector<RunSpec> specs;
   for (const std::string& h : heuristics) {
@@ -140,16 +149,18 @@ py::object Sweep(const LoadedTrace& t, const std::string& ratios, const std::vec
   ordered_json runs = ordered_json::array();
   {
     py::gil_scoped_release release;
-    for (const RunRecord& r : RunMany(t.trace, t.baseline, specs, jobs)) runs.push_back(RunJson(t.summary, r));
+    for (const RunRecord& r : RunMany(t.trace, t.baseline, specs, jobs))
+      runs.push_back(RunJson(t.summary, r));
   }
   return ToPython(runs);
 }
 
 py::object Atlas(const LoadedTrace& t, std::optional<std::pair<std::string, std::string>> ratios,
                  std::optional<std::pair<int64_t, int64_t>> budgets, const std::string& heuristic,
-                 const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed, int jobs,
-                 size_t max_runs) {
-  if (ratios.has_value() == budgets.has_value()) throw Error("atlas needs ratios=(lo, hi) or budgets=(lo, hi)");
+                 const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed,
+                 int jobs, size_t max_runs) {
+  if (ratios.has_value() == budgets.has_value())
+    throw Error("atlas needs ratios=(lo, hi) or budgets=(lo, hi)");
   RunSpec spec = Spec(heuristic, runtime, overhead_limit, seed);
   std::pair<int64_t, int64_t> bytes;
   if (ratios)
@@ -160,17 +171,19 @@ py::object Atlas(const LoadedTrace& t, std::optional<std::pair<std::string, std:
   ordered_json j;
   {
     py::gil_scoped_release release;
-    BudgetAtlas atlas = BuildAtlas(t.trace, t.baseline, spec, bytes.first, bytes.second, jobs, nullptr, max_runs);
+    BudgetAtlas atlas =
+        BuildAtlas(t.trace, t.baseline, spec, bytes.first, bytes.second, jobs, nullptr, max_runs);
     j = AtlasJson(t.summary, spec, atlas);
   }
   return ToPython(j);
 }
 
 py::object Scan(const LoadedTrace& t, const std::string& ratios, const std::string& heuristic,
-                const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed, double cliff_factor,
-                bool refine, bool exact, int max_walk, int jobs) {
+                const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed,
+                double cliff_factor, bool refine, bool exact, int max_walk, int jobs) {
   RunSpec spec = Spec(heuristic, runtime, overhead_limit, seed);
-  if (!(cliff_factor > 1)) throw Error(fmt::format("cliff_factor must be greater than 1, got {}", cliff_factor));
+  if (!(cliff_factor > 1))
+    throw Error(fmt::format("cliff_factor must be greater than 1, got {}", cliff_factor));
   ScanOptions o;
   o.heuristic = spec.heuristic;
   o.runtime = spec.runtime;
@@ -193,16 +206,18 @@ py::object Scan(const LoadedTrace& t, const std::string& ratios, const std::stri
 // explain (heuristic set) or prove (heuristic empty), as the CLI's Load() and
 // OptionsFrom() in cli/proof_commands.cc set them up.
 py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional<std::string> ratio,
-                    std::optional<int64_t> budget, const std::string& heuristic, const std::string& runtime,
-                    bool z3, double timeout, int32_t windows, int32_t window_ops,
-                    const std::vector<std::string>& witness_heuristics) {
-  if (ratio.has_value() == budget.has_value()) throw Error(kind + " needs ratio= or budget= (one of them)");
+                    std::optional<int64_t> budget, const std::string& heuristic,
+                    const std::string& runtime, bool z3, double timeout, int32_t windows,
+                    int32_t window_ops, const std::vector<std::string>& witness_heuristics) {
+  if (ratio.has_value() == budget.has_value())
+    throw Error(kind + " needs ratio= or budget= (one of them)");
   if (!(timeout > 0)) throw Error(fmt::format("timeout must be positive, got {}", timeout));
   ProofHeader h;
   h.log = t.summary.log;
   h.baseline = t.baseline;
   h.runtime = ParseRuntime(runtime);
-  if (h.runtime == RuntimeKind::kV1) throw Error(kind + " needs a RuntimeV2 runtime, not RuntimeV1");
+  if (h.runtime == RuntimeKind::kV1)
+    throw Error(kind + " needs a RuntimeV2 runtime, not RuntimeV1");
   if (ratio) {
     h.ratio = ParseRatio(*ratio);
     h.budget = BudgetForRatio(t.baseline.memory, h.ratio->value);
@@ -236,17 +251,18 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
 }
 
 py::object Report(const LoadedTrace& t, const std::string& ratios, const std::string& out,
-                  const std::string& heuristic, const std::string& runtime, std::optional<double> overhead_limit,
-                  std::optional<std::string> timeline_ratio, double cliff_factor, int jobs, bool atlas,
-                  size_t atlas_max_runs, bool proofs, bool divergence, bool z3, double timeout, int32_t windows,
-                  int32_t window_ops) {
+                  const std::string& heuristic, const std::string& runtime,
+                  std::optional<double> overhead_limit, std::optional<std::string> timeline_ratio,
+                  double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
+                  bool divergence, bool z3, double timeout, int32_t windows, int32_t window_ops) {
   ReportOptions o;
   o.heuristic = &FindHeuristic(heuristic);
   o.runtime = ParseRuntime(runtime);
   if (overhead_limit && !(*overhead_limit >= 1))
     throw Error(fmt::format("overhead_limit must be at least 1, got {}", *overhead_limit));
   o.overhead_limit = overhead_limit;
-  if (!(cliff_factor > 1)) throw Error(fmt::format("cliff_factor must be above 1, got {}", cliff_factor));
+  if (!(cliff_factor > 1))
+    throw Error(fmt::format("cliff_factor must be above 1, got {}", cliff_factor));
   o.cliff_factor = cliff_factor;
   o.jobs = jobs;
   o.atlas = atlas;
@@ -284,7 +300,8 @@ PYBIND11_MODULE(_core, m) {
   // dtrcheck.Error is defined in Python (dtrcheck/errors.py) so that it exists
   // even where this module is not built.
   // Kept for the life of the process (never decref'd at exit).
-  static PyObject* error_type = py::object(py::module_::import("dtrcheck.errors").attr("Error")).release().ptr();
+  static PyObject* error_type =
+      py::object(py::module_::import("dtrcheck.errors").attr("Error")).release().ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -299,20 +316,23 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("load", &Load, py::arg("path"));
   m.def("info", &Info, py::arg("trace"));
-  m.def("replay", &ReplayOne, py::arg("trace"), py::arg("ratio"), py::arg("budget"), py::arg("heuristic"),
-        py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"));
-  m.def("sweep", &Sweep, py::arg("trace"), py::arg("ratios"), py::arg("heuristics"), py::arg("runtime"),
-        py::arg("overhead_limit"), py::arg("seed"), py::arg("jobs"));
-  m.def("atlas", &dp::Atlas, py::arg("trace"), py::arg("ratios"), py::arg("budgets"), py::arg("heuristic"),
-        py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"), py::arg("jobs"), py::arg("max_runs"));
-  m.def("scan", &Scan, py::arg("trace"), py::arg("ratios"), py::arg("heuristic"), py::arg("runtime"),
-        py::arg("overhead_limit"), py::arg("seed"), py::arg("cliff_factor"), py::arg("refine"), py::arg("exact"),
-        py::arg("max_walk"), py::arg("jobs"));
-  m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"), py::arg("budget"),
-        py::arg("heuristic"), py::arg("runtime"), py::arg("z3"), py::arg("timeout"), py::arg("windows"),
-        py::arg("window_ops"), py::arg("witness_heuristics"));
-  m.def("report", &Report, py::arg("trace"), py::arg("ratios"), py::arg("out"), py::arg("heuristic"),
-        py::arg("runtime"), py::arg("overhead_limit"), py::arg("timeline_ratio"), py::arg("cliff_factor"),
-        py::arg("jobs"), py::arg("atlas"), py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"),
-        py::arg("z3"), py::arg("timeout"), py::arg("windows"), py::arg("window_ops"));
+  m.def("replay", &ReplayOne, py::arg("trace"), py::arg("ratio"), py::arg("budget"),
+        py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"));
+  m.def("sweep", &Sweep, py::arg("trace"), py::arg("ratios"), py::arg("heuristics"),
+        py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"), py::arg("jobs"));
+  m.def("atlas", &dp::Atlas, py::arg("trace"), py::arg("ratios"), py::arg("budgets"),
+        py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"),
+        py::arg("jobs"), py::arg("max_runs"));
+  m.def("scan", &Scan, py::arg("trace"), py::arg("ratios"), py::arg("heuristic"),
+        py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"), py::arg("cliff_factor"),
+        py::arg("refine"), py::arg("exact"), py::arg("max_walk"), py::arg("jobs"));
+  m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"),
+        py::arg("budget"), py::arg("heuristic"), py::arg("runtime"), py::arg("z3"),
+        py::arg("timeout"), py::arg("windows"), py::arg("window_ops"),
+        py::arg("witness_heuristics"));
+  m.def("report", &Report, py::arg("trace"), py::arg("ratios"), py::arg("out"),
+        py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"),
+        py::arg("timeline_ratio"), py::arg("cliff_factor"), py::arg("jobs"), py::arg("atlas"),
+        py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"), py::arg("z3"),
+        py::arg("timeout"), py::arg("windows"), py::arg("window_ops"));
 }

@@ -51,7 +51,8 @@ void PrintCsvTable(std::ostream& out, const ordered_json& rows) {
   out << "\n";
   for (const Cells& row : cells) {
     for (size_t c = 0; c < header.size(); ++c) {
-      auto it = std::find_if(row.begin(), row.end(), [&](const auto& cell) { return cell.first == header[c]; });
+      auto it = std::find_if(row.begin(), row.end(),
+                             [&](const auto& cell) { return cell.first == header[c]; });
       out << (c ? "," : "") << (it == row.end() ? "" : Quote(it->second));
     }
     out << "\n";
