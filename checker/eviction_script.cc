@@ -82,8 +82,9 @@ namespace {
 class ScriptRecorder : public ReplayObserver {
  public:
   explicit ScriptRecorder(EvictionScript& script) : script_(script) {}
-  void OnDecision(const DecisionPoint& d) override {
+  Flow OnDecision(const DecisionPoint& d) override {
     script_.entries.push_back({d.event, d.chosen});
+    return Flow::kContinue;
   }
 
  private:
@@ -116,6 +117,21 @@ ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config) {
   }
   while (d < decisions.entries.size()) out.script.entries.push_back(decisions.entries[d++]);
   return out;
+}
+
+Engine ScriptedStateBeforeStep(const Trace& trace, RuntimeKind runtime, const EvictionScript& script,
+                               int32_t step) {
+  EngineOptions options;
+  options.runtime = runtime;
+  Engine engine(trace, options);
+  ScriptPolicy policy(script.entries, nullptr);
+  while (engine.Advance() && engine.program_step() < step) {
+    if (!policy.Prepare(engine))
+      throw Error(fmt::format("script entry {} (event {}): {}", policy.failure()->entry, policy.failure()->event,
+                              policy.failure()->reason));
+    engine.Compute();
+  }
+  return engine;
 }
 
 }  // namespace dtr

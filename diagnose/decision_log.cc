@@ -92,12 +92,13 @@ void DecisionLogWriter::WriteLine(const std::string& line) {
     throw Error(fmt::format("{}: write error", path_));
 }
 
-void DecisionLogWriter::OnDecision(const DecisionPoint& d) {
+Flow DecisionLogWriter::OnDecision(const DecisionPoint& d) {
   WriteLine(DecisionPointJson(trace_, d).dump());
   ++decisions_;
+  return Flow::kContinue;
 }
 
-void DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
+Flow DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   ordered_json j;
   j["kind"] = "eager";
   j["storage"] = StorageName(trace_, e.storage);
@@ -106,6 +107,7 @@ void DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   j["step"] = e.program_step;
   WriteLine(j.dump());
   ++eager_;
+  return Flow::kContinue;
 }
 
 void DecisionLogWriter::Finish(const RunRecord& run) {

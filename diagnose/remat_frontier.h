@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "checker/engine.h"
 #include "checker/replay.h"
-#include "checker/stepwise_runtime.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -89,11 +89,11 @@ struct RematFrontier {
 };
 
 // From a runtime state at a computation point.
-RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget);
+RematFrontier AnalyzeFrontier(const Engine& state, int64_t budget);
 
 // At the OOM of the run `config` describes (a heuristic run; RuntimeV2
-// family). Throws Error if the run does not end in an OOM. The reconstructed
-// state is checked against the run's OOM context.
+// family). Throws Error if the run does not end in an OOM. The analysed
+// state is the engine's where the run stopped, checked against its OOM context.
 RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config);
 // Just before decision `decision` of that run (0-based). Throws Error if the
 // run has fewer decisions.

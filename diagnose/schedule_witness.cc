@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "checker/script_builder.h"
-#include "checker/stepwise_runtime.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -46,7 +45,7 @@ class Searcher {
                                          const std::string& what) {
     try {
       return ScriptOfRun(trace_, c);
-    } catch (const Error& e) {
+    } catch (const SimrdAssertionError& e) {
       Note(source, what, e.what());
       return std::nullopt;
     }
@@ -146,7 +145,10 @@ class Searcher {
   // Records the decisions of the explained run, with their runner-ups.
   class DecisionLog : public ReplayObserver {
    public:
-    void OnDecision(const DecisionPoint& d) override { decisions.push_back(d); }
+    Flow OnDecision(const DecisionPoint& d) override {
+    decisions.push_back(d);
+    return Flow::kContinue;
+  }
     std::vector<DecisionPoint> decisions;
   };
 
@@ -159,7 +161,7 @@ class Searcher {
     c.observer = &log;
     try {
       Replay(trace_, c);
-    } catch (const Error& e) {
+    } catch (const SimrdAssertionError& e) {
       Note("counterfactual", fmt::format("{} at budget {}", h->name, budget_), e.what());
       return false;
     }
@@ -241,8 +243,7 @@ class Searcher {
       if (st.target == last + 1) stop_step = s;
     }
     // The run's state at the first computation of the window's first operator.
-    StepwiseRuntime rt =
-        StateBeforeStep(trace_, EagerEvictions(o_.runtime), first_run_->script, first_step);
+    Engine rt = ScriptedStateBeforeStep(trace_, o_.runtime, first_run_->script, first_step);
     std::vector<uint8_t> entry(trace_.storages.size(), 0);
     for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
     std::string what =

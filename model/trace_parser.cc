@@ -116,6 +116,7 @@ class Parser {
   std::unordered_set<std::string> tensor_names_;     // every tensor name ever created
   std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
   std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
+  int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
 };
 
 const json& Parser::Field(const json& j, const char* key, int line) const {
@@ -285,6 +286,22 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
                     const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
                     const std::vector<std::string>& names, bool constant, int line) {
   OpId id = static_cast<OpId>(trace_.ops.size());
+  // Every sum the replay forms (memory in use, a budget comparison, region
+  // compute) stays below 2^63 when all sizes, and all compute, sum to at
+  // most 2^62: memory in use never exceeds all storages plus one operator's
+  // copies. Clock and remat compute can still grow past that by
+  // recomputation; the engine checks those additions.
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (int64_t size : sizes) {
+    if (size > kLimit - size_sum_)
+      Fail(line, fmt::format("the trace's MEMORY sizes sum to more than 2^62 bytes here; dtrcheck's memory "
+                             "arithmetic would overflow"));
+    size_sum_ += size;
+  }
+  if (compute > kLimit - compute_sum_)
+    Fail(line, fmt::format("the trace's TIME values sum to more than 2^62 here; dtrcheck's clock arithmetic "
+                           "would overflow"));
+  compute_sum_ += compute;
   Operator op;
   op.name = fmt::format("{}/{}", base, id);
   op.compute = compute;

@@ -32,10 +32,14 @@ TraceFacts Facts(const Trace& trace, const ReportOptions& options, const Baselin
 // Records what the memory timeline shows.
 class TimelineRecorder : public ReplayObserver {
  public:
-  void OnComputation(const Computation& c) override {
+  Flow OnComputation(const Computation& c) override {
     points.push_back({c.event, c.clock, c.memory_usage, c.remat});
+    return Flow::kContinue;
   }
-  void OnDecision(const DecisionPoint& d) override { decisions.push_back(d.event); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    decisions.push_back(d.event);
+    return Flow::kContinue;
+  }
 
   std::vector<TimelinePoint> points;
   std::vector<int64_t> decisions;
@@ -48,13 +52,20 @@ class MaterialTracker : public ReplayObserver {
  public:
   explicit MaterialTracker(const Trace& trace)
       : trace_(trace), material(trace.storages.size(), 0) {}
-  void OnComputation(const Computation& c) override {
+  Flow OnComputation(const Computation& c) override {
     const Operator& op = trace_.op_of(c.tensor);
     for (int32_t i = 0; i < op.num_outputs; ++i)
       material[trace_.tensors[op.first_output + i].storage] = 1;
+    return Flow::kContinue;
   }
-  void OnDecision(const DecisionPoint& d) override { material[d.chosen] = 0; }
-  void OnEagerEviction(const EagerEviction& e) override { material[e.storage] = 0; }
+  Flow OnDecision(const DecisionPoint& d) override {
+    material[d.chosen] = 0;
+    return Flow::kContinue;
+  }
+  Flow OnEagerEviction(const EagerEviction& e) override {
+    material[e.storage] = 0;
+    return Flow::kContinue;
+  }
 
  private:
   const Trace& trace_;
