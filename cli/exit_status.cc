@@ -18,8 +18,11 @@ ExitStatus ExitStatusOf(ErrorKind kind) {
 
 std::string ErrorLine(std::string_view message, const std::vector<std::string>& args) {
   std::string text(message);
+  // Arguments are cut only when no one could read them whole: a file path
+  // must stay whole, or FILE:LINE names nothing.
+  constexpr size_t kLongArgumentBytes = 512;
   for (const std::string& arg : args) {
-    if (arg.size() <= kEchoBytes) continue;
+    if (arg.size() <= kLongArgumentBytes) continue;
     std::string echo = Echo(arg);
     for (size_t pos = 0; (pos = text.find(arg, pos)) != std::string::npos; pos += echo.size())
       text.replace(pos, arg.size(), echo);

@@ -24,9 +24,9 @@ ExitStatus ExitStatusOf(ErrorKind kind);
 inline constexpr size_t kMaxMessageBytes = 1024;
 
 // `message` as the one line printed after "dtrcheck: ": every command-line
-// argument it repeats that is longer than kEchoBytes is shortened with
-// Echo(), non-printable bytes are escaped and the whole is cut at
-// kMaxMessageBytes.
+// argument it repeats that is longer than 512 bytes (a path stays whole) is
+// shortened with Echo(), non-printable bytes are escaped and the whole is cut
+// at kMaxMessageBytes.
 std::string ErrorLine(std::string_view message, const std::vector<std::string>& args);
 
 }  // namespace dtr::cli

@@ -15,6 +15,7 @@
 #include "diagnose/instability_scan.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/instability_report.h"
 
 namespace dtr::cli {
@@ -65,9 +66,11 @@ void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
                   "replays per walk direction and boundary before bisecting (default 1000; 0: "
                   "bisect at once)")
       ->check(IntegerIn(0, 1000000));
+  cmd->add_flag("--csv", f.csv, "one CSV row per grid point (the --json points)");
 }
 
 int RunScan(const ScanFlags& f) {
+  if (f.json && f.csv) throw Error("scan takes --json or --csv, not both");
   ScanOptions options = Options(f, f.cliff_factor);
   if (f.refine && f.exact) throw Error("scan takes --refine or --exact, not both");
   options.refine = f.refine;
@@ -89,6 +92,8 @@ int RunScan(const ScanFlags& f) {
   }
   if (f.json)
     std::cout << ScanJson(summary, scan).dump() << "\n";
+  else if (f.csv)
+    PrintCsvTable(std::cout, ScanJson(summary, scan)["points"]);
   else
     PrintScanText(std::cout, summary, scan);
   return 0;

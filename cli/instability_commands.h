@@ -16,6 +16,7 @@ struct ScanFlags : ReplayFlags {
   bool refine = false;
   bool exact = false;
   int max_walk = 1000;
+  bool csv = false;
 };
 void AddScanFlags(CLI::App* cmd, ScanFlags& f);
 int RunScan(const ScanFlags& f);

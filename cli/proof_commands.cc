@@ -19,6 +19,7 @@
 #include "diagnose/remat_frontier.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
 
@@ -225,9 +226,11 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
       ->check(CLI::IsMember({"step", "gallop", "bisect"}))
       ->type_name("WALK");
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
+  cmd->add_flag("--csv", f.csv, "one CSV row per heuristic (the --json heuristics)");
 }
 
 int RunBounds(const BoundsFlags& f) {
+  if (f.json && f.csv) throw Error("bounds takes --json or --csv, not both");
   BoundsOptions o;
   o.search_seconds = f.search_seconds;
   o.walk = ParseWalkMode(f.walk);
@@ -268,6 +271,8 @@ int RunBounds(const BoundsFlags& f) {
   }
   if (f.json)
     std::cout << BoundsJson(h, r).dump() << "\n";
+  else if (f.csv)
+    PrintCsvTable(std::cout, BoundsJson(h, r)["heuristics"]);
   else
     PrintBoundsText(std::cout, h, r);
   return 0;

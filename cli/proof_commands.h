@@ -50,6 +50,7 @@ struct BoundsFlags : ReplayFlags {
   double timeout = 10;
   double search_seconds = 60;
   std::string walk = "gallop";
+  bool csv = false;
 };
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);
 int RunBounds(const BoundsFlags& f);

@@ -20,6 +20,7 @@
 #include "model/echo.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "reports/csv_table.h"
 #include "reports/run_report.h"
 
 namespace dtr::cli {
@@ -29,9 +30,14 @@ namespace {
 constexpr const char* kRunJsonHelp =
     "one JSON object per run, with the field names of simrd's reference files";
 
-void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json) {
+void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json,
+               bool csv = false) {
   if (json) {
     for (const RunRecord& r : runs) std::cout << RunJson(summary, r).dump() << "\n";
+  } else if (csv) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const RunRecord& r : runs) rows.push_back(RunJson(summary, r));
+    PrintCsvTable(std::cout, rows);
   } else if (runs.size() == 1) {
     PrintRunText(std::cout, summary, runs[0]);
   } else {
@@ -64,12 +70,19 @@ std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std:
 
 }  // namespace
 
-void AddInfoFlags(CLI::App* cmd, InfoFlags& f) { AddTraceArgument(cmd, f.trace); }
+void AddInfoFlags(CLI::App* cmd, InfoFlags& f) {
+  AddTraceArgument(cmd, f.trace);
+  cmd->add_flag("--json", f.json,
+                "one JSON object with these fields (baseline under simrd's reference names)");
+}
 
 int RunInfo(const InfoFlags& f) {
   Trace trace = LoadTrace(f.trace);
   TraceSummary summary = Summarize(f.trace, ComputeBaseline(trace));
-  PrintTraceInfo(std::cout, trace, summary);
+  if (f.json)
+    std::cout << TraceInfoJson(trace, summary).dump() << "\n";
+  else
+    PrintTraceInfo(std::cout, trace, summary);
   return 0;
 }
 
@@ -153,10 +166,12 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
       ->type_name("GRID");
   AddReplayFlags(cmd, f, /*many_heuristics=*/true);
   AddJsonFlag(cmd, f, kRunJsonHelp);
+  cmd->add_flag("--csv", f.csv, "one CSV row per run, with the --json field names");
   AddJobsFlag(cmd, f);
 }
 
 int RunSweep(const SweepFlags& f) {
+  if (f.json && f.csv) throw Error("sweep takes --json or --csv, not both");
   std::vector<Ratio> ratios = ParseRatios(f.ratios);
   std::vector<RunSpec> specs;
   for (const std::string& h : f.heuristics) {
@@ -175,7 +190,7 @@ int RunSweep(const SweepFlags& f) {
     ProgressBar bar("sweep");
     runs = RunMany(trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); });
   }
-  PrintRuns(summary, runs, f.json);
+  PrintRuns(summary, runs, f.json, f.csv);
   return 0;
 }
 

@@ -11,6 +11,7 @@ namespace dtr::cli {
 
 struct InfoFlags {
   std::string trace;
+  bool json = false;
 };
 void AddInfoFlags(CLI::App* cmd, InfoFlags& f);
 int RunInfo(const InfoFlags& f);
@@ -27,6 +28,7 @@ int RunReplay(const ReplayCommandFlags& f);
 
 struct SweepFlags : ReplayFlags {
   std::string ratios;
+  bool csv = false;
 };
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f);
 int RunSweep(const SweepFlags& f);

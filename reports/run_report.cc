@@ -136,19 +136,47 @@ void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::v
   }
 }
 
-void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary) {
+namespace {
+
+struct TraceCounts {
   size_t constants = 0, aliases = 0;
-  for (const Operator& op : trace.ops) constants += op.is_constant;
-  for (const Tensor& t : trace.tensors) aliases += t.is_alias;
+};
+
+TraceCounts CountTrace(const Trace& trace) {
+  TraceCounts c;
+  for (const Operator& op : trace.ops) c.constants += op.is_constant;
+  for (const Tensor& t : trace.tensors) c.aliases += t.is_alias;
+  return c;
+}
+
+}  // namespace
+
+void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary) {
+  TraceCounts c = CountTrace(trace);
   fmt::print(out, "{}\n", summary.log);
-  fmt::print(out, "  operators          {} ({} constants)\n", trace.ops.size(), constants);
-  fmt::print(out, "  tensors            {} ({} aliases)\n", trace.tensors.size(), aliases);
+  fmt::print(out, "  operators          {} ({} constants)\n", trace.ops.size(), c.constants);
+  fmt::print(out, "  tensors            {} ({} aliases)\n", trace.tensors.size(), c.aliases);
   fmt::print(out, "  storages           {}\n", trace.storages.size());
   fmt::print(out, "  program steps      {}\n", trace.program.size());
   fmt::print(out, "  baseline memory    {} bytes ({})\n", summary.baseline.memory, Bytes(summary.baseline.memory));
   fmt::print(out, "  baseline compute   {}\n", summary.baseline.compute);
   fmt::print(out, "  constant memory    {} bytes\n", summary.baseline.const_memory);
   fmt::print(out, "  bottleneck memory  {} bytes\n", summary.baseline.bottleneck_memory);
+}
+
+nlohmann::ordered_json TraceInfoJson(const Trace& trace, const TraceSummary& summary) {
+  TraceCounts c = CountTrace(trace);
+  return {{"log", summary.log},
+          {"operators", trace.ops.size()},
+          {"constants", c.constants},
+          {"tensors", trace.tensors.size()},
+          {"aliases", c.aliases},
+          {"storages", trace.storages.size()},
+          {"program_steps", trace.program.size()},
+          {"baseline_memory", summary.baseline.memory},
+          {"baseline_compute", summary.baseline.compute},
+          {"const_memory", summary.baseline.const_memory},
+          {"bottleneck_memory", summary.baseline.bottleneck_memory}};
 }
 
 }  // namespace dtr

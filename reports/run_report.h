@@ -41,5 +41,10 @@ nlohmann::ordered_json StorageEvictionsJson(const Trace& trace, const RunResult&
 void PrintStorageEvictionsText(std::ostream& out, const Trace& trace, const RunResult& run, size_t limit);
 void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs);
 void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary);
+// What PrintTraceInfo shows, as one JSON object (`info --json`): log,
+// operators, constants, tensors, aliases, storages, program_steps, then the
+// baseline under simrd's reference names (baseline_memory, baseline_compute,
+// const_memory, bottleneck_memory).
+nlohmann::ordered_json TraceInfoJson(const Trace& trace, const TraceSummary& summary);
 
 }  // namespace dtr

@@ -1,0 +1,174 @@
+"""The dtrcheck commands as Python functions, over the C++ library.
+
+Each function runs what the CLI command of the same name runs (the same
+library code, in dtrcheck._core) and returns what its ``--json`` prints, as
+a Result (results.py) whose attributes are the JSON field names. A trace is
+a path or a Trace from ``load()`` (load once to reuse its parse and
+baseline). Ratios are decimals, given as strings ("0.101") or floats (0.101;
+Python's shortest repr is parsed as the decimal, exactly as the CLI parses
+the text). Long calls release the GIL; ``jobs=0`` means one worker thread
+per core. Errors raise dtrcheck.Error with the CLI's one-line message.
+"""
+
+from __future__ import annotations
+
+from .errors import Error
+from .results import Atlas, Classification, Report, Result, Run, Runs, Scan, TraceInfo
+
+DEFAULT_RUNTIME = "RuntimeV2EagerOptimized"
+
+
+def _core():
+    try:
+        from . import _core as core
+    except ImportError as e:
+        raise ImportError(
+            "dtrcheck's C++ module (dtrcheck._core) is not built or not on the path: build with "
+            "cmake (DTRCHECK_PYTHON=ON, the default) and put build/python on PYTHONPATH "
+            "(docs/python.md)") from e
+    return core
+
+
+def _ratio(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise Error(f"a ratio is a decimal like 0.101 or '0.101', got {value!r}")
+    return value if isinstance(value, str) else repr(float(value))
+
+
+def _ratios(value) -> str:
+    """A grid "A:B:STEP" or "r1,r2,..." as text, from text or a list of ratios."""
+    if isinstance(value, str):
+        return value
+    return ",".join(_ratio(v) for v in value)
+
+
+class Trace:
+    """A parsed trace and its simrd baseline (RuntimeV1, infinite budget).
+
+    The methods are the module functions with this trace as the first argument.
+    """
+
+    def __init__(self, path: str):
+        self._loaded = _core().load(str(path))
+        self.path = self._loaded.path
+        self.log = self._loaded.log  # the file name, as the JSON's "log"
+
+    def info(self) -> TraceInfo:
+        return info(self)
+
+    def replay(self, ratio=None, **kwargs) -> Run:
+        return replay(self, ratio, **kwargs)
+
+    def sweep(self, ratios, **kwargs) -> Runs:
+        return sweep(self, ratios, **kwargs)
+
+    def atlas(self, ratios=None, **kwargs) -> Atlas:
+        return atlas(self, ratios, **kwargs)
+
+    def scan(self, ratios, **kwargs) -> Scan:
+        return scan(self, ratios, **kwargs)
+
+    def explain(self, ratio=None, **kwargs) -> Classification:
+        return explain(self, ratio, **kwargs)
+
+    def prove(self, ratio=None, **kwargs) -> Classification:
+        return prove(self, ratio, **kwargs)
+
+    def report(self, ratios="0.1:1.0:0.05", **kwargs) -> Report:
+        return report(self, ratios, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Trace({self.path!r})"
+
+
+def load(path: str) -> Trace:
+    """Parses a trace (docs/trace_format.md) and computes its baseline."""
+    return Trace(path)
+
+
+def _loaded(trace):
+    return (trace if isinstance(trace, Trace) else Trace(trace))._loaded
+
+
+def info(trace) -> TraceInfo:
+    """`dtrcheck info --json`: sizes and baseline of the trace."""
+    return TraceInfo(_core().info(_loaded(trace)))
+
+
+def replay(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
+           runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, seed: int = 0) -> Run:
+    """`dtrcheck replay --json`: one run at ratio (of the baseline peak) or budget (bytes)."""
+    return Run(_core().replay(_loaded(trace), _ratio(ratio), budget, heuristic, runtime,
+                              overhead_limit, seed))
+
+
+def sweep(trace, ratios, *, heuristic="DTR", runtime: str = DEFAULT_RUNTIME,
+          overhead_limit: float | None = None, seed: int = 0, jobs: int = 0) -> Runs:
+    """`dtrcheck sweep --json`: one run per (heuristic, ratio), heuristics outer.
+
+    ratios: "A:B:STEP", "r1,r2,...", or a list of ratios; heuristic: a name or a list.
+    """
+    heuristics = [heuristic] if isinstance(heuristic, str) else list(heuristic)
+    runs = _core().sweep(_loaded(trace), _ratios(ratios), heuristics, runtime, overhead_limit, seed, jobs)
+    return Runs(Run(r) for r in runs)
+
+
+def atlas(trace, ratios=None, *, budgets=None, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
+          overhead_limit: float | None = None, seed: int = 0, jobs: int = 0, max_runs: int = 0) -> Atlas:
+    """`dtrcheck atlas --json`: every budget interval of identical behaviour.
+
+    ratios=(lo, hi) or budgets=(lo_bytes, hi_bytes), both ends included;
+    max_runs > 0 stops after that many replays (the result says so).
+    """
+    r = None if ratios is None else (_ratio(ratios[0]), _ratio(ratios[1]))
+    b = None if budgets is None else (int(budgets[0]), int(budgets[1]))
+    return Atlas(_core().atlas(_loaded(trace), r, b, heuristic, runtime, overhead_limit, seed, jobs,
+                               max_runs))
+
+
+def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
+         overhead_limit: float | None = None, seed: int = 0, cliff_factor: float = 1.5,
+         refine: bool = False, exact: bool = False, max_walk: int = 1000, jobs: int = 0) -> Scan:
+    """`dtrcheck scan --json`: regimes, cliffs and feasibility inversions of a grid."""
+    if refine and exact:
+        raise Error("scan takes refine or exact, not both")
+    return Scan(_core().scan(_loaded(trace), _ratios(ratios), heuristic, runtime, overhead_limit, seed,
+                             cliff_factor, refine, exact, max_walk, jobs))
+
+
+def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
+            runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float = 10, windows: int = 6,
+            window_ops: int = 6, witness_heuristics=()) -> Classification:
+    """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate."""
+    return Classification(_core().classify(_loaded(trace), "explain", _ratio(ratio), budget, heuristic,
+                                           runtime, z3, timeout, windows, window_ops,
+                                           list(witness_heuristics)))
+
+
+def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAULT_RUNTIME,
+          z3: bool = True, timeout: float = 10, windows: int = 6, window_ops: int = 6,
+          witness_heuristics=()) -> Classification:
+    """`dtrcheck prove --json`: whether any eviction order fits the budget."""
+    return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "", runtime,
+                                           z3, timeout, windows, window_ops, list(witness_heuristics)))
+
+
+def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
+           runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
+           cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 2000,
+           proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float = 10,
+           windows: int = 6, window_ops: int = 6) -> Report:
+    """`dtrcheck report`: writes report.json, report.md and report.html to `out`;
+    returns report.json's content, with ``files`` the paths written."""
+    result = _core().report(_loaded(trace), _ratios(ratios), str(out), heuristic, runtime, overhead_limit,
+                            _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
+                            divergence, z3, timeout, windows, window_ops)
+    r = Report(result["report"])
+    r.files = result["files"]
+    return r
+
+
+__all__ = ["Atlas", "Classification", "Error", "Report", "Result", "Run", "Runs", "Scan", "Trace",
+           "TraceInfo", "atlas", "explain", "info", "load", "prove", "replay", "report", "scan", "sweep"]

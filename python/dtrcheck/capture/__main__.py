@@ -1,0 +1,35 @@
+"""python3 -m dtrcheck.capture SCRIPT.py -o OUT.log [--time flops|measured] [--seed N]"""
+
+import argparse
+import sys
+
+from . import CLOCKS, CaptureError, capture_script
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python3 -m dtrcheck.capture",
+        description="Run SCRIPT's step() once and write it as a DTR trace. SCRIPT defines "
+                    "model (a torch.nn.Module) and step() (one training step returning the loss); "
+                    "see docs/python.md.")
+    p.add_argument("script", help="the Python script defining model and step()")
+    p.add_argument("-o", "--output", required=True, help="trace file to write (JSON lines)")
+    p.add_argument("--time", choices=CLOCKS, default="flops",
+                   help="TIME of each operator: flops, a deterministic estimate from shapes "
+                        "(default), or measured, wall-clock nanoseconds")
+    p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before the script runs (default 0)")
+    a = p.parse_args(argv)
+    try:
+        cap = capture_script(a.script, a.output, time=a.time, seed=a.seed)
+    except CaptureError as e:
+        print(f"dtrcheck.capture: {e}", file=sys.stderr)
+        return 1
+    s = cap.summary()
+    print(f"wrote {a.output}: {s['lines']} lines, {s['operators']} operators "
+          f"({s['skipped']} without tensor results skipped), {s['constants']} constants, "
+          f"peak of live storages {s['peak_bytes']} bytes, TIME from {s['clock']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""The capture context manager: one training step in, a DTR trace out.
+
+    with Capture("model.log", model=model) as cap:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+While the block runs, a TorchDispatchMode sees every aten operator (forward,
+backward and the optimizer's updates) and a Recorder (recorder.py) writes the
+trace lines. On leaving the block without an exception the trace is checked
+(a step must call backward) and, if a path was given, written atomically: to
+a temporary file in the same directory, then renamed into place, so a failed
+capture never leaves a half-written trace.
+
+For the duration of the block:
+- torch.autograd.backward and torch.autograd.grad are wrapped to write the
+  BACKWARD annotation before the first backward pass (Tensor.backward calls
+  torch.autograd.backward);
+- Python's cyclic garbage collector is paused, so that tensors die at the
+  same points on every run and the trace is reproducible. A tensor kept only
+  by a reference cycle therefore stays live until the end of the trace.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .recorder import CaptureError, Recorder
+
+
+class _RecordingMode(TorchDispatchMode):
+    def __init__(self, recorder: Recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.recorder.on_op(func, args, kwargs or {})
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Writes text to path via a temporary file in the same directory and a rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Capture:
+    """Records the operators run inside a ``with`` block as a DTR trace.
+
+    path: where to write the trace when the block ends without an exception
+      (None: keep it in memory; see ``text`` and ``save``).
+    model: an nn.Module whose parameters, then buffers, are declared as
+      CONSTANTs first, in that order, whether or not the step uses them.
+    time: "flops" (deterministic estimate, the default) or "measured"
+      (nanoseconds); see cost.py.
+    require_backward: raise CaptureError at the end if nothing called
+      backward (a training step must).
+    """
+
+    def __init__(self, path: str | None = None, *, model: torch.nn.Module | None = None,
+                 time: str = "flops", require_backward: bool = True):
+        self.path = path
+        self.model = model
+        self.require_backward = require_backward
+        self.recorder = Recorder(time)
+        self._mode = None
+        self._saved = None
+
+    # ---- results ---------------------------------------------------------
+
+    @property
+    def lines(self) -> list:
+        return self.recorder.lines
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.recorder.lines) + "\n"
+
+    @property
+    def peak_bytes(self) -> int:
+        """Largest sum of live storage sizes seen after an operator (PyTorch's side)."""
+        return self.recorder.peak_bytes
+
+    def summary(self) -> dict:
+        r = self.recorder
+        return {"lines": len(r.lines), "operators": r.operators, "skipped": r.skipped,
+                "constants": r.constants, "peak_bytes": r.peak_bytes, "clock": r.clock}
+
+    def save(self, path: str) -> None:
+        write_atomically(path, self.text)
+
+    # ---- the block -------------------------------------------------------
+
+    def __enter__(self) -> "Capture":
+        if self._mode is not None:
+            raise CaptureError("a Capture records one block; make a new one")
+        r = self.recorder
+        if self.model is not None:
+            if not isinstance(self.model, torch.nn.Module):
+                raise CaptureError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
+            r.declare(list(self.model.parameters()) + list(self.model.buffers()))
+        backward, grad = torch.autograd.backward, torch.autograd.grad
+
+        def recording_backward(*args, **kwargs):
+            r.annotate_backward()
+            return backward(*args, **kwargs)
+
+        def recording_grad(*args, **kwargs):
+            r.annotate_backward()
+            return grad(*args, **kwargs)
+
+        self._saved = (backward, grad, gc.isenabled())
+        torch.autograd.backward, torch.autograd.grad = recording_backward, recording_grad
+        gc.disable()
+        self._mode = _RecordingMode(r)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._mode.__exit__(exc_type, exc, tb)
+        backward, grad, gc_enabled = self._saved
+        torch.autograd.backward, torch.autograd.grad = backward, grad
+        if gc_enabled:
+            gc.enable()
+        self.recorder.close()
+        if exc_type is not None:
+            return False
+        if self.require_backward and not self.recorder.backward_seen:
+            raise CaptureError("the captured step never called backward(): a training step runs "
+                               "forward, loss.backward() and usually optimizer.step()")
+        if self.path is not None:
+            self.save(self.path)
+        return False

@@ -1,0 +1,133 @@
+"""`import dtrcheck`: the module runs the library code the CLI runs, so every
+result must equal the CLI's --json output field for field."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import dtrcheck
+from conftest import RESNET32, TRACES, cli, cli_json, need_traces
+
+LSTM = TRACES / "lstm-128-11000000000.0-2020-10-1-16-38-52-default.log"
+
+
+@pytest.fixture(scope="module")
+def resnet32():
+    need_traces()
+    return dtrcheck.load(RESNET32)
+
+
+def test_the_resnet32_inversion_is_the_clis(resnet32):
+    runs = dtrcheck.sweep(resnet32, [0.101, 0.102])
+    assert [(r.ratio, r.result) for r in runs] == [(0.101, "pass"), (0.102, "oom")]
+    assert [r.to_dict() for r in runs] == cli_json("sweep", RESNET32, "--ratios", "0.101,0.102")
+    assert runs[1].oom.op == "cudnn_batch_norm/193" and runs[1].oom.remat_depth == 117
+
+
+def test_python_c_import_dtrcheck_reproduces_the_inversion():
+    need_traces()
+    code = ("import dtrcheck; "
+            f"runs = dtrcheck.sweep({str(RESNET32)!r}, '0.101,0.102'); "
+            "print(*(f'{r.ratio} {r.result} {r.overhead!r} {r.budget}' for r in runs), sep='\\n')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    want = [f"{r['ratio']} {r['result']} {r['overhead']!r} {r['budget']}"
+            for r in cli_json("sweep", RESNET32, "--ratios", "0.101,0.102")]
+    assert p.stdout.splitlines() == want
+
+
+def test_replay_info_and_a_path_argument_are_the_clis(resnet32):
+    assert dtrcheck.replay(resnet32, "0.102").to_dict() == cli_json("replay", RESNET32, "--ratio", "0.102")[0]
+    assert dtrcheck.replay(str(RESNET32), budget=1016179094, heuristic="LRU").to_dict() == \
+        cli_json("replay", RESNET32, "--budget", "1016179094", "--heuristic", "LRU")[0]
+    assert resnet32.info().to_dict() == cli_json("info", RESNET32)[0]
+
+
+def test_atlas_and_scan_are_the_clis(resnet32):
+    atlas = resnet32.atlas((0.1, 0.103), jobs=1)
+    assert atlas.to_dict() == cli_json("atlas", RESNET32, "--ratios", "0.1:0.103", "-j", "1")[0]
+    assert len(atlas.to_pandas()) == atlas.summary.intervals
+    scan = resnet32.scan("0.1:0.11:0.001", jobs=2)
+    assert scan.to_dict() == cli_json("scan", RESNET32, "--ratios", "0.1:0.11:0.001")[0]
+    assert list(scan.to_pandas()["result"][:3]) == ["pass", "pass", "oom"]
+
+
+def test_explain_and_prove_are_the_clis(resnet32):
+    explained = resnet32.explain(0.102, z3=False)
+    assert explained.verdict == "policy-induced"
+    assert explained.to_dict() == cli_json("explain", RESNET32, "--ratio", "0.102", "--no-z3")[0]
+    proved = resnet32.prove(0.102, z3=False)
+    assert proved.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.102", "--no-z3")[0]
+
+
+def test_report_writes_the_clis_files(resnet32, tmp_path):
+    # No atlas: its 622 replays are test_atlas_and_scan_are_the_clis's.
+    report = resnet32.report("0.1:0.11:0.005", out=tmp_path / "py", jobs=1, atlas=False)
+    cli("report", RESNET32, "--ratios", "0.1:0.11:0.005", "--out", tmp_path / "cli", "-j", "1", "--no-atlas")
+    assert report.files == [str(tmp_path / "py" / f) for f in ("report.json", "report.md", "report.html")]
+    written = json.loads((tmp_path / "py" / "report.json").read_text())
+    assert report.to_dict() == written == json.loads((tmp_path / "cli" / "report.json").read_text())
+    assert list(report.to_pandas()["result"]) == ["pass", "oom", "pass"]  # 0.105 is in the inversion
+
+
+def test_a_sweep_is_a_table_in_pandas(resnet32):
+    frame = dtrcheck.sweep(resnet32, "0.1:0.104:0.001", heuristic=["DTR", "LRU"]).to_pandas()
+    assert len(frame) == 10
+    assert list(frame.columns[:3]) == ["log", "heuristic", "runtime"]
+    assert {"ratio", "result", "overhead", "oom.request"} <= set(frame.columns)
+    assert list(frame["heuristic"]) == ["DTR"] * 5 + ["LRU"] * 5
+
+
+def test_a_captured_trace_gives_the_clis_numbers(captured):
+    runs = dtrcheck.sweep(captured["resnet"], "0.3:1.0:0.1")
+    assert [r.to_dict() for r in runs] == cli_json("sweep", captured["resnet"], "--ratios", "0.3:1.0:0.1")
+
+
+# The CLI's exit status of each (docs/cli.md): 3 bad input, 2 a usage error.
+@pytest.mark.parametrize("call, args, code", [
+    (lambda: dtrcheck.load("/nonexistent/model.log"), ["info", "/nonexistent/model.log"], 3),
+    (lambda: dtrcheck.sweep(RESNET32, "0.2:0.1:0.01"), ["sweep", RESNET32, "--ratios", "0.2:0.1:0.01"], 2),
+    (lambda: dtrcheck.replay(RESNET32, 0.5, heuristic="Oracle"),
+     ["replay", RESNET32, "--ratio", "0.5", "--heuristic", "Oracle"], 2),
+    (lambda: dtrcheck.replay(RESNET32, 0.5, heuristic="MSPS", runtime="RuntimeV1"),
+     ["replay", RESNET32, "--ratio", "0.5", "--heuristic", "MSPS", "--runtime", "RuntimeV1"], 2),
+])
+def test_errors_carry_the_clis_message(call, args, code):
+    need_traces()
+    with pytest.raises(dtrcheck.Error) as e:
+        call()
+    stderr = cli(*args, code=code).stderr
+    assert stderr == f"dtrcheck: {e.value}\n"
+
+
+def test_a_bad_trace_line_is_an_error_naming_file_and_line(tmp_path):
+    path = tmp_path / "bad.log"
+    path.write_text('{"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}\n{"INSTRUCTION":"CONSTANT","NAME":"x0"}\n')
+    with pytest.raises(dtrcheck.Error, match=r"bad.log:2: CONSTANT result x0 has no MEMORY line"):
+        dtrcheck.load(path)
+    assert cli("info", path, code=3).stderr.startswith(f"dtrcheck: {path}:2: ")
+
+
+def test_a_long_call_releases_the_gil():
+    need_traces()
+    lstm = dtrcheck.load(LSTM)
+    window = {}
+
+    def sweep():
+        window["start"] = time.monotonic()
+        dtrcheck.sweep(lstm, "0.6:1.0:0.1", jobs=1)
+        window["end"] = time.monotonic()
+
+    worker = threading.Thread(target=sweep)
+    ticks = []
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.monotonic())
+        time.sleep(0.005)
+    worker.join()
+    inside = [t for t in ticks if window["start"] + 0.05 < t < window["end"] - 0.05]
+    assert window["end"] - window["start"] > 0.3  # long enough to tell
+    assert len(inside) >= 10  # this thread kept running while the sweep ran
