@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,7 +16,39 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr const char* kFormat = "dtrcheck-atlas-checkpoint";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2: every interval line carries "check"
+
+// FNV-1a, 64 bits: not a defence against forgery, but any edit of a line's
+// text (a digit, a key, the order of keys) changes it.
+std::string Checksum(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// An interval line: its fields, then "check", the checksum of the fields as
+// dumped without it.
+std::string SignedLine(const ordered_json& fields) {
+  ordered_json j = fields;
+  j["check"] = Checksum(fields.dump());
+  return j.dump();
+}
+
+// The fields of a signed line; Error if "check" is missing or does not match.
+ordered_json VerifiedFields(const std::string& line) {
+  ordered_json j = ordered_json::parse(line);
+  if (!j.is_object() || !j.contains("check") || !j["check"].is_string())
+    throw Error("interval line without a \"check\" checksum");
+  std::string check = j["check"].get<std::string>();
+  j.erase("check");
+  if (Checksum(j.dump()) != check)
+    throw Error("the line does not match its checksum (edited after it was written?); delete the "
+                "checkpoint to start the walk over");
+  return j;
+}
 
 ordered_json HeaderJson(const AtlasWalkKey& k) {
   ordered_json j;
@@ -149,7 +182,7 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     std::string line;
     for (int line_no = 2; std::getline(lines, line); ++line_no) {
       try {
-        finished_.push_back(IntervalFromJson(ordered_json::parse(line), baseline));
+        finished_.push_back(IntervalFromJson(VerifiedFields(line), baseline));
       } catch (const nlohmann::json::exception& e) {
         throw Error(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
       } catch (const Error& e) {
@@ -159,6 +192,19 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
       if (iv.lo < key.budget_lo || iv.hi > key.budget_hi)
         throw Error(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
                                 line_no, iv.lo, iv.hi, key.budget_lo, key.budget_hi));
+    }
+    // No two lines may cover one budget (a duplicated or edited line).
+    std::vector<size_t> order(finished_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::pair(finished_[a].lo, a) < std::pair(finished_[b].lo, b);
+    });
+    for (size_t k = 1; k < order.size(); ++k) {
+      if (finished_[order[k]].lo > finished_[order[k - 1]].hi) continue;
+      size_t later = std::max(order[k], order[k - 1]), earlier = std::min(order[k], order[k - 1]);
+      const AtlasInterval &a = finished_[later], &b = finished_[earlier];
+      throw Error(fmt::format("{}:{}: interval [{}, {}] overlaps [{}, {}] of line {}", path, later + 2, a.lo,
+                              a.hi, b.lo, b.hi, earlier + 2));
     }
   }
   out_.open(path, std::ios::binary | std::ios::app);
@@ -171,7 +217,7 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
 }
 
 void AtlasCheckpoint::Append(const AtlasInterval& interval) {
-  out_ << IntervalJson(interval).dump() << "\n";
+  out_ << SignedLine(IntervalJson(interval)) << "\n";
   out_.flush();
   if (!out_) throw Error(fmt::format("{}: cannot write the checkpoint", path_));
 }

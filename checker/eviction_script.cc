@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "model/error.h"
+#include "model/output_file.h"
 
 namespace dtr {
 
@@ -72,9 +73,7 @@ void SaveEvictionScript(const std::string& path, const Trace& trace, const Evict
                         const std::vector<std::string>& comment) {
   std::ostringstream text;
   WriteEvictionScript(text, trace, script, comment);
-  std::ofstream out(path);
-  if (!out || !(out << text.str()) || !out.flush())
-    throw Error(fmt::format("{}: cannot write the eviction script", path));
+  WriteFileAtomically(path, text.str());
 }
 
 namespace {

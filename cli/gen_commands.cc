@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "model/error.h"
+#include "model/output_file.h"
 #include "traces/demo.h"
 #include "traces/generators.h"
 #include "traces/manifest.h"
@@ -15,17 +16,13 @@ namespace dtr::cli {
 
 namespace {
 
-// Writes the whole text, or nothing: the file is opened only once the trace exists.
+// Writes the whole text, or nothing (model/output_file.h).
 void Emit(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text;
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
-  out << text;
-  out.close();
-  if (!out) throw Error(fmt::format("{}: write failed", path));
+  WriteFileAtomically(path, text);
 }
 
 template <typename Options>

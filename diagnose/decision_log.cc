@@ -62,8 +62,8 @@ ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
 
 DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace,
                                      const DecisionLogHeader& header)
-    : path_(path), trace_(trace) {
-  file_ = gzopen(path.c_str(), "wb6");
+    : path_(path), pending_(path), trace_(trace) {
+  file_ = gzopen(pending_.temp_path().c_str(), "wb6");
   if (!file_) throw Error(fmt::format("{}: cannot open for writing", path));
   ordered_json j;
   j["format"] = "dtrcheck-decision-log";
@@ -120,6 +120,7 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   int rc = gzclose(file_);
   file_ = nullptr;
   if (rc != Z_OK) throw Error(fmt::format("{}: write error on close", path_));
+  pending_.Commit();
 }
 
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "diagnose/parallel.h"
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {
