@@ -53,18 +53,18 @@ std::string Unet() { return TracePath("unet"); }
 std::string Resnet() { return TracePath("resnet32"); }
 
 TEST_CASE("atlas text, JSON and CSV are the same with -j 1 and -j 2") {
-  for (const char* format : {"", " --json", " --csv"}) {
+  for (const char* format : {"", " --json", " --csv"})
     CheckSameForAnyJobs("atlas " + Unet() + " --budgets 3525000000:3536000000" + format);
-    CheckSameForAnyJobs("atlas " + Resnet() + " --ratios 0.100:0.102" + format);
-  }
+  // 65 intervals in about 1,000 bytes: many parts, many seams.
+  CheckSameForAnyJobs("atlas " + Resnet() + " --ratios 0.10184:0.10185 --json");
 }
 
 TEST_CASE("scan, sweep and bounds are the same with -j 1 and -j 2") {
   CheckSameForAnyJobs("scan " + Unet() + " --ratios 0.3:0.6:0.05 --refine --json");
-  CheckSameForAnyJobs("scan " + Resnet() + " --ratios 0.100:0.102:0.001 --exact");
+  CheckSameForAnyJobs("scan " + Unet() + " --ratios 0.40:0.42:0.01 --exact");
   CheckSameForAnyJobs("sweep " + Unet() + " --ratios 0.2:0.5:0.05 --heuristic DTR,LRU");
   // No walk-down and no Z3 windows: those stop on a clock, not on a count.
-  CheckSameForAnyJobs("bounds " + Resnet() + " --ratios 0.05:0.3:0.01 --search-seconds 0 --windows 0 --json");
+  CheckSameForAnyJobs("bounds " + Resnet() + " --ratios 0.08:0.12:0.01 --search-seconds 0 --windows 0 --json");
 }
 
 TEST_CASE("report.json is the same with -j 1 and -j 2, with and without an atlas cap") {
