@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -41,11 +43,11 @@ std::string SignedLine(const ordered_json& fields) {
 ordered_json VerifiedFields(const std::string& line) {
   ordered_json j = ordered_json::parse(line);
   if (!j.is_object() || !j.contains("check") || !j["check"].is_string())
-    throw Error("interval line without a \"check\" checksum");
+    throw InputError("interval line without a \"check\" checksum");
   std::string check = j["check"].get<std::string>();
   j.erase("check");
   if (Checksum(j.dump()) != check)
-    throw Error("the line does not match its checksum (edited after it was written?); delete the "
+    throw InputError("the line does not match its checksum (edited after it was written?); delete the "
                 "checkpoint to start the walk over");
   return j;
 }
@@ -90,7 +92,7 @@ ordered_json IntervalJson(const AtlasInterval& iv) {
 Outcome ParseOutcome(const std::string& s) {
   for (Outcome o : {Outcome::kPass, Outcome::kOom, Outcome::kThrash})
     if (OutcomeName(o) == s) return o;
-  throw Error(fmt::format("unknown result '{}'", s));
+  throw InputError(fmt::format("unknown result '{}'", s));
 }
 
 AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) {
@@ -114,7 +116,7 @@ AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) 
           ? static_cast<double>(iv.behaviour.evictions) / iv.behaviour.distinct_evicted
           : 0;
   if (iv.hi < iv.lo || iv.lo < iv.run_lo || iv.hi > iv.run_hi)
-    throw Error(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi,
+    throw InputError(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi,
                             iv.run_lo, iv.run_hi));
   return iv;
 }
@@ -164,12 +166,12 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     }
     if (header_end == std::string::npos || !header.is_object() ||
         header.value("format", "") != kFormat)
-      throw Error(fmt::format(
+      throw InputError(fmt::format(
           "{}: not an atlas checkpoint (its first line is not a \"format\":\"{}\" header)", path,
           kFormat));
     for (const auto& [field, value] : want.items())
       if (!header.contains(field) || header[field] != value)
-        throw Error(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file",
+        throw InputError(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file",
                                 path, field, value.dump(),
                                 header.contains(field) ? header[field].dump() : "missing"));
     // A torn last line (the walk died mid-write) is dropped and cut off.
@@ -180,46 +182,42 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     }
     std::istringstream lines(text.substr(header_end + 1));
     std::string line;
+    std::map<int64_t, std::pair<int64_t, int>> seen;  // lo -> (hi, line) of the lines read
     for (int line_no = 2; std::getline(lines, line); ++line_no) {
       try {
         finished_.push_back(IntervalFromJson(VerifiedFields(line), baseline));
       } catch (const nlohmann::json::exception& e) {
-        throw Error(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
+        throw InputError(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
       } catch (const Error& e) {
-        throw Error(fmt::format("{}:{}: {}", path, line_no, e.what()));
+        throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
       }
       const AtlasInterval& iv = finished_.back();
       if (iv.lo < key.budget_lo || iv.hi > key.budget_hi)
-        throw Error(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
+        throw InputError(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
                                 line_no, iv.lo, iv.hi, key.budget_lo, key.budget_hi));
-    }
-    // No two lines may cover one budget (a duplicated or edited line).
-    std::vector<size_t> order(finished_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::pair(finished_[a].lo, a) < std::pair(finished_[b].lo, b);
-    });
-    for (size_t k = 1; k < order.size(); ++k) {
-      if (finished_[order[k]].lo > finished_[order[k - 1]].hi) continue;
-      size_t later = std::max(order[k], order[k - 1]), earlier = std::min(order[k], order[k - 1]);
-      const AtlasInterval &a = finished_[later], &b = finished_[earlier];
-      throw Error(fmt::format("{}:{}: interval [{}, {}] overlaps [{}, {}] of line {}", path, later + 2, a.lo,
-                              a.hi, b.lo, b.hi, earlier + 2));
+      // Intervals of one walk never overlap: an overlap is a duplicated or edited line.
+      auto next = seen.upper_bound(iv.lo);
+      for (auto it : {next == seen.begin() ? seen.end() : std::prev(next), next})
+        if (it != seen.end() && it->first <= iv.hi && iv.lo <= it->second.first)
+          throw InputError(fmt::format("{}:{}: interval [{}, {}] overlaps [{}, {}] on line {}",
+                                       path, line_no, iv.lo, iv.hi, it->first, it->second.first,
+                                       it->second.second));
+      seen[iv.lo] = {iv.hi, line_no};
     }
   }
   out_.open(path, std::ios::binary | std::ios::app);
-  if (!out_) throw Error(fmt::format("{}: cannot open the checkpoint for writing", path));
+  if (!out_) throw InputError(SystemErrorMessage(path, "cannot open the checkpoint for writing"));
   if (fresh) {
     out_ << want.dump() << "\n";
     out_.flush();
-    if (!out_) throw Error(fmt::format("{}: cannot write the checkpoint", path));
+    if (!out_) throw InputError(SystemErrorMessage(path, "cannot write the checkpoint"));
   }
 }
 
 void AtlasCheckpoint::Append(const AtlasInterval& interval) {
   out_ << SignedLine(IntervalJson(interval)) << "\n";
   out_.flush();
-  if (!out_) throw Error(fmt::format("{}: cannot write the checkpoint", path_));
+  if (!out_) throw InputError(SystemErrorMessage(path_, "cannot write the checkpoint"));
 }
 
 }  // namespace dtr

@@ -45,7 +45,7 @@ std::string MakeTemp(const fs::path& target, Create create) {
     std::string temp = (dir / name).string();
     int err = create(temp);
     if (err == 0) return temp;
-    if (err != EEXIST || attempt == 100) throw Error(fmt::format("{}: cannot write ({})", target.string(), Reason(err)));
+    if (err != EEXIST || attempt == 100) throw InputError(fmt::format("{}: cannot write ({})", target.string(), Reason(err)));
   }
 }
 
@@ -61,7 +61,7 @@ int SyncFile(const std::string& path) {
 
 PendingFile::PendingFile(const std::string& path) : path_(path) {
   fs::path target = Entry(path);
-  if (target.empty()) throw Error(fmt::format("'{}': not a file name", path));
+  if (target.empty()) throw InputError(fmt::format("'{}': not a file name", path));
   temp_ = MakeTemp(target, [](const std::string& temp) {
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) return errno;
@@ -78,14 +78,14 @@ void PendingFile::Commit() {
   if (committed_) return;
   int err = SyncFile(temp_);
   if (err == 0 && ::rename(temp_.c_str(), path_.c_str()) != 0) err = errno;
-  if (err != 0) throw Error(fmt::format("{}: cannot write ({})", path_, Reason(err)));
+  if (err != 0) throw InputError(fmt::format("{}: cannot write ({})", path_, Reason(err)));
   committed_ = true;
 }
 
 void WriteFileAtomically(const std::string& path, std::string_view text) {
   PendingFile file(path);
   int fd = ::open(file.temp_path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", path, Reason(errno)));
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write ({})", path, Reason(errno)));
   const char* p = text.data();
   size_t left = text.size();
   while (left > 0) {
@@ -94,23 +94,23 @@ void WriteFileAtomically(const std::string& path, std::string_view text) {
     if (n <= 0) {
       int err = n < 0 ? errno : EIO;
       ::close(fd);
-      throw Error(fmt::format("{}: cannot write ({})", path, Reason(err)));
+      throw InputError(fmt::format("{}: cannot write ({})", path, Reason(err)));
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) throw Error(fmt::format("{}: cannot write ({})", path, Reason(errno)));
+  if (::close(fd) != 0) throw InputError(fmt::format("{}: cannot write ({})", path, Reason(errno)));
   file.Commit();
 }
 
 PendingDirectory::PendingDirectory(const std::string& dir) : dir_(dir) {
   fs::path target = Entry(dir);
-  if (target.empty()) throw Error(fmt::format("'{}': not a directory name", dir));
+  if (target.empty()) throw InputError(fmt::format("'{}': not a directory name", dir));
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw Error(fmt::format("{}: cannot create the directory ({})", dir, ec.message()));
+  if (ec) throw InputError(fmt::format("{}: cannot create the directory ({})", dir, ec.message()));
   if (fs::exists(target, ec) && !fs::is_directory(target, ec))
-    throw Error(fmt::format("{}: cannot create the directory (a file of that name exists)", dir));
+    throw InputError(fmt::format("{}: cannot create the directory (a file of that name exists)", dir));
   temp_ = MakeTemp(target, [](const std::string& temp) { return ::mkdir(temp.c_str(), 0777) == 0 ? 0 : errno; });
 }
 
@@ -121,7 +121,7 @@ PendingDirectory::~PendingDirectory() {
 
 std::string PendingDirectory::Write(const std::string& name, std::string_view text) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-    throw Error(fmt::format("'{}': not a file name", name));
+    throw InputError(fmt::format("'{}': not a file name", name));
   // The temporary directory is private until Commit: plain writes suffice,
   // but WriteFileAtomically also reports every failure with its reason.
   WriteFileAtomically((fs::path(temp_) / name).string(), text);
@@ -134,22 +134,22 @@ void PendingDirectory::Commit() {
   std::error_code ec;
   if (!fs::exists(target, ec)) {
     if (::rename(temp_.c_str(), target.c_str()) != 0)
-      throw Error(fmt::format("{}: cannot create the directory ({})", dir_, Reason(errno)));
+      throw InputError(fmt::format("{}: cannot create the directory ({})", dir_, Reason(errno)));
     committed_ = true;
     return;
   }
   if (!fs::is_directory(target, ec))
-    throw Error(fmt::format("{}: cannot create the directory (a file of that name exists)", dir_));
+    throw InputError(fmt::format("{}: cannot create the directory (a file of that name exists)", dir_));
   std::set<std::string> ours;
   for (const fs::directory_entry& e : fs::directory_iterator(temp_)) ours.insert(e.path().filename().string());
   for (const fs::directory_entry& e : fs::directory_iterator(target, ec)) {
     std::string name = e.path().filename().string();
     if (!ours.count(name))
-      throw Error(fmt::format("{}: holds '{}', which the new files would not replace; give a new or empty directory, "
+      throw InputError(fmt::format("{}: holds '{}', which the new files would not replace; give a new or empty directory, "
                               "or one holding only an earlier version of them",
                               dir_, name));
   }
-  if (ec) throw Error(fmt::format("{}: cannot read the directory ({})", dir_, ec.message()));
+  if (ec) throw InputError(fmt::format("{}: cannot read the directory ({})", dir_, ec.message()));
   // Swap both names in one step; the old set then sits under the temporary
   // name and is removed by the destructor.
   if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
@@ -158,15 +158,15 @@ void PendingDirectory::Commit() {
     return;
   }
   if (errno != EINVAL && errno != ENOSYS)
-    throw Error(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(errno)));
+    throw InputError(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(errno)));
   // No exchange on this file system: move the old set aside, then the new one in.
   std::string old = MakeTemp(target, [](const std::string&) { return 0; });
   if (::rename(target.c_str(), old.c_str()) != 0)
-    throw Error(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(errno)));
+    throw InputError(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(errno)));
   if (::rename(temp_.c_str(), target.c_str()) != 0) {
     int err = errno;
     ::rename(old.c_str(), target.c_str());
-    throw Error(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(err)));
+    throw InputError(fmt::format("{}: cannot replace the directory ({})", dir_, Reason(err)));
   }
   fs::remove_all(old, ec);
   committed_ = true;

@@ -9,12 +9,13 @@
 
 namespace dtr {
 
-std::vector<std::string> WriteReportFiles(const ReportModel& model, const std::string& dir) {
+std::vector<std::string> WriteReportFiles(const Trace& trace, const ReportModel& model,
+                                          const std::string& dir) {
   std::ostringstream md, html;
-  WriteMarkdownReport(md, model);
-  WriteHtmlReport(html, model);
+  WriteMarkdownReport(md, trace, model);
+  WriteHtmlReport(html, trace, model);
   std::vector<std::pair<std::string, std::string>> files = {
-      {"report.json", ReportJson(model).dump(1) + "\n"},
+      {"report.json", ReportJson(trace, model).dump(1) + "\n"},
       {"report.md", md.str()},
       {"report.html", html.str()}};
   PendingDirectory out(dir);

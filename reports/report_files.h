@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
 
 namespace dtr {
 
 // Creates `dir` if needed; an existing `dir` must hold nothing but report
 // files (an earlier report), which are replaced. Returns the paths written.
-// Throws Error naming the path and the reason on I/O failure.
-std::vector<std::string> WriteReportFiles(const ReportModel& model, const std::string& dir);
+// Throws InputError naming the path and the reason on I/O failure.
+std::vector<std::string> WriteReportFiles(const Trace& trace, const ReportModel& model,
+                                          const std::string& dir);
 
 }  // namespace dtr

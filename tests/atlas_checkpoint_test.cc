@@ -189,7 +189,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
                          (path.string() + ":8: interval [" + std::to_string(whole.intervals[1].lo) + ", " +
                           std::to_string(whole.intervals[1].hi) + "] overlaps [" +
                           std::to_string(whole.intervals[1].lo) + ", " + std::to_string(whole.intervals[1].hi) +
-                          "] of line 3")
+                          "] on line 3")
                              .c_str(),
                          Error);
     std::ofstream(path, std::ios::binary) << text;

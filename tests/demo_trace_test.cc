@@ -15,7 +15,10 @@ namespace {
 
 class EvictionRecorder : public ReplayObserver {
  public:
-  void OnDecision(const DecisionPoint& d) override { script.push_back({d.event, d.chosen}); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    script.push_back({d.event, d.chosen});
+    return Flow::kContinue;
+  }
   std::vector<ScriptedEviction> script;
 };
 

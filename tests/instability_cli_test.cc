@@ -61,11 +61,11 @@ TEST_CASE("cli: replay --record writes a log with one line per decision") {
 
 TEST_CASE("cli: bad flags are one-line errors") {
   Output o = Run("diff " + TracePath("resnet32") + " --ratios 0.1,0.2,0.3");
-  CHECK(o.status == 1);
+  CHECK(o.status == 2);
   CHECK(o.text == "dtrcheck: diff needs exactly two ratios, got 3\n");
   o = Run("scan " + TracePath("resnet32") + " --ratios 0.1,0.2 --cliff-factor 1");
-  CHECK(o.status == 1);
-  CHECK(o.text == "dtrcheck: --cliff-factor must be greater than 1, got 1\n");
+  CHECK(o.status == 2);
+  CHECK(o.text == "dtrcheck: --cliff-factor: 1 is outside the range (1, inf) (see --help)\n");
 }
 
 }  // namespace
