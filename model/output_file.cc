@@ -62,6 +62,10 @@ int SyncFile(const std::string& path) {
 PendingFile::PendingFile(const std::string& path) : path_(path) {
   fs::path target = Entry(path);
   if (target.empty()) throw InputError(fmt::format("'{}': not a file name", path));
+  std::error_code ec;
+  // Refused before any work: rename would fail on it only at the end.
+  if (fs::is_directory(path, ec))
+    throw InputError(fmt::format("{}: cannot open for writing ({})", path, Reason(EISDIR)));
   temp_ = MakeTemp(target, [](const std::string& temp) {
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) return errno;
@@ -144,6 +148,10 @@ void PendingDirectory::Commit() {
   for (const fs::directory_entry& e : fs::directory_iterator(temp_)) ours.insert(e.path().filename().string());
   for (const fs::directory_entry& e : fs::directory_iterator(target, ec)) {
     std::string name = e.path().filename().string();
+    std::error_code kind_ec;
+    if (ours.count(name) && e.is_directory(kind_ec))  // not an earlier version of our file
+      throw InputError(fmt::format("{}: cannot open for writing ({})", (fs::path(dir_) / name).string(),
+                                   Reason(EISDIR)));
     if (!ours.count(name))
       throw InputError(fmt::format("{}: holds '{}', which the new files would not replace; give a new or empty directory, "
                               "or one holding only an earlier version of them",

@@ -145,6 +145,16 @@ TEST_CASE("PendingDirectory publishes a set of files together") {
     CHECK(Listing(out) == std::vector<std::string>{"notes.txt"});
   }
 
+  SUBCASE("a directory where one of the set's files should go is refused, not replaced") {
+    fs::create_directories(out / "a.txt");
+    std::ofstream(out / "a.txt" / "keep") << "mine";
+    PendingDirectory set(out.string());
+    set.Write("a.txt", "A1");
+    CHECK_THROWS_WITH_AS(set.Commit(), ((out / "a.txt").string() + ": cannot open for writing (Is a directory)").c_str(),
+                         Error);
+    CHECK(Slurp(out / "a.txt" / "keep") == "mine");
+  }
+
   SUBCASE("an empty existing directory is filled") {
     fs::create_directories(out);
     PendingDirectory set(out.string());
