@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -17,7 +18,39 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr const char* kFormat = "dtrcheck-atlas-checkpoint";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2: every interval line carries "check"
+
+// FNV-1a, 64 bits: not a defence against forgery, but any edit of a line's
+// text (a digit, a key, the order of keys) changes it.
+std::string Checksum(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// An interval line: its fields, then "check", the checksum of the fields as
+// dumped without it.
+std::string SignedLine(const ordered_json& fields) {
+  ordered_json j = fields;
+  j["check"] = Checksum(fields.dump());
+  return j.dump();
+}
+
+// The fields of a signed line; Error if "check" is missing or does not match.
+ordered_json VerifiedFields(const std::string& line) {
+  ordered_json j = ordered_json::parse(line);
+  if (!j.is_object() || !j.contains("check") || !j["check"].is_string())
+    throw InputError("interval line without a \"check\" checksum");
+  std::string check = j["check"].get<std::string>();
+  j.erase("check");
+  if (Checksum(j.dump()) != check)
+    throw InputError("the line does not match its checksum (edited after it was written?); delete the "
+                "checkpoint to start the walk over");
+  return j;
+}
 
 ordered_json HeaderJson(const AtlasWalkKey& k) {
   ordered_json j;
@@ -152,7 +185,7 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     std::map<int64_t, std::pair<int64_t, int>> seen;  // lo -> (hi, line) of the lines read
     for (int line_no = 2; std::getline(lines, line); ++line_no) {
       try {
-        finished_.push_back(IntervalFromJson(ordered_json::parse(line), baseline));
+        finished_.push_back(IntervalFromJson(VerifiedFields(line), baseline));
       } catch (const nlohmann::json::exception& e) {
         throw InputError(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
       } catch (const Error& e) {
@@ -182,7 +215,7 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
 }
 
 void AtlasCheckpoint::Append(const AtlasInterval& interval) {
-  out_ << IntervalJson(interval).dump() << "\n";
+  out_ << SignedLine(IntervalJson(interval)) << "\n";
   out_.flush();
   if (!out_) throw InputError(SystemErrorMessage(path_, "cannot write the checkpoint"));
 }

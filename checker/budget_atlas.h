@@ -87,10 +87,15 @@ struct BudgetAtlas {
   int64_t lo = 0, hi = 0;  // the range, bytes, inclusive
   std::vector<AtlasInterval> intervals;  // sorted, covering [lo, hi] exactly
   AtlasSummary summary;
-  size_t runs = 0;  // replays (chunk seams can add a few over intervals), resumed ones included
-  size_t resumed = 0;  // of them, intervals taken from AtlasJournal::finished
-  // BuildAtlas was given max_runs and reached it before covering the range:
-  // `intervals` and `summary` are empty, `covered` bytes had been walked.
+  // The replays one worker walking up from lo needs, resumed intervals
+  // included: intervals.size() for a complete atlas, max_runs for a stopped
+  // one. Parallel workers replay a run twice where their parts meet; those
+  // seam replays are not counted, so `runs` is the same for any `jobs`.
+  size_t runs = 0;
+  size_t resumed = 0;  // intervals taken from AtlasJournal::finished
+  // BuildAtlas was given max_runs and the range has more intervals than that:
+  // `intervals` and `summary` are empty; `covered` bytes from lo are those of
+  // the first max_runs intervals (else the whole range).
   bool stopped = false;
   int64_t covered = 0;
 };
@@ -113,14 +118,12 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 
 // Walks [lo_bytes, hi_bytes] exactly. `spec` gives heuristic, runtime,
 // overhead limit and seed; its ratio and budget are ignored. With jobs > 1,
-// workers walk parts of the range in parallel, an idle one taking over the
-// upper half of the busiest part; a run cut in two where parts meet is merged
-// back into one interval, so the intervals do not depend on `jobs` (only
-// `runs` may grow by a few). jobs <= 0: one per hardware thread.
-// max_runs > 0: stop once that many replays are done (resumed ones
-// included) and the range is not covered yet, and return an atlas with
-// `stopped` set (a cost cap for callers that want the atlas only when it is
-// cheap).
+// the range is cut into parts walked in parallel (checker/atlas_walk.h) and
+// merged in budget order: the result (intervals, runs, stopped, covered) is
+// the same for every `jobs` and every timing. jobs <= 0: one per hardware
+// thread. max_runs > 0: a cost cap; if the range has more than max_runs
+// intervals (counted in budget order, resumed ones included), return an
+// atlas with `stopped` set, without walking the rest.
 // With a journal, the walk starts from journal->finished and reports each new
 // interval to journal->record; the result equals that of an uninterrupted walk.
 // Throws Error for an empty or negative range, finished intervals outside it

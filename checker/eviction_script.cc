@@ -11,6 +11,7 @@
 
 #include "model/echo.h"
 #include "model/error.h"
+#include "model/output_file.h"
 
 namespace dtr {
 
@@ -77,9 +78,7 @@ void SaveEvictionScript(const std::string& path, const Trace& trace, const Evict
                         const std::vector<std::string>& comment) {
   std::ostringstream text;
   WriteEvictionScript(text, trace, script, comment);
-  std::ofstream out(path);
-  if (!out || !(out << text.str()) || !out.flush())
-    throw InputError(SystemErrorMessage(path, "cannot write the eviction script"));
+  WriteFileAtomically(path, text.str());
 }
 
 namespace {

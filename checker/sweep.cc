@@ -1,10 +1,6 @@
 #include "checker/sweep.h"
 
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
-
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -37,36 +33,8 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
                                int jobs, const ProgressFn& progress) {
-  std::vector<RunRecord> out(specs.size());
-  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::min<int>(jobs, static_cast<int>(std::max<size_t>(1, specs.size())));
-  std::atomic<size_t> next{0};
-  size_t done = 0;
-  std::mutex mu;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (;;) {
-      size_t i = next++;
-      if (i >= specs.size()) return;
-      try {
-        out[i] = RunOne(trace, baseline, specs[i]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-        next = specs.size();
-        return;
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      ++done;
-      if (progress) progress(done, specs.size());
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-  return out;
+  return ParallelMap<RunRecord>(
+      specs.size(), jobs, [&](size_t i) { return RunOne(trace, baseline, specs[i]); }, progress);
 }
 
 }  // namespace dtr

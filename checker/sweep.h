@@ -1,5 +1,6 @@
 // Many replays of one trace: the baseline once, then one run per (heuristic,
-// budget) point, spread over worker threads. Results come back in input order.
+// budget) point, spread over worker threads (checker/parallel.h). Results come
+// back in input order, the same for any number of workers.
 #pragma once
 
 #include <cstdint>

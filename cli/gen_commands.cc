@@ -7,6 +7,7 @@
 
 #include "cli/flag_ranges.h"
 #include "model/error.h"
+#include "model/output_file.h"
 #include "traces/demo.h"
 #include "traces/manifest.h"
 
@@ -14,17 +15,13 @@ namespace dtr::cli {
 
 namespace {
 
-// Writes the whole text, or nothing: the file is opened only once the trace exists.
+// Writes the whole text, or nothing (model/output_file.h).
 void Emit(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text;
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
-  out << text;
-  out.close();
-  if (!out) throw InputError(SystemErrorMessage(path, "write failed"));
+  WriteFileAtomically(path, text);
 }
 
 void AddOutFlag(CLI::App* cmd, std::string& out) {

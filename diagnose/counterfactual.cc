@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "diagnose/parallel.h"
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

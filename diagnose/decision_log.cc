@@ -62,8 +62,8 @@ ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
 
 DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace,
                                      const DecisionLogHeader& header)
-    : path_(path), trace_(trace) {
-  file_ = gzopen(path.c_str(), "wb6");
+    : path_(path), pending_(path), trace_(trace) {
+  file_ = gzopen(pending_.temp_path().c_str(), "wb6");
   if (!file_) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
   ordered_json j;
   j["format"] = "dtrcheck-decision-log";
@@ -122,6 +122,7 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   int rc = gzclose(file_);
   file_ = nullptr;
   if (rc != Z_OK) throw InputError(SystemErrorMessage(path_, "write error on close"));
+  pending_.Commit();
 }
 
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,

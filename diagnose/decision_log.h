@@ -13,6 +13,7 @@
 
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "model/output_file.h"
 
 struct gzFile_s;  // zlib's file handle
 
@@ -67,7 +68,8 @@ struct DecisionLogEnd {
 
 // Streams a run's decisions to a gzip'd JSON-lines file as they happen, so
 // that a run with millions of decisions never holds them in memory. Any I/O
-// failure throws Error naming the file.
+// failure throws Error naming the file. The file is written under a temporary
+// name and appears at `path` only when Finish() succeeds (model/output_file.h).
 class DecisionLogWriter : public ReplayObserver {
  public:
   DecisionLogWriter(const std::string& path, const Trace& trace, const DecisionLogHeader& header);
@@ -84,6 +86,7 @@ class DecisionLogWriter : public ReplayObserver {
   void WriteLine(const std::string& line);
 
   std::string path_;
+  PendingFile pending_;
   const Trace& trace_;
   gzFile_s* file_ = nullptr;
   int64_t decisions_ = 0, eager_ = 0;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "diagnose/parallel.h"
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "diagnose/parallel.h"
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

@@ -230,6 +230,41 @@ TEST_CASE("atlas: max_runs stops the walk and says so; a cap not reached changes
   CHECK(roomy.covered == 501);
 }
 
+TEST_CASE("atlas: runs, a cap's stop and its coverage do not depend on the number of workers") {
+  // A cap counts intervals in budget order: with any number of workers it
+  // stops at the same interval as one worker walking up from lo.
+  Trace trace = LoadTrace(TracePath("unet"));
+  Baseline baseline = ComputeBaseline(trace);
+  const int64_t lo = 3525000000, hi = 3536000000;
+  BudgetAtlas one = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1);
+  const size_t n = one.intervals.size();
+  REQUIRE(n > 10);
+  CHECK(one.runs == n);
+  for (int jobs : {2, 3, 4}) {
+    INFO("jobs ", jobs);
+    BudgetAtlas many = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs);
+    CHECK(many.runs == one.runs);
+    CHECK(many.intervals.size() == n);
+  }
+  for (size_t cap : {size_t{1}, size_t{2}, n / 2, n - 1, n, n + 1}) {
+    INFO("max_runs ", cap);
+    BudgetAtlas seq = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1, nullptr, cap);
+    CHECK(seq.stopped == (cap < n));
+    if (cap < n) {
+      CHECK(seq.runs == cap);
+      CHECK(seq.covered == std::min(one.intervals[cap - 1].run_hi, hi) - lo + 1);
+    }
+    for (int jobs : {2, 3, 4}) {
+      INFO("jobs ", jobs);
+      BudgetAtlas par = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, cap);
+      CHECK(par.stopped == seq.stopped);
+      CHECK(par.runs == seq.runs);
+      CHECK(par.covered == seq.covered);
+      CHECK(par.intervals.size() == seq.intervals.size());
+    }
+  }
+}
+
 TEST_CASE("atlas: an empty or negative range is an error") {
   Trace trace = ParseTraceString(kChainTrace, "chain");
   Baseline baseline = ComputeBaseline(trace);

@@ -1,0 +1,164 @@
+// The one parallel layer: a task farm. Tasks 0..n-1 are independent pure
+// functions of their index (and of read-only shared input); workers take the
+// next unstarted task as they become free (dynamic load balancing), and the
+// results are handed to one collector strictly in task order. Whatever the
+// number of workers and their timing, the collector sees the same results in
+// the same order, so anything computed from them is identical for any `jobs`.
+//
+// The collector may stop the farm by returning false: no task after the one
+// just collected is started, and results of tasks after it that were already
+// running are discarded, exactly as if the farm had run them one by one and
+// stopped there. A task that throws stops the farm at that task: every task
+// before it is still collected, then its exception is rethrown (the lowest
+// failing index wins, as with one worker).
+//
+// The interface is kept narrow so that a distributed backend (issue #15: tasks
+// handed out over ranks, rank 0 collecting in order) can implement it.
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace dtr {
+
+// Workers to use for `jobs` (<= 0: one per hardware thread) and `tasks` tasks.
+inline int WorkerCount(int jobs, size_t tasks) {
+  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<int>(std::min<size_t>(static_cast<size_t>(jobs), std::max<size_t>(1, tasks)));
+}
+
+// Called after each finished task with the number finished so far and n,
+// serialized, in completion order (for progress bars only: the order and
+// the timing vary between runs).
+using FarmProgressFn = std::function<void(size_t, size_t)>;
+
+// Runs task(i) for i in 0..n-1 on WorkerCount(jobs, n) threads (the calling
+// thread is one of them) and calls collect(i, result) for i = 0, 1, ... in
+// order, serialized, until it returns false or all are collected. Returns
+// the number of tasks collected.
+template <typename Result>
+size_t RunTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task,
+                   const std::function<bool(size_t, Result&&)>& collect,
+                   const FarmProgressFn& progress = nullptr) {
+  struct Outcome {
+    std::optional<Result> result;
+    std::exception_ptr failure;
+  };
+  std::mutex mu;
+  size_t next_task = 0;     // the next task to start
+  size_t limit = n;         // tasks at or past it are not started
+  size_t next_collect = 0;  // the next task to collect
+  size_t finished = 0;
+  bool collecting = false;  // a worker is in the collector
+  std::map<size_t, Outcome> ready;
+  std::exception_ptr failure;  // of task next_collect, or of the collector
+
+  // Under `lock`: hands ready results to the collector in order. One worker
+  // collects at a time, with the lock released around the callback.
+  auto drain = [&](std::unique_lock<std::mutex>& lock) {
+    if (collecting) return;
+    collecting = true;
+    while (next_collect < limit) {
+      auto it = ready.find(next_collect);
+      if (it == ready.end()) break;
+      Outcome o = std::move(it->second);
+      ready.erase(it);
+      if (o.failure) {
+        failure = o.failure;
+        limit = next_collect;
+        break;
+      }
+      size_t i = next_collect;
+      lock.unlock();
+      bool go_on = true;
+      std::exception_ptr thrown;
+      try {
+        go_on = collect(i, std::move(*o.result));
+      } catch (...) {
+        thrown = std::current_exception();
+      }
+      lock.lock();
+      ++next_collect;
+      if (thrown) failure = thrown;
+      if (thrown || !go_on) limit = next_collect;
+    }
+    collecting = false;
+  };
+
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (next_task >= limit) return;
+      size_t i = next_task++;
+      lock.unlock();
+      Outcome o;
+      try {
+        o.result.emplace(task(i));
+      } catch (...) {
+        o.failure = std::current_exception();
+      }
+      lock.lock();
+      ++finished;
+      if (progress) progress(finished, n);
+      if (i < limit) {
+        // A failure stops the start of later tasks now; earlier ones still run.
+        if (o.failure) limit = std::min(limit, i + 1);
+        ready.emplace(i, std::move(o));
+      }
+      drain(lock);
+    }
+  };
+  int workers = WorkerCount(jobs, n);
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  {
+    // Every started task below `limit` has finished: collect what is left.
+    std::unique_lock<std::mutex> lock(mu);
+    drain(lock);
+  }
+  if (failure) std::rethrow_exception(failure);
+  return next_collect;
+}
+
+// The results of task(0..n-1), in task order.
+template <typename Result>
+std::vector<Result> ParallelMap(size_t n, int jobs, const std::function<Result(size_t)>& task,
+                                const FarmProgressFn& progress = nullptr) {
+  std::vector<Result> out;
+  out.reserve(n);
+  RunTaskFarm<Result>(
+      n, jobs, task,
+      [&](size_t, Result&& r) {
+        out.push_back(std::move(r));
+        return true;
+      },
+      progress);
+  return out;
+}
+
+// task(i) for every i, for tasks that store their own results; done(k) is
+// called after each finished task with the number finished so far.
+inline void ParallelFor(size_t n, int jobs, const std::function<void(size_t)>& task,
+                        const std::function<void(size_t)>& done = nullptr) {
+  RunTaskFarm<bool>(
+      n, jobs,
+      [&](size_t i) {
+        task(i);
+        return true;
+      },
+      [](size_t, bool&&) { return true; },
+      done ? FarmProgressFn([&](size_t k, size_t) { done(k); }) : FarmProgressFn());
+}
+
+}  // namespace dtr

@@ -1,0 +1,94 @@
+// Every printed number is the same for any number of workers: the commands
+// that spread replays over threads (atlas, scan, sweep, bounds, report) are
+// run with -j 1 and -j 2 and their outputs compared byte for byte, a capped
+// atlas included (the cap counts intervals in budget order, not replays in
+// the order threads finish them). Each -j 2 run is repeated, so that thread
+// timing gets more than one chance to show.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/test_paths.h"
+
+namespace dtr::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// stdout of `dtrcheck ARGS`; REQUIREs exit status 0.
+std::string Run(const std::string& args) {
+  std::string command = std::string(DTRCHECK_BINARY) + " " + args + " 2>/dev/null";
+  INFO(command);
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  int status = pclose(pipe);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return out;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void CheckSameForAnyJobs(const std::string& args) {
+  INFO("dtrcheck ", args);
+  std::string one = Run(args + " -j 1");
+  CHECK(!one.empty());
+  for (int repeat = 0; repeat < 2; ++repeat) CHECK(Run(args + " -j 2") == one);
+}
+
+std::string Unet() { return TracePath("unet"); }
+std::string Resnet() { return TracePath("resnet32"); }
+
+TEST_CASE("atlas text, JSON and CSV are the same with -j 1 and -j 2") {
+  for (const char* format : {"", " --json", " --csv"})
+    CheckSameForAnyJobs("atlas " + Unet() + " --budgets 3525000000:3536000000" + format);
+  // 65 intervals in about 1,000 bytes: many parts, many seams.
+  CheckSameForAnyJobs("atlas " + Resnet() + " --ratios 0.10184:0.10185 --json");
+}
+
+TEST_CASE("scan, sweep and bounds are the same with -j 1 and -j 2") {
+  CheckSameForAnyJobs("scan " + Unet() + " --ratios 0.3:0.6:0.05 --refine --json");
+  CheckSameForAnyJobs("scan " + Unet() + " --ratios 0.40:0.42:0.01 --exact");
+  CheckSameForAnyJobs("sweep " + Unet() + " --ratios 0.2:0.5:0.05 --heuristic DTR,LRU");
+  // No walk-down and no Z3 windows: those stop on a clock, not on a count.
+  CheckSameForAnyJobs("bounds " + Resnet() + " --ratios 0.08:0.12:0.01 --search-seconds 0 --windows 0 --json");
+}
+
+TEST_CASE("report.json is the same with -j 1 and -j 2, with and without an atlas cap") {
+  fs::path root = TempPath("dtrcheck_determinism_test");
+  fs::remove_all(root);
+  // The demo's atlas has 27 intervals: caps below, at and above that.
+  for (const char* cap : {"5", "26", "27", "28", "2000"}) {
+    INFO("--atlas-max-runs ", cap);
+    std::string json;
+    for (const char* jobs : {"1", "2", "2"}) {
+      // One folder for all three: the report's commands name the demo trace in it.
+      fs::path dir = root / cap;
+      fs::remove_all(dir);
+      Run(std::string("report --atlas-max-runs ") + cap + " -j " + jobs + " --out " + dir.string());
+      std::string got = Slurp(dir / "report.json");
+      REQUIRE(!got.empty());
+      if (json.empty())
+        json = got;
+      else
+        CHECK(got == json);
+    }
+  }
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace dtr::testing
