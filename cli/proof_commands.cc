@@ -109,6 +109,32 @@ void SaveWitness(const ProofFlags& f, const Loaded& l, const Classification& c) 
                       fmt::format("source: {}: {}", w.source, w.description)});
 }
 
+// bounds' flags of the checkpoint plans (diagnose/schedule_search.h).
+template <typename Flags>
+void SetPlanOptions(const Flags& f, BoundsOptions& o) {
+  if (!(f.plan_seconds >= 0))
+    throw Error(fmt::format("--plan-seconds must not be negative, got {}", f.plan_seconds));
+  if (f.plans_only && f.plan_seconds == 0)
+    throw Error("--plans-only needs --plan-seconds above 0");
+  if (f.plan_max_overhead < 0 || (f.plan_max_overhead > 0 && f.plan_max_overhead < 1))
+    throw Error(fmt::format("--plan-max-overhead must be at least 1, got {}", f.plan_max_overhead));
+  o.plan_seconds = f.plan_seconds;
+  if (f.plan_max_overhead > 0) o.plan_max_overhead = f.plan_max_overhead;
+  o.plans_only = f.plans_only;
+}
+
+// bounds --save-script: the best verified schedule, with where it came from.
+void SaveBestSchedule(const std::string& path, const Trace& trace, const ProofHeader& h,
+                      const BoundsReport& r) {
+  if (path.empty()) return;
+  if (!r.best) throw Error("no verified schedule to save (no run passed and no plan completed)");
+  SaveEvictionScript(path, trace, r.best->script,
+                     {fmt::format("dtrcheck eviction script for {}", h.log),
+                      fmt::format("passes the schedule checker at budget {} ({})", r.best->budget,
+                                  RuntimeName(h.runtime)),
+                      fmt::format("source: {}: {}", r.best->source, r.best->description)});
+}
+
 int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const Classification& c) {
   if (f.json)
     std::cout << ClassificationJson(l.trace, l.header, kind, c).dump() << "\n";
@@ -238,6 +264,10 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       double timeout = 10;
       double search_seconds = 60;
       std::string walk = "gallop";
+      double plan_seconds = 60;
+      double plan_max_overhead = 0;
+      bool plans_only = false;
+      std::string save_script;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("bounds",
@@ -264,10 +294,20 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                     "each find; default), step (one byte below) or bisect (halfway to the "
                     "highest failed budget)")
         ->check(CLI::IsMember({"step", "gallop", "bisect"}));
+    cmd->add_option("--plan-seconds", f->plan_seconds,
+                    "seconds for checkpoint plans: low-memory scripts built from the top, "
+                    "independent of any heuristic (default 60; 0: none)");
+    cmd->add_option("--plan-max-overhead", f->plan_max_overhead,
+                    "compute overhead a checkpoint plan may have (default: any)");
+    cmd->add_flag("--plans-only", f->plans_only,
+                  "checkpoint plans only: no heuristic grid and no walk-down");
+    cmd->add_option("--save-script", f->save_script,
+                    "write the best verified schedule's script to this file");
     AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         BoundsOptions o;
+        SetPlanOptions(*f, o);
         if (!(f->search_seconds >= 0))
           throw Error(
               fmt::format("--search-seconds must not be negative, got {}", f->search_seconds));
@@ -311,6 +351,7 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                 if (bar) bar->Status(text);
               });
         }
+        SaveBestSchedule(f->save_script, trace, h, r);
         if (f->json)
           std::cout << BoundsJson(h, r).dump() << "\n";
         else
