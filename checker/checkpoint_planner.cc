@@ -13,6 +13,8 @@ ProgramFacts::ProgramFacts(const Trace& trace)
     : uses_(trace.storages.size()),
       last_need_(trace.storages.size(), -1),
       release_(trace.storages.size(), kNoStep),
+      created_(trace.storages.size(), -1),
+      steps_(static_cast<int32_t>(trace.program.size())),
       compute_(trace.storages.size(), 0),
       constant_(trace.storages.size(), 0) {
   const StorageId ns = static_cast<StorageId>(trace.storages.size());
@@ -27,6 +29,7 @@ ProgramFacts::ProgramFacts(const Trace& trace)
           StorageId s = trace.tensors[op.first_output + i].storage;
           ++refs[s];
           release_[s] = kNoStep;
+          if (created_[s] < 0) created_[s] = step;
         }
         break;
       }
@@ -68,6 +71,30 @@ int32_t ProgramFacts::NextUseAfter(StorageId s, int32_t step) const {
   return it == u.end() ? kNoStep : *it;
 }
 
+void RetentionPlan::Override(StorageId s, int32_t first, int32_t last, bool retain) {
+  if (overrides.empty()) overrides.resize(keep_until.size());
+  std::vector<RetentionOverride>& v = overrides[s];
+  std::vector<RetentionOverride> out;
+  for (const RetentionOverride& o : v) {
+    if (o.last < first || o.first > last) {
+      out.push_back(o);
+      continue;
+    }
+    if (o.first < first) out.push_back({o.first, first - 1, o.retain});
+    if (o.last > last) out.push_back({last + 1, o.last, o.retain});
+  }
+  out.push_back({first, last, retain});
+  std::sort(out.begin(), out.end(),
+            [](const RetentionOverride& a, const RetentionOverride& b) { return a.first < b.first; });
+  v = std::move(out);
+}
+
+size_t RetentionPlan::override_count() const {
+  size_t n = 0;
+  for (const auto& v : overrides) n += v.size();
+  return n;
+}
+
 RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon) {
   RetentionPlan p;
   p.keep_until.assign(trace.storages.size(), -1);
@@ -77,20 +104,26 @@ RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon) {
 }
 
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
-                                  double cost_fraction, bool stop_at_retained, int32_t horizon) {
+                                  double cost_fraction, bool stop_at_retained, int32_t horizon,
+                                  double tilt) {
   const StorageId ns = static_cast<StorageId>(trace.storages.size());
   RetentionPlan p;
   p.keep_until.assign(ns, -1);
   p.horizon = horizon;
-  p.description = fmt::format("retain what costs more than {:.4g} of the compute to recompute ({}), horizon {}",
-                              cost_fraction,
-                              stop_at_retained ? "from retained storages" : "from constants", horizon);
-  const double cap = cost_fraction * static_cast<double>(facts.total_compute());
+  p.description = fmt::format(
+      "retain what costs more than {:.4g}{} of the compute to recompute ({}), horizon {}",
+      cost_fraction, tilt != 0 ? fmt::format(" (tilted by {})", tilt) : std::string(),
+      stop_at_retained ? "from retained storages" : "from constants", horizon);
+  const double base_cap = cost_fraction * static_cast<double>(facts.total_compute());
+  const double steps = std::max(1, facts.steps());
   std::vector<StorageId> seen(ns, -1);
   std::vector<StorageId> stack;
   for (StorageId s = 0; s < ns; ++s) {
     if (facts.constant(s) || facts.last_need(s) < 0) continue;
     const int32_t when = facts.last_use(s) < 0 ? kNoStep : facts.last_use(s);
+    const double cap =
+        tilt == 0 ? base_cap
+                  : base_cap * std::max(0.05, 1 + tilt * (0.5 - std::max(0, facts.created(s)) / steps));
     double cost = static_cast<double>(facts.compute(s));
     stack.assign(1, s);
     seen[s] = s;
@@ -130,11 +163,15 @@ class Follower {
         o_(o),
         rt_(trace, o.eager),
         last_use_event_(trace.storages.size(), -1),
+        dropped_at_(trace.storages.size(), -1),
+        computed_in_step_(trace.storages.size(), -1),
         use_step_(trace.storages.size(), -1),
         tracked_(trace.storages.size(), 0),
         sleep_(trace.program.size() + 1) {
-    if (plan.keep_until.size() != trace.storages.size())
+    if (plan.keep_until.size() != trace.storages.size() ||
+        (!plan.overrides.empty() && plan.overrides.size() != trace.storages.size()))
       throw Error("FollowRetentionPlan: the plan does not match the trace");
+    if (o.record_steps) step_peaks_.assign(trace.program.size(), 0);
   }
 
   FollowedPlan Run() {
@@ -152,14 +189,16 @@ class Follower {
       }
       if (rt_.program_step() != step) {
         step = rt_.program_step();
+        recomputed_.clear();
         MarkStepUses(step);
         Wake(step);
       }
       DropUnretained(step, out.script);
       const int64_t need = rt_.memory() + rt_.request();
+      if (o_.record_steps) step_peaks_[step] = std::max(step_peaks_[step], need);
       if (need > out.peak_memory) {
         out.peak_memory = need;
-        RecordPeak(step, out.peak);
+        RecordPeak(step, out);
       }
       if (need > o_.budget) {
         out.stopped = fmt::format("computation {} does not fit: {} in use + {} requested > {}",
@@ -169,7 +208,14 @@ class Follower {
       const Operator& op = trace_.op_of(rt_.tensor());
       out.compute += op.compute;
       rt_.Compute();
-      for (int32_t i = 0; i < op.num_outputs; ++i) Track(trace_.tensors[op.first_output + i].storage);
+      for (int32_t i = 0; i < op.num_outputs; ++i) {
+        StorageId s = trace_.tensors[op.first_output + i].storage;
+        if (dropped_at_[s] >= 0 && computed_in_step_[s] != step) {
+          computed_in_step_[s] = step;
+          recomputed_.push_back(s);
+        }
+        Track(s);
+      }
     }
     out.completed = true;
     return Finish(out);
@@ -178,6 +224,7 @@ class Follower {
  private:
   FollowedPlan& Finish(FollowedPlan& out) {
     out.events = rt_.event();
+    out.step_peaks = std::move(step_peaks_);
     return out;
   }
 
@@ -211,11 +258,21 @@ class Follower {
   // The first step >= `step` at which the plan no longer retains s, or -1 if
   // it does not retain s at `step`.
   int32_t RetainedUntil(StorageId s, int32_t step) const {
+    const RetentionOverride* later = nullptr;  // the first override after `step`
+    if (!plan_.overrides.empty()) {
+      for (const RetentionOverride& o : plan_.overrides[s]) {
+        if (o.last < step) continue;
+        if (o.first <= step) return o.retain ? o.last + 1 : -1;
+        later = &o;
+        break;
+      }
+    }
     int32_t until = -1;
     if (plan_.keep_until[s] >= step) until = plan_.keep_until[s] + 1;
     int32_t next = facts_.NextUseAfter(s, step);
     if (next != kNoStep && static_cast<int64_t>(next) <= static_cast<int64_t>(step) + plan_.horizon)
       until = std::max(until, next);  // looked at again when that use is due
+    if (later && until > later->first) until = later->first;
     return until;
   }
 
@@ -249,6 +306,7 @@ class Follower {
       if (rt_.Evictable(s) && !NeededLater(s, step)) {
         rt_.Evict(s);
         script.entries.push_back({rt_.event(), s});
+        dropped_at_[s] = step;
         tracked_[s] = 0;
         continue;
       }
@@ -257,7 +315,17 @@ class Follower {
     active_.resize(kept);
   }
 
-  void RecordPeak(int32_t step, PeakState& p) const {
+  void RecordPeak(int32_t step, FollowedPlan& out) const {
+    PeakState& p = out.peak;
+    out.retained_at_peak.clear();
+    out.recomputed_at_peak.clear();
+    for (StorageId s : recomputed_)
+      if (rt_.material(s) && (rt_.locks(s) > 0 || NeededLater(s, step)))
+        out.recomputed_at_peak.push_back({s, dropped_at_[s]});
+    for (const StepwiseRuntime::Frame& f : rt_.frames()) {
+      StorageId s = trace_.tensors[f.tensor].storage;
+      if (f.remat && dropped_at_[s] >= 0) out.recomputed_at_peak.push_back({s, dropped_at_[s]});
+    }
     p.event = rt_.event();
     p.program_step = step;
     p.tensor = rt_.tensor();
@@ -273,8 +341,10 @@ class Follower {
         p.locked += size;
       else if (NeededLater(s, step))
         p.needed += size;
-      else
+      else {
         p.retained += size;
+        out.retained_at_peak.push_back(s);
+      }
     }
   }
 
@@ -284,6 +354,10 @@ class Follower {
   const FollowOptions& o_;
   StepwiseRuntime rt_;
   std::vector<int64_t> last_use_event_;
+  std::vector<int32_t> dropped_at_;        // step where the plan last dropped each storage, or -1
+  std::vector<int32_t> computed_in_step_;  // step where it was last recomputed, or -1
+  std::vector<StorageId> recomputed_;      // recomputed by the current step
+  std::vector<int64_t> step_peaks_;
   std::vector<int32_t> use_step_;
   std::vector<uint8_t> tracked_;
   std::vector<StorageId> active_;

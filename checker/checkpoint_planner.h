@@ -64,6 +64,9 @@ class ProgramFacts {
   // kNoStep if a reference remains to the end. Eager runtimes evict s there.
   int32_t release(StorageId s) const { return release_[s]; }
   int32_t last_use(StorageId s) const { return uses_[s].empty() ? -1 : uses_[s].back(); }
+  // The step that first computes s (-1 if none does).
+  int32_t created(StorageId s) const { return created_[s]; }
+  int32_t steps() const { return steps_; }
   // The compute of the operator that creates storage s (its root tensor's).
   int64_t compute(StorageId s) const { return compute_[s]; }
   bool constant(StorageId s) const { return constant_[s] != 0; }
@@ -71,10 +74,18 @@ class ProgramFacts {
 
  private:
   std::vector<std::vector<int32_t>> uses_;
-  std::vector<int32_t> last_need_, release_;
+  std::vector<int32_t> last_need_, release_, created_;
+  int32_t steps_ = 0;
   std::vector<int64_t> compute_;
   std::vector<uint8_t> constant_;
   int64_t total_compute_ = 0;
+};
+
+// Program steps first..last (inclusive) of one storage where a plan's rule
+// is overridden: retained or not, whatever keep_until and the horizon say.
+struct RetentionOverride {
+  int32_t first = 0, last = 0;
+  bool retain = false;
 };
 
 struct RetentionPlan {
@@ -84,7 +95,14 @@ struct RetentionPlan {
   // Also retained while its next use by the program is at most this many
   // program steps ahead (0: only the rest of the current step).
   int32_t horizon = 0;
+  // Per storage (empty, or one entry per storage): disjoint overrides sorted
+  // by step, made by a local search (diagnose/schedule_search.h).
+  std::vector<std::vector<RetentionOverride>> overrides;
   std::string description;  // for people: the rule and its parameters
+
+  // Overrides steps first..last of s (older overrides there are cut away).
+  void Override(StorageId s, int32_t first, int32_t last, bool retain);
+  size_t override_count() const;
 };
 
 // Every storage dropped as early as possible, none retained (but see horizon).
@@ -96,12 +114,20 @@ RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon = 0);
 // stops at constants and, with stop_at_retained, at retained storages not yet
 // released then. Decided in storage order (parents before children), so each
 // decision sees the final decisions of its ancestors.
+//
+// tilt != 0 scales the threshold with where s is first computed: by
+// max(0.05, 1 + tilt * (1/2 - step / program steps)). A positive tilt puts
+// retained storages closer together late in the program: in a backward pass
+// the checkpoints of the late forward segments are recomputed from first,
+// while every earlier checkpoint is still held, so shorter segments there
+// even out memory (the idea behind Griewank's revolve schedules).
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
                                   double cost_fraction, bool stop_at_retained,
-                                  int32_t horizon = 0);
+                                  int32_t horizon = 0, double tilt = 0);
 
 struct FollowOptions {
   bool eager = true;                  // RuntimeV2Eager(Optimized)'s eager evictions
+  bool record_steps = false;          // fill FollowedPlan::step_peaks
   int64_t max_events = 20'000'000;    // give up after this many computations
   // Stop (not completed) as soon as memory + request exceeds this.
   int64_t budget = std::numeric_limits<int64_t>::max();
@@ -129,6 +155,15 @@ struct FollowedPlan {
   int64_t events = 0;
   int64_t compute = 0;  // of every computation made (model and remat)
   PeakState peak;
+  // At the peak, for a local search: the storages the plan retained there,
+  // and the storages being recomputed there (pending frames, or recomputed by
+  // this program step and still locked or needed) with the program step
+  // where the plan last dropped them.
+  std::vector<StorageId> retained_at_peak;
+  std::vector<std::pair<StorageId, int32_t>> recomputed_at_peak;
+  // With record_steps: per program step, the most memory + request of its
+  // computation points (0 where it has none).
+  std::vector<int64_t> step_peaks;
 };
 
 // REQUIRES: plan.keep_until has one entry per storage.

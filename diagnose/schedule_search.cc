@@ -21,10 +21,12 @@ struct PlanPoint {
   double fraction = 0;
   bool stop_at_retained = true;
   int32_t horizon = 0;
+  double tilt = 0;
   bool operator<(const PlanPoint& o) const {
-    return std::tie(fraction, stop_at_retained, horizon) <
-           std::tie(o.fraction, o.stop_at_retained, o.horizon);
+    return std::tie(fraction, stop_at_retained, horizon, tilt) <
+           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt);
   }
+  PlanPoint With(double f) const { return {f, stop_at_retained, horizon, tilt}; }
 };
 
 class Searcher {
@@ -39,19 +41,25 @@ class Searcher {
       deadline_ = began_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(o_.seconds));
     // 1. The grid, most often best first (measured on the public traces).
-    for (double f : {0.3, 0.05, 0.1, 0.2, 0.02, 0.5, 0.01, 0.005})
+    for (double f : {0.3, 0.05, 0.1, 0.2, 0.02, 0.5, 0.01, 0.4, 0.15, 0.03, 0.005})
       for (bool stop : {true, false}) Try({f, stop, 0});
-    // 2. Closer fractions around the best, then horizons.
+    // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
-      for (double r : {1.4, 1.15, 1.05}) {
-        for (bool improved = true; improved && !TimeUp();) {
-          const PlanPoint at = best_point_;
-          improved = Try({at.fraction * r, at.stop_at_retained, at.horizon}) ||
-                     Try({at.fraction / r, at.stop_at_retained, at.horizon});
-        }
+      RefineFraction();
+      bool tilted = false;
+      for (double t : {1.0, 2.0, 3.0, 4.0, -1.0}) {
+        PlanPoint p = best_point_;
+        p.tilt = t;
+        tilted |= Try(p);
       }
-      const PlanPoint at = best_point_;
-      for (int32_t h : {1, 2, 4, 8, 16, 64}) Try({at.fraction, at.stop_at_retained, h});
+      if (tilted) RefineFraction();
+      for (int32_t h : {1, 2, 4, 8, 16, 64}) {
+        PlanPoint p = best_point_;
+        p.horizon = h;
+        Try(p);
+      }
+      // 3. Storage by storage, at the peak.
+      LocalSearch();
     }
     out_.timed_out = timed_out_;
     if (best_) Verify();
@@ -60,6 +68,17 @@ class Searcher {
   }
 
  private:
+  // Pattern search on the cost fraction of the best plan (the peak is not
+  // monotone in it): steps of 40%, then 15%, then 5%.
+  void RefineFraction() {
+    for (double r : {1.4, 1.15, 1.05}) {
+      for (bool improved = true; improved && !TimeUp();) {
+        const PlanPoint at = best_point_;
+        improved = Try(at.With(at.fraction * r)) || Try(at.With(at.fraction / r));
+      }
+    }
+  }
+
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
 
   bool TimeUp() {
@@ -76,7 +95,7 @@ class Searcher {
     if (tried_.count(p) || TimeUp()) return false;
     tried_[p] = true;
     RetentionPlan plan =
-        PlanByRecomputeCost(trace_, facts_, p.fraction, p.stop_at_retained, p.horizon);
+        PlanByRecomputeCost(trace_, facts_, p.fraction, p.stop_at_retained, p.horizon, p.tilt);
     FollowOptions fo;
     fo.eager = EagerEvictions(o_.runtime);
     fo.max_events = o_.max_events;
@@ -121,9 +140,121 @@ class Searcher {
     return taken;
   }
 
+  // A followed plan's rank: its peak, then how many program steps come
+  // within 0.5% of it (fewer: closer to lowering it).
+  struct Rank {
+    int64_t peak = 0;
+    int64_t near = 0;
+    bool operator<(const Rank& o) const { return peak != o.peak ? peak < o.peak : near < o.near; }
+  };
+  static Rank RankOf(const FollowedPlan& f) {
+    Rank r{f.peak_memory, 0};
+    const int64_t near = f.peak_memory - f.peak_memory / 200;
+    for (int64_t m : f.step_peaks) r.near += m >= near;
+    return r;
+  }
+
+  // Follows `plan` to rank it against `than`; the result if it ranks
+  // better and keeps to the limits.
+  std::optional<FollowedPlan> Better(const RetentionPlan& plan, const Rank& than) {
+    FollowOptions fo;
+    fo.eager = EagerEvictions(o_.runtime);
+    fo.max_events = o_.max_events;
+    fo.deadline = deadline_;
+    fo.record_steps = true;
+    fo.budget = than.peak;
+    FollowedPlan f;
+    try {
+      f = FollowRetentionPlan(trace_, facts_, plan, fo);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    ++local_moves_;
+    if (f.stopped == "time limit") timed_out_ = true;
+    if (!f.completed) return std::nullopt;
+    if (o_.max_overhead && OverheadOf(f.compute) > *o_.max_overhead) return std::nullopt;
+    if (!(RankOf(f) < than)) return std::nullopt;
+    return f;
+  }
+
+  // First-improvement descent over single-storage changes at the peak: stop
+  // retaining a storage the plan holds there (drop it after its last use
+  // before the peak, recompute it at its next use), or retain a storage that
+  // is being recomputed there from where the plan dropped it.
+  void LocalSearch() {
+    FollowOptions fo;
+    fo.eager = EagerEvictions(o_.runtime);
+    fo.max_events = o_.max_events;
+    fo.deadline = deadline_;
+    fo.record_steps = true;
+    RetentionPlan plan = best_plan_;
+    FollowedPlan cur = FollowRetentionPlan(trace_, facts_, plan, fo);
+    if (!cur.completed) return;
+    Rank rank = RankOf(cur);
+    const int64_t start_peak = cur.peak_memory;
+    const size_t start_moves = local_moves_;
+    struct Move {
+      StorageId s;
+      int32_t first, last;
+      bool retain;
+      bool operator<(const Move& o) const {
+        return std::tie(s, first, last, retain) < std::tie(o.s, o.first, o.last, o.retain);
+      }
+    };
+    std::map<Move, bool> tried;
+    while (!TimeUp()) {
+      const int32_t p = cur.peak.program_step;
+      std::vector<Move> moves;
+      std::vector<StorageId> held = cur.retained_at_peak;
+      std::sort(held.begin(), held.end(), [&](StorageId a, StorageId b) {
+        return trace_.storages[a].size > trace_.storages[b].size;
+      });
+      for (StorageId s : held) {
+        if (trace_.storages[s].size == 0) continue;
+        const std::vector<int32_t>& u = facts_.uses(s);
+        auto it = std::upper_bound(u.begin(), u.end(), p);
+        const int32_t first = it == u.begin() ? p : *(it - 1) + 1;
+        const int32_t last = it == u.end() ? facts_.last_need(s) : *it - 1;
+        if (last >= p) moves.push_back({s, std::min(first, p), last, false});
+      }
+      for (const auto& [s, dropped] : cur.recomputed_at_peak)
+        if (dropped >= 0 && dropped <= p && trace_.storages[s].size > 0)
+          moves.push_back({s, dropped, p, true});
+      bool moved = false;
+      for (const Move& m : moves) {
+        if (TimeUp()) break;
+        if (tried.count(m)) continue;
+        tried[m] = true;
+        RetentionPlan next = plan;
+        next.Override(m.s, m.first, m.last, m.retain);
+        std::optional<FollowedPlan> f = Better(next, rank);
+        if (!f) continue;
+        plan = std::move(next);
+        cur = std::move(*f);
+        rank = RankOf(cur);
+        moved = true;
+        break;
+      }
+      if (!moved) break;
+    }
+    if (status_)
+      status_(fmt::format("local search: {} changes tried, {} kept; peak ratio {:.6f} -> {:.6f}",
+                          local_moves_ - start_moves, plan.override_count(),
+                          static_cast<double>(start_peak) / baseline_.memory,
+                          static_cast<double>(cur.peak_memory) / baseline_.memory));
+    if (cur.peak_memory < best_->peak_memory ||
+        (cur.peak_memory == best_->peak_memory && plan.override_count() > 0)) {
+      plan.description = fmt::format("{}, {} storage changes by local search", best_plan_.description,
+                                     plan.override_count());
+      best_plan_ = std::move(plan);
+      best_ = std::move(cur);
+    }
+  }
+
   void Verify() {
     PlannedSchedule s;
     s.description = best_plan_.description;
+    s.plan = best_plan_;
     s.peak = best_->peak_memory;
     s.script = std::move(best_->script);
     s.at_peak = best_->peak;
@@ -145,6 +276,7 @@ class Searcher {
   std::optional<Clock::time_point> deadline_;
   bool timed_out_ = false;
   std::map<PlanPoint, bool> tried_;
+  size_t local_moves_ = 0;
   std::optional<FollowedPlan> best_;
   RetentionPlan best_plan_;
   PlanPoint best_point_;

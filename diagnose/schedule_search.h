@@ -7,9 +7,13 @@
 //     from 0.5 down to 0.005 of the program's compute, recomputation traced
 //     from retained storages or from the constants;
 //  2. around the best of them, cost fractions closer to it (the peak is not
-//     monotone in the fraction), then retention horizons of a few steps;
-//  3. with max_overhead: plans whose compute overhead exceeds it are not
-//     taken (they are listed as attempts).
+//     monotone in the fraction), thresholds tilted toward the end of the
+//     program, then retention horizons of a few steps;
+//  3. a local search, storage by storage, at the peak: stop retaining a
+//     storage held there, or retain one that is recomputed there, as long as
+//     the peak (or the number of steps near it) goes down.
+// With max_overhead, plans whose compute overhead exceeds it are not taken
+// (they are listed as attempts).
 // Only a script that the schedule checker passes at its own peak is returned;
 // that peak is an upper end for the smallest feasible budget: the script
 // passes at every budget at least as large.
@@ -34,7 +38,7 @@ struct ScheduleSearchOptions {
   double seconds = 60;                 // wall time for the whole search; 0: no limit
   int64_t max_events = 20'000'000;     // per followed plan
   std::optional<double> max_overhead;  // compute overhead allowed (clock / baseline compute)
-  bool refine = true;                  // steps 2 (else the grid only)
+  bool refine = true;                  // steps 2 and 3 (else the grid only)
 };
 
 // One plan followed.
@@ -50,6 +54,7 @@ struct PlanAttempt {
 
 struct PlannedSchedule {
   std::string description;  // the plan
+  RetentionPlan plan;
   EvictionScript script;
   int64_t peak = 0;       // the budget at which the checker passed it
   ScheduleCheck check;    // at `peak`: passed
