@@ -143,6 +143,22 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
     }
     if (cost > cap) p.keep_until[s] = facts.last_need(s);
   }
+  // How long to retain: until the last step at which s itself, or a storage
+  // that may have to be recomputed from it, is used. A retained storage held
+  // through its own last need (not evicted before by its release) is never
+  // recomputed, so it asks nothing of its ancestors beyond its creation.
+  std::vector<int32_t> need(ns, -1);
+  for (StorageId s = ns - 1; s >= 0; --s) {
+    need[s] = facts.last_use(s);
+    for (const StorageEdge* e = trace.storage_children.begin(s); e != trace.storage_children.end(s);
+         ++e) {
+      const StorageId c = e->storage;
+      if (c == s) continue;
+      const bool held_through = p.keep_until[c] >= 0 && facts.release(c) >= need[c];
+      if (!held_through) need[s] = std::max(need[s], need[c]);
+    }
+    if (p.keep_until[s] >= 0) p.keep_until[s] = need[s];
+  }
   return p;
 }
 

@@ -46,18 +46,13 @@ class Searcher {
     // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
       RefineFraction();
-      bool tilted = false;
-      for (double t : {1.0, 2.0, 3.0, 4.0, -1.0}) {
-        PlanPoint p = best_point_;
-        p.tilt = t;
-        tilted |= Try(p);
-      }
-      if (tilted) RefineFraction();
-      for (int32_t h : {1, 2, 4, 8, 16, 64}) {
-        PlanPoint p = best_point_;
-        p.horizon = h;
-        Try(p);
-      }
+      // Tilts and horizons together (they interact: a horizon retains
+      // recomputed storages that a tilt spaces differently), then the
+      // fraction again.
+      const PlanPoint at = best_point_;
+      for (int32_t h : {0, 4, 16, 64})
+        for (double t : {0.0, 1.0, 2.0, 3.0}) Try({at.fraction, at.stop_at_retained, h, t});
+      RefineFraction();
       // 3. Storage by storage, at the peak.
       LocalSearch();
     }
