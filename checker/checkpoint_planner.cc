@@ -84,8 +84,9 @@ void RetentionPlan::Override(StorageId s, int32_t first, int32_t last, bool reta
     if (o.last > last) out.push_back({last + 1, o.last, o.retain});
   }
   out.push_back({first, last, retain});
-  std::sort(out.begin(), out.end(),
-            [](const RetentionOverride& a, const RetentionOverride& b) { return a.first < b.first; });
+  std::sort(out.begin(), out.end(), [](const RetentionOverride& a, const RetentionOverride& b) {
+    return a.first < b.first;
+  });
   v = std::move(out);
 }
 
@@ -104,26 +105,34 @@ RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon) {
 }
 
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
-                                  double cost_fraction, bool stop_at_retained, int32_t horizon,
-                                  double tilt) {
+                                  const CostRule& rule) {
   const StorageId ns = static_cast<StorageId>(trace.storages.size());
   RetentionPlan p;
   p.keep_until.assign(ns, -1);
-  p.horizon = horizon;
+  p.horizon = rule.horizon;
   p.description = fmt::format(
-      "retain what costs more than {:.4g}{} of the compute to recompute ({}), horizon {}",
-      cost_fraction, tilt != 0 ? fmt::format(" (tilted by {})", tilt) : std::string(),
-      stop_at_retained ? "from retained storages" : "from constants", horizon);
-  const double base_cap = cost_fraction * static_cast<double>(facts.total_compute());
+      "retain what costs more than {:.4g}{} of the compute to recompute ({}){}, horizon {}",
+      rule.fraction, rule.tilt != 0 ? fmt::format(" (tilted by {})", rule.tilt) : std::string(),
+      rule.stop_at_retained ? "from retained storages" : "from constants",
+      rule.small_bytes >= 0 ? fmt::format(" and storages of at most {} bytes", rule.small_bytes)
+                            : std::string(),
+      rule.horizon);
+  const double base_cap = rule.fraction * static_cast<double>(facts.total_compute());
   const double steps = std::max(1, facts.steps());
   std::vector<StorageId> seen(ns, -1);
   std::vector<StorageId> stack;
   for (StorageId s = 0; s < ns; ++s) {
     if (facts.constant(s) || facts.last_need(s) < 0) continue;
     const int32_t when = facts.last_use(s) < 0 ? kNoStep : facts.last_use(s);
+    if (trace.storages[s].size <= rule.small_bytes) {
+      p.keep_until[s] = facts.last_need(s);
+      continue;
+    }
     const double cap =
-        tilt == 0 ? base_cap
-                  : base_cap * std::max(0.05, 1 + tilt * (0.5 - std::max(0, facts.created(s)) / steps));
+        rule.tilt == 0
+            ? base_cap
+            : base_cap *
+                  std::max(0.05, 1 + rule.tilt * (0.5 - std::max(0, facts.created(s)) / steps));
     double cost = static_cast<double>(facts.compute(s));
     stack.assign(1, s);
     seen[s] = s;
@@ -136,7 +145,7 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
         if (seen[q] == s) continue;
         seen[q] = s;
         if (facts.constant(q)) continue;
-        if (stop_at_retained && p.keep_until[q] >= 0 && facts.release(q) > when) continue;
+        if (rule.stop_at_retained && p.keep_until[q] >= 0 && facts.release(q) > when) continue;
         cost += static_cast<double>(facts.compute(q));
         stack.push_back(q);
       }
@@ -299,7 +308,8 @@ class Follower {
   }
 
   void Wake(int32_t step) {
-    for (int32_t t = std::max(0, woken_); t <= step && t < static_cast<int32_t>(sleep_.size()); ++t) {
+    for (int32_t t = std::max(0, woken_); t <= step && t < static_cast<int32_t>(sleep_.size());
+         ++t) {
       for (StorageId s : sleep_[t]) active_.push_back(s);
       sleep_[t].clear();
     }

@@ -108,27 +108,36 @@ struct RetentionPlan {
 // Every storage dropped as early as possible, none retained (but see horizon).
 RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon = 0);
 
-// Retains storage s from its computation to last_need(s) when recomputing it
-// at its last use would cost more than cost_fraction * total compute.
-// Recomputation is traced back through the storages that created it; it
-// stops at constants and, with stop_at_retained, at retained storages not yet
-// released then. Decided in storage order (parents before children), so each
-// decision sees the final decisions of its ancestors.
-//
-// tilt != 0 scales the threshold with where s is first computed: by
-// max(0.05, 1 + tilt * (1/2 - step / program steps)). A positive tilt puts
-// retained storages closer together late in the program: in a backward pass
-// the checkpoints of the late forward segments are recomputed from first,
-// while every earlier checkpoint is still held, so shorter segments there
-// even out memory (the idea behind Griewank's revolve schedules).
+// The recompute-cost rule: retains storage s from its computation while s,
+// or a storage that may have to be recomputed from it, is still to be used,
+// when recomputing s at its last use would cost more than
+// fraction * total compute. Recomputation is traced back through the
+// storages that created it; it stops at constants and, with
+// stop_at_retained, at retained storages not yet released then. Decided in
+// storage order (parents before children), so each decision sees the final
+// decisions of its ancestors.
+struct CostRule {
+  double fraction = 0.1;
+  bool stop_at_retained = true;
+  int32_t horizon = 0;  // RetentionPlan::horizon
+  // tilt != 0 scales the threshold with where s is first computed: by
+  // max(0.05, 1 + tilt * (1/2 - step / program steps)). A positive tilt puts
+  // retained storages closer together late in the program: in a backward
+  // pass the checkpoints of the late forward segments are recomputed from
+  // first, while every earlier checkpoint is still held, so shorter segments
+  // there even out memory (the idea behind Griewank's revolve schedules).
+  double tilt = 0;
+  // Storages of at most this many bytes are retained whatever their cost
+  // (cheap to hold; recomputing them can start long recursions). -1: none.
+  int64_t small_bytes = -1;
+};
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
-                                  double cost_fraction, bool stop_at_retained,
-                                  int32_t horizon = 0, double tilt = 0);
+                                  const CostRule& rule);
 
 struct FollowOptions {
-  bool eager = true;                  // RuntimeV2Eager(Optimized)'s eager evictions
-  bool record_steps = false;          // fill FollowedPlan::step_peaks
-  int64_t max_events = 20'000'000;    // give up after this many computations
+  bool eager = true;                // RuntimeV2Eager(Optimized)'s eager evictions
+  bool record_steps = false;        // fill FollowedPlan::step_peaks
+  int64_t max_events = 20'000'000;  // give up after this many computations
   // Stop (not completed) as soon as memory + request exceeds this.
   int64_t budget = std::numeric_limits<int64_t>::max();
   std::optional<std::chrono::steady_clock::time_point> deadline;  // give up after it
@@ -138,13 +147,13 @@ struct FollowOptions {
 struct PeakState {
   int64_t event = -1;
   int32_t program_step = -1;
-  TensorId tensor = -1;   // being computed (the innermost pending frame)
-  int32_t frames = 0;     // pending materializations, the program operator's included
+  TensorId tensor = -1;  // being computed (the innermost pending frame)
+  int32_t frames = 0;    // pending materializations, the program operator's included
   int64_t request = 0;
-  int64_t pinned = 0;     // material pinned storages
-  int64_t locked = 0;     // material, unpinned, locked by pending frames
-  int64_t needed = 0;     // unlocked, used later by the same program step
-  int64_t retained = 0;   // the rest: retained by the plan
+  int64_t pinned = 0;    // material pinned storages
+  int64_t locked = 0;    // material, unpinned, locked by pending frames
+  int64_t needed = 0;    // unlocked, used later by the same program step
+  int64_t retained = 0;  // the rest: retained by the plan
 };
 
 struct FollowedPlan {

@@ -22,18 +22,21 @@ struct PlanPoint {
   bool stop_at_retained = true;
   int32_t horizon = 0;
   double tilt = 0;
+  int64_t small_bytes = -1;
   bool operator<(const PlanPoint& o) const {
-    return std::tie(fraction, stop_at_retained, horizon, tilt) <
-           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt);
+    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes) <
+           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt, o.small_bytes);
   }
-  PlanPoint With(double f) const { return {f, stop_at_retained, horizon, tilt}; }
+  PlanPoint With(double f) const { return {f, stop_at_retained, horizon, tilt, small_bytes}; }
 };
 
 class Searcher {
  public:
   Searcher(const Trace& trace, const Baseline& baseline, const ScheduleSearchOptions& o,
            const ScheduleSearchStatus& status)
-      : trace_(trace), baseline_(baseline), o_(o), status_(status), facts_(trace) {}
+      : trace_(trace), baseline_(baseline), o_(o), status_(status), facts_(trace) {
+    for (const Storage& st : trace.storages) largest_storage_ = std::max(largest_storage_, st.size);
+  }
 
   ScheduleSearch Run() {
     began_ = Clock::now();
@@ -41,8 +44,15 @@ class Searcher {
       deadline_ = began_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(o_.seconds));
     // 1. The grid, most often best first (measured on the public traces).
-    for (double f : {0.3, 0.05, 0.1, 0.2, 0.02, 0.5, 0.01, 0.4, 0.15, 0.03, 0.005})
-      for (bool stop : {true, false}) Try({f, stop, 0});
+    // Each fraction three ways: recomputation traced from retained storages,
+    // from the constants, and from retained storages with the small storages
+    // (at most 1/1000 of the largest) retained whatever their cost.
+    const int64_t small = largest_storage_ / 1000;
+    for (double f : {0.3, 0.05, 0.1, 0.5, 0.2, 0.4, 0.02, 0.15, 0.03, 0.01, 0.005}) {
+      Try({f, true, 0});
+      Try({f, false, 0});
+      Try({f, true, 0, 0, small});
+    }
     // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
       RefineFraction();
@@ -51,8 +61,8 @@ class Searcher {
       // fraction again.
       const PlanPoint at = best_point_;
       for (int32_t h : {0, 4, 16, 64})
-        for (double t : {0.0, 1.0, 2.0, 3.0}) Try({at.fraction, at.stop_at_retained, h, t});
-      RefineFraction();
+        for (double t : {0.0, 1.0, 2.0, 3.0})
+          Try({at.fraction, at.stop_at_retained, h, t, at.small_bytes});
       // 3. Storage by storage, at the peak.
       LocalSearch();
     }
@@ -82,15 +92,16 @@ class Searcher {
   }
 
   double OverheadOf(int64_t compute) const {
-    return static_cast<double>(1 + compute) / static_cast<double>(std::max<int64_t>(1, baseline_.compute));
+    return static_cast<double>(1 + compute) /
+           static_cast<double>(std::max<int64_t>(1, baseline_.compute));
   }
 
   // Follows the plan at `p` (once); true if it became the best.
   bool Try(const PlanPoint& p) {
     if (tried_.count(p) || TimeUp()) return false;
     tried_[p] = true;
-    RetentionPlan plan =
-        PlanByRecomputeCost(trace_, facts_, p.fraction, p.stop_at_retained, p.horizon, p.tilt);
+    RetentionPlan plan = PlanByRecomputeCost(
+        trace_, facts_, {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes});
     FollowOptions fo;
     fo.eager = EagerEvictions(o_.runtime);
     fo.max_events = o_.max_events;
@@ -116,9 +127,8 @@ class Searcher {
     bool taken = false;
     if (f.completed && o_.max_overhead && a.overhead > *o_.max_overhead) {
       a.stopped = fmt::format("overhead {:.2f} above the limit {}", a.overhead, *o_.max_overhead);
-    } else if (f.completed &&
-               (!best_ || f.peak_memory < best_->peak_memory ||
-                (f.peak_memory == best_->peak_memory && f.events < best_->events))) {
+    } else if (f.completed && (!best_ || f.peak_memory < best_->peak_memory ||
+                               (f.peak_memory == best_->peak_memory && f.events < best_->events))) {
       best_ = std::move(f);
       best_plan_ = plan;
       best_point_ = p;
@@ -239,8 +249,8 @@ class Searcher {
                           static_cast<double>(cur.peak_memory) / baseline_.memory));
     if (cur.peak_memory < best_->peak_memory ||
         (cur.peak_memory == best_->peak_memory && plan.override_count() > 0)) {
-      plan.description = fmt::format("{}, {} storage changes by local search", best_plan_.description,
-                                     plan.override_count());
+      plan.description = fmt::format("{}, {} storage changes by local search",
+                                     best_plan_.description, plan.override_count());
       best_plan_ = std::move(plan);
       best_ = std::move(cur);
     }
@@ -272,6 +282,7 @@ class Searcher {
   bool timed_out_ = false;
   std::map<PlanPoint, bool> tried_;
   size_t local_moves_ = 0;
+  int64_t largest_storage_ = 0;
   std::optional<FollowedPlan> best_;
   RetentionPlan best_plan_;
   PlanPoint best_point_;

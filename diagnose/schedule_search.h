@@ -5,7 +5,8 @@
 // Plans tried, within the time limit:
 //  1. a grid of recompute-cost rules (PlanByRecomputeCost): cost fractions
 //     from 0.5 down to 0.005 of the program's compute, recomputation traced
-//     from retained storages or from the constants;
+//     from retained storages or from the constants, small storages retained
+//     or not;
 //  2. around the best of them, cost fractions closer to it (the peak is not
 //     monotone in the fraction), thresholds tilted toward the end of the
 //     program, then retention horizons of a few steps;
@@ -56,10 +57,10 @@ struct PlannedSchedule {
   std::string description;  // the plan
   RetentionPlan plan;
   EvictionScript script;
-  int64_t peak = 0;       // the budget at which the checker passed it
-  ScheduleCheck check;    // at `peak`: passed
-  double overhead = 0;    // of the checked run
-  PeakState at_peak;      // what memory held at the peak, per the stepwise runtime
+  int64_t peak = 0;     // the budget at which the checker passed it
+  ScheduleCheck check;  // at `peak`: passed
+  double overhead = 0;  // of the checked run
+  PeakState at_peak;    // what memory held at the peak, per the stepwise runtime
 };
 
 struct ScheduleSearch {

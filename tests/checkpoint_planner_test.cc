@@ -81,7 +81,7 @@ TEST_CASE("planner: retaining nothing drops a between its uses and recomputes it
   // a + b + c = 30 at g instead, without recomputation. d is retained too
   // (recomputing it at its pin costs all 8), to its pin, so a is needed
   // only until h.
-  RetentionPlan keep = PlanByRecomputeCost(t, facts, 0.5, true);
+  RetentionPlan keep = PlanByRecomputeCost(t, facts, {.fraction = 0.5});
   CHECK(keep.keep_until[StorageNamed(t, "a")] == 4);
   CHECK(keep.keep_until[StorageNamed(t, "d")] == 7);
   CHECK(keep.keep_until[StorageNamed(t, "c")] == -1);
@@ -124,7 +124,10 @@ TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaus
       ProgramFacts facts(t);
       std::vector<RetentionPlan> plans{PlanRetainingNothing(t), PlanRetainingNothing(t, 3)};
       for (double f : {0.05, 0.2, 0.5, 0.9})
-        for (bool stop : {true, false}) plans.push_back(PlanByRecomputeCost(t, facts, f, stop, 1));
+        for (bool stop : {true, false})
+          plans.push_back(PlanByRecomputeCost(
+              t, facts, {.fraction = f, .stop_at_retained = stop, .horizon = 1, .tilt = f * 4}));
+      plans.push_back(PlanByRecomputeCost(t, facts, {.fraction = 0.5, .small_bytes = 40}));
       for (const RetentionPlan& p : plans) {
         INFO(p.description);
         FollowOptions o;
@@ -165,8 +168,8 @@ TEST_CASE("planner: on a chain, memory grows like sqrt(n) with checkpoints, cons
     Trace t = ParseTraceString(GenerateChain(co), "chain.log");
     ProgramFacts facts(t);
     const double root = std::sqrt(static_cast<double>(n));
-    RetentionPlan chen =
-        PlanByRecomputeCost(t, facts, 1 / root, true, static_cast<int32_t>(2 * root));
+    RetentionPlan chen = PlanByRecomputeCost(
+        t, facts, {.fraction = 1 / root, .horizon = static_cast<int32_t>(2 * root)});
     FollowedPlan f = FollowRetentionPlan(t, facts, chen);
     REQUIRE(f.completed);
     CHECK(CheckSchedule(t, f.peak_memory, f.script).passed());
