@@ -111,12 +111,12 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
   p.keep_until.assign(ns, -1);
   p.horizon = rule.horizon;
   p.description = fmt::format(
-      "retain what costs more than {:.4g}{} of the compute to recompute ({}){}, horizon {}",
+      "retain what costs more than {:.4g}{} of the compute to recompute ({}){}{}, horizon {}",
       rule.fraction, rule.tilt != 0 ? fmt::format(" (tilted by {})", rule.tilt) : std::string(),
       rule.stop_at_retained ? "from retained storages" : "from constants",
       rule.small_bytes >= 0 ? fmt::format(" and storages of at most {} bytes", rule.small_bytes)
                             : std::string(),
-      rule.horizon);
+      rule.to_last_need ? " to their last need" : "", rule.horizon);
   const double base_cap = rule.fraction * static_cast<double>(facts.total_compute());
   const double steps = std::max(1, facts.steps());
   std::vector<StorageId> seen(ns, -1);
@@ -166,7 +166,7 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
       const bool held_through = p.keep_until[c] >= 0 && facts.release(c) >= need[c];
       if (!held_through) need[s] = std::max(need[s], need[c]);
     }
-    if (p.keep_until[s] >= 0) p.keep_until[s] = need[s];
+    if (p.keep_until[s] >= 0 && !rule.to_last_need) p.keep_until[s] = need[s];
   }
   return p;
 }

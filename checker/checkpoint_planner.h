@@ -130,6 +130,9 @@ struct CostRule {
   // Storages of at most this many bytes are retained whatever their cost
   // (cheap to hold; recomputing them can start long recursions). -1: none.
   int64_t small_bytes = -1;
+  // Retain to last_need(s) (the last use of any storage computed from s),
+  // not only while a storage that may be recomputed from s is still used.
+  bool to_last_need = false;
 };
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
                                   const CostRule& rule);

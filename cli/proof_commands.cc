@@ -67,6 +67,7 @@ struct ProofFlags : ProofBudgetFlags {
   int32_t rolling = 0;
   bool verbose = false;
   std::string save_script;
+  double plan_seconds = 0;
 };
 
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
@@ -80,6 +81,9 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--rolling-z3", f.rolling,
                   "also try rolling Z3 plans of N operators over the whole program as witnesses "
                   "(slow; default off)");
+  cmd->add_option("--plan-seconds", f.plan_seconds,
+                  "also try checkpoint plans as witnesses, for at most this many seconds "
+                  "(low-memory scripts built from the top; default 0: off)");
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
 }
@@ -93,6 +97,9 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
   o.witness.rolling_ops = f.rolling;
+  if (!(f.plan_seconds >= 0))
+    throw Error(fmt::format("--plan-seconds must not be negative, got {}", f.plan_seconds));
+  o.witness.plan_seconds = f.plan_seconds;
   for (const std::string& h : f.witness_heuristics)
     o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
@@ -114,8 +121,7 @@ template <typename Flags>
 void SetPlanOptions(const Flags& f, BoundsOptions& o) {
   if (!(f.plan_seconds >= 0))
     throw Error(fmt::format("--plan-seconds must not be negative, got {}", f.plan_seconds));
-  if (f.plans_only && f.plan_seconds == 0)
-    throw Error("--plans-only needs --plan-seconds above 0");
+  if (f.plans_only && f.plan_seconds == 0) throw Error("--plans-only needs --plan-seconds above 0");
   if (f.plan_max_overhead < 0 || (f.plan_max_overhead > 0 && f.plan_max_overhead < 1))
     throw Error(fmt::format("--plan-max-overhead must be at least 1, got {}", f.plan_max_overhead));
   o.plan_seconds = f.plan_seconds;

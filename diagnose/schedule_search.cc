@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -15,6 +16,7 @@ namespace dtr {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
 
 // A point of the plan space searched here.
 struct PlanPoint {
@@ -23,11 +25,17 @@ struct PlanPoint {
   int32_t horizon = 0;
   double tilt = 0;
   int64_t small_bytes = -1;
+  bool to_last_need = false;
   bool operator<(const PlanPoint& o) const {
-    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes) <
-           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt, o.small_bytes);
+    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes, to_last_need) <
+           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt, o.small_bytes,
+                    o.to_last_need);
   }
-  PlanPoint With(double f) const { return {f, stop_at_retained, horizon, tilt, small_bytes}; }
+  PlanPoint With(double f) const {
+    PlanPoint p = *this;
+    p.fraction = f;
+    return p;
+  }
 };
 
 class Searcher {
@@ -46,12 +54,13 @@ class Searcher {
     // 1. The grid, most often best first (measured on the public traces).
     // Each fraction three ways: recomputation traced from retained storages,
     // from the constants, and from retained storages with the small storages
-    // (at most 1/1000 of the largest) retained whatever their cost.
-    const int64_t small = largest_storage_ / 1000;
+    // (at most 1/100 of the largest) retained whatever their cost.
+    const int64_t small = largest_storage_ / 100;
     for (double f : {0.3, 0.05, 0.1, 0.5, 0.2, 0.4, 0.02, 0.15, 0.03, 0.01, 0.005}) {
       Try({f, true, 0});
       Try({f, false, 0});
       Try({f, true, 0, 0, small});
+      Try({f, false, 0, 0, -1, true});
     }
     // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
@@ -61,10 +70,20 @@ class Searcher {
       // fraction again.
       const PlanPoint at = best_point_;
       for (int32_t h : {0, 4, 16, 64})
-        for (double t : {0.0, 1.0, 2.0, 3.0})
-          Try({at.fraction, at.stop_at_retained, h, t, at.small_bytes});
+        for (double t : {0.0, 1.0, 2.0, 3.0}) {
+          PlanPoint p = at;
+          p.horizon = h;
+          p.tilt = t;
+          Try(p);
+        }
+      RefineFraction();
       // 3. Storage by storage, at the peak.
-      LocalSearch();
+      // From the best plan, then from earlier bests while time is left
+      // (first-improvement descent ends in different local optima).
+      std::stable_sort(starts_.begin(), starts_.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t i = 0; i < starts_.size() && i < 8 && !TimeUp(); ++i)
+        LocalSearch(starts_[i].second);
     }
     out_.timed_out = timed_out_;
     if (best_) Verify();
@@ -73,22 +92,26 @@ class Searcher {
   }
 
  private:
-  // Pattern search on the cost fraction of the best plan (the peak is not
-  // monotone in it): steps of 40%, then 15%, then 5%.
+  // A scan of cost fractions around the best plan's, repeated from each new
+  // best (the peak is not monotone in the fraction, nor smooth).
   void RefineFraction() {
-    for (double r : {1.4, 1.15, 1.05}) {
-      for (bool improved = true; improved && !TimeUp();) {
-        const PlanPoint at = best_point_;
-        improved = Try(at.With(at.fraction * r)) || Try(at.With(at.fraction / r));
-      }
+    for (bool improved = true; improved && !TimeUp();) {
+      improved = false;
+      const PlanPoint at = best_point_;
+      for (double r : {0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6})
+        if (Try(at.With(at.fraction * r))) {
+          improved = true;
+          break;
+        }
     }
   }
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
 
+  // True when the search should stop: out of time, or good enough.
   bool TimeUp() {
     if (deadline_ && Clock::now() >= *deadline_) timed_out_ = true;
-    return timed_out_;
+    return timed_out_ || (best_ && best_->peak_memory <= o_.good_enough);
   }
 
   double OverheadOf(int64_t compute) const {
@@ -101,7 +124,8 @@ class Searcher {
     if (tried_.count(p) || TimeUp()) return false;
     tried_[p] = true;
     RetentionPlan plan = PlanByRecomputeCost(
-        trace_, facts_, {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes});
+        trace_, facts_,
+        {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need});
     FollowOptions fo;
     fo.eager = EagerEvictions(o_.runtime);
     fo.max_events = o_.max_events;
@@ -132,7 +156,10 @@ class Searcher {
       best_ = std::move(f);
       best_plan_ = plan;
       best_point_ = p;
+      starts_.push_back({best_->peak_memory, plan});
       taken = true;
+    } else if (f.completed) {
+      starts_.push_back({f.peak_memory, plan});  // ties the best: another start for step 3
     }
     if (status_)
       status_(fmt::format("{}: {}", a.description,
@@ -159,15 +186,15 @@ class Searcher {
     return r;
   }
 
-  // Follows `plan` to rank it against `than`; the result if it ranks
-  // better and keeps to the limits.
-  std::optional<FollowedPlan> Better(const RetentionPlan& plan, const Rank& than) {
+  // Follows `plan` with step peaks, stopped above `cap`; the result if it
+  // completed within the limits.
+  std::optional<FollowedPlan> FollowRanked(const RetentionPlan& plan, int64_t cap) {
     FollowOptions fo;
     fo.eager = EagerEvictions(o_.runtime);
     fo.max_events = o_.max_events;
     fo.deadline = deadline_;
     fo.record_steps = true;
-    fo.budget = than.peak;
+    fo.budget = cap;
     FollowedPlan f;
     try {
       f = FollowRetentionPlan(trace_, facts_, plan, fo);
@@ -178,81 +205,109 @@ class Searcher {
     if (f.stopped == "time limit") timed_out_ = true;
     if (!f.completed) return std::nullopt;
     if (o_.max_overhead && OverheadOf(f.compute) > *o_.max_overhead) return std::nullopt;
-    if (!(RankOf(f) < than)) return std::nullopt;
     return f;
   }
 
-  // First-improvement descent over single-storage changes at the peak: stop
-  // retaining a storage the plan holds there (drop it after its last use
-  // before the peak, recompute it at its next use), or retain a storage that
-  // is being recomputed there from where the plan dropped it.
-  void LocalSearch() {
-    FollowOptions fo;
-    fo.eager = EagerEvictions(o_.runtime);
-    fo.max_events = o_.max_events;
-    fo.deadline = deadline_;
-    fo.record_steps = true;
-    RetentionPlan plan = best_plan_;
-    FollowedPlan cur = FollowRetentionPlan(trace_, facts_, plan, fo);
-    if (!cur.completed) return;
+  // One storage's retention changed over some program steps.
+  struct Move {
+    StorageId s;
+    int32_t first, last;
+    bool retain;
+    bool operator<(const Move& o) const {
+      return std::tie(s, first, last, retain) < std::tie(o.s, o.first, o.last, o.retain);
+    }
+  };
+
+  // The changes worth trying at the peak of `f`: stop retaining a storage the
+  // plan holds there (drop it after its last use before the peak, recompute
+  // it at its next use), largest first; or retain a storage that is being
+  // recomputed there, from where the plan dropped it.
+  std::vector<Move> MovesAtPeak(const FollowedPlan& f) const {
+    const int32_t p = f.peak.program_step;
+    std::vector<Move> moves;
+    std::vector<StorageId> held = f.retained_at_peak;
+    std::sort(held.begin(), held.end(), [&](StorageId a, StorageId b) {
+      return trace_.storages[a].size > trace_.storages[b].size;
+    });
+    for (StorageId s : held) {
+      if (trace_.storages[s].size == 0) continue;
+      const std::vector<int32_t>& u = facts_.uses(s);
+      auto it = std::upper_bound(u.begin(), u.end(), p);
+      const int32_t first = it == u.begin() ? p : *(it - 1) + 1;
+      const int32_t last = it == u.end() ? facts_.last_need(s) : *it - 1;
+      if (last >= p) moves.push_back({s, std::min(first, p), last, false});
+    }
+    for (const auto& [s, dropped] : f.recomputed_at_peak)
+      if (dropped >= 0 && dropped <= p && trace_.storages[s].size > 0)
+        moves.push_back({s, dropped, p, true});
+    return moves;
+  }
+
+  // Iterated first-improvement descent over single-storage changes at the
+  // peak. When no change ranks better, the least bad one tried (at most 2%
+  // above the peak) is taken as a kick, up to kMaxKicks in a row; changes
+  // once tried are not tried again at the same place. The best plan met is
+  // kept.
+  void LocalSearch(const RetentionPlan& start) {
+    constexpr int kMaxKicks = 4;
+    std::optional<FollowedPlan> first = FollowRanked(start, kNoBudget);
+    if (!first) return;
+    RetentionPlan plan = start;
+    FollowedPlan cur = std::move(*first);
     Rank rank = RankOf(cur);
+    RetentionPlan best_plan = plan;
+    FollowedPlan best = cur;
+    Rank best_rank = rank;
     const int64_t start_peak = cur.peak_memory;
     const size_t start_moves = local_moves_;
-    struct Move {
-      StorageId s;
-      int32_t first, last;
-      bool retain;
-      bool operator<(const Move& o) const {
-        return std::tie(s, first, last, retain) < std::tie(o.s, o.first, o.last, o.retain);
-      }
-    };
     std::map<Move, bool> tried;
-    while (!TimeUp()) {
-      const int32_t p = cur.peak.program_step;
-      std::vector<Move> moves;
-      std::vector<StorageId> held = cur.retained_at_peak;
-      std::sort(held.begin(), held.end(), [&](StorageId a, StorageId b) {
-        return trace_.storages[a].size > trace_.storages[b].size;
-      });
-      for (StorageId s : held) {
-        if (trace_.storages[s].size == 0) continue;
-        const std::vector<int32_t>& u = facts_.uses(s);
-        auto it = std::upper_bound(u.begin(), u.end(), p);
-        const int32_t first = it == u.begin() ? p : *(it - 1) + 1;
-        const int32_t last = it == u.end() ? facts_.last_need(s) : *it - 1;
-        if (last >= p) moves.push_back({s, std::min(first, p), last, false});
-      }
-      for (const auto& [s, dropped] : cur.recomputed_at_peak)
-        if (dropped >= 0 && dropped <= p && trace_.storages[s].size > 0)
-          moves.push_back({s, dropped, p, true});
+    for (int kicks = 0; !TimeUp();) {
+      std::optional<std::pair<RetentionPlan, FollowedPlan>> least_bad;
       bool moved = false;
-      for (const Move& m : moves) {
+      for (const Move& m : MovesAtPeak(cur)) {
         if (TimeUp()) break;
         if (tried.count(m)) continue;
         tried[m] = true;
         RetentionPlan next = plan;
         next.Override(m.s, m.first, m.last, m.retain);
-        std::optional<FollowedPlan> f = Better(next, rank);
+        const int64_t cap = kicks < kMaxKicks ? cur.peak_memory + cur.peak_memory / 50 : rank.peak;
+        std::optional<FollowedPlan> f = FollowRanked(next, cap);
         if (!f) continue;
-        plan = std::move(next);
-        cur = std::move(*f);
-        rank = RankOf(cur);
-        moved = true;
-        break;
+        if (RankOf(*f) < rank) {
+          plan = std::move(next);
+          cur = std::move(*f);
+          moved = true;
+          break;
+        }
+        if (!least_bad || RankOf(*f) < RankOf(least_bad->second))
+          least_bad.emplace(std::move(next), std::move(*f));
       }
-      if (!moved) break;
+      if (!moved) {
+        if (!least_bad || kicks >= kMaxKicks) break;
+        plan = std::move(least_bad->first);
+        cur = std::move(least_bad->second);
+        ++kicks;
+      } else {
+        kicks = 0;
+      }
+      rank = RankOf(cur);
+      if (rank < best_rank) {
+        best_plan = plan;
+        best = cur;
+        best_rank = rank;
+      }
     }
     if (status_)
-      status_(fmt::format("local search: {} changes tried, {} kept; peak ratio {:.6f} -> {:.6f}",
-                          local_moves_ - start_moves, plan.override_count(),
-                          static_cast<double>(start_peak) / baseline_.memory,
-                          static_cast<double>(cur.peak_memory) / baseline_.memory));
-    if (cur.peak_memory < best_->peak_memory ||
-        (cur.peak_memory == best_->peak_memory && plan.override_count() > 0)) {
-      plan.description = fmt::format("{}, {} storage changes by local search",
-                                     best_plan_.description, plan.override_count());
-      best_plan_ = std::move(plan);
-      best_ = std::move(cur);
+      status_(fmt::format(
+          "local search from '{}': {} changes tried, {} kept; peak ratio {:.6f} -> {:.6f}",
+          start.description, local_moves_ - start_moves, best_plan.override_count(),
+          static_cast<double>(start_peak) / baseline_.memory,
+          static_cast<double>(best.peak_memory) / baseline_.memory));
+    if (best.peak_memory < best_->peak_memory) {
+      best_plan.description = fmt::format("{}, {} storage changes by local search",
+                                          start.description, best_plan.override_count());
+      best_plan_ = std::move(best_plan);
+      best_ = std::move(best);
     }
   }
 
@@ -281,6 +336,7 @@ class Searcher {
   std::optional<Clock::time_point> deadline_;
   bool timed_out_ = false;
   std::map<PlanPoint, bool> tried_;
+  std::vector<std::pair<int64_t, RetentionPlan>> starts_;  // every best so far, with its peak
   size_t local_moves_ = 0;
   int64_t largest_storage_ = 0;
   std::optional<FollowedPlan> best_;

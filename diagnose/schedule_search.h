@@ -40,6 +40,8 @@ struct ScheduleSearchOptions {
   int64_t max_events = 20'000'000;     // per followed plan
   std::optional<double> max_overhead;  // compute overhead allowed (clock / baseline compute)
   bool refine = true;                  // steps 2 and 3 (else the grid only)
+  // Stop as soon as a plan's peak is at most this (-1: search for the lowest).
+  int64_t good_enough = -1;
 };
 
 // One plan followed.

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "checker/exhaustive_search.h"
+#include "diagnose/schedule_witness.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
@@ -77,6 +78,52 @@ TEST_CASE("schedule search: RuntimeV1 is refused") {
   o.runtime = RuntimeKind::kV1;
   CHECK_THROWS_WITH_AS(SearchRetentionPlans(t, Baseline{}, o),
                        "the schedule search needs a RuntimeV2 runtime, not RuntimeV1", Error);
+}
+
+}  // namespace
+}  // namespace dtr::testing
+
+namespace dtr::testing {
+namespace {
+
+// prove's witness search with checkpoint plans on (WitnessOptions::
+// plan_seconds): at the peak of the plan search's best script, the witness
+// search finds a script (the plan again, unless an earlier source already
+// fits), and it passes the checker at that budget.
+TEST_CASE("witness search: checkpoint plans as a witness source") {
+  WitnessOptions w;
+  w.jumps = 0;
+  w.descents = 0;
+  w.counterfactuals = 0;
+  w.next_use = false;
+  w.use_z3 = false;
+  w.plan_seconds = 10;
+  int found = 0, by_plan = 0;
+  for (uint64_t seed = 500; seed < 580; ++seed) {
+    INFO("seed ", seed);
+    Trace t = RandomTinyTrace(seed, 6 + static_cast<int>(seed % 4));
+    Baseline b;
+    ScheduleSearch s;
+    try {
+      b = ComputeBaseline(t);
+      s = SearchRetentionPlans(t, b, {});
+    } catch (const Error&) {
+      continue;  // simrd asserts on this trace
+    }
+    REQUIRE(s.best);
+    WitnessSearch ws;
+    try {
+      ws = FindScheduleWitness(t, b.memory, s.best->peak, w);
+    } catch (const Error&) {
+      continue;  // DTR's run at the budget stops where simrd asserts
+    }
+    REQUIRE(ws.witness);
+    ++found;
+    by_plan += ws.witness->source == "checkpoint plan";
+    CHECK(CheckSchedule(t, s.best->peak, ws.witness->script).passed());
+  }
+  CHECK(found >= 60);
+  CHECK(by_plan >= 5);  // where DTR itself does not fit
 }
 
 }  // namespace
