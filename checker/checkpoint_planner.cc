@@ -348,7 +348,7 @@ class Follower {
     for (StorageId s : recomputed_)
       if (rt_.material(s) && (rt_.locks(s) > 0 || NeededLater(s, step)))
         out.recomputed_at_peak.push_back({s, dropped_at_[s]});
-    for (const StepwiseRuntime::Frame& f : rt_.frames()) {
+    for (const auto& f : rt_.frames()) {
       StorageId s = trace_.tensors[f.tensor].storage;
       if (f.remat && dropped_at_[s] >= 0) out.recomputed_at_peak.push_back({s, dropped_at_[s]});
     }
