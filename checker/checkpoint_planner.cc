@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "checker/stepwise_runtime.h"
+#include "checker/engine.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -173,6 +173,15 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
 
 namespace {
 
+// The engine of a scripted run: no heuristic, no regions or classes to keep.
+EngineOptions EngineFor(RuntimeKind runtime) {
+  if (runtime == RuntimeKind::kV1)
+    throw Error("FollowRetentionPlan needs a RuntimeV2 runtime, not RuntimeV1");
+  EngineOptions eo;
+  eo.runtime = runtime;
+  return eo;
+}
+
 // The follower's bookkeeping. Each material, unpinned storage the follower
 // knows about is in exactly one place: `active_` (looked at every
 // computation point), or asleep in `sleep_[step]` (retained by the plan until
@@ -186,7 +195,7 @@ class Follower {
         facts_(facts),
         plan_(plan),
         o_(o),
-        rt_(trace, o.eager),
+        rt_(trace, EngineFor(o.runtime)),
         last_use_event_(trace.storages.size(), -1),
         dropped_at_(trace.storages.size(), -1),
         computed_in_step_(trace.storages.size(), -1),
@@ -257,7 +266,7 @@ class Follower {
   // event of their last such use (a copy of the runtime run on without
   // evictions: what the policy does not evict cannot change that recursion).
   void MarkStepUses(int32_t step) {
-    auto mark = [&](const StepwiseRuntime& r) {
+    auto mark = [&](const Engine& r) {
       for (TensorId a : trace_.op_of(r.tensor()).args) {
         StorageId s = trace_.tensors[a].storage;
         use_step_[s] = step;
@@ -268,7 +277,7 @@ class Follower {
       mark(rt_);
       return;
     }
-    StepwiseRuntime rest = rt_;
+    Engine rest = rt_;
     for (;;) {
       mark(rest);
       rest.Compute();
@@ -378,7 +387,7 @@ class Follower {
   const ProgramFacts& facts_;
   const RetentionPlan& plan_;
   const FollowOptions& o_;
-  StepwiseRuntime rt_;
+  Engine rt_;
   std::vector<int64_t> last_use_event_;
   std::vector<int32_t> dropped_at_;        // step where the plan last dropped each storage, or -1
   std::vector<int32_t> computed_in_step_;  // step where it was last recomputed, or -1

@@ -5,7 +5,7 @@
 // frame locks the arguments it has; an eviction script may only say which
 // storages to drop at each computation point. A *retention plan* says which
 // storages stay material between their uses; the follower
-// (FollowRetentionPlan) drives the stepwise runtime and, at every computation
+// (FollowRetentionPlan) drives the engine (checker/engine.h) and, at every computation
 // point, evicts every evictable storage that
 //   - the rest of the current program step does not use (its pending
 //     recursion, predicted by running a copy of the runtime without evictions;
@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "checker/eviction_script.h"
+#include "checker/run_result.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -138,9 +139,9 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
                                   const CostRule& rule);
 
 struct FollowOptions {
-  bool eager = true;                // RuntimeV2Eager(Optimized)'s eager evictions
-  bool record_steps = false;        // fill FollowedPlan::step_peaks
-  int64_t max_events = 20'000'000;  // give up after this many computations
+  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;  // a RuntimeV2 runtime
+  bool record_steps = false;                             // fill FollowedPlan::step_peaks
+  int64_t max_events = 20'000'000;                       // give up after this many computations
   // Stop (not completed) as soon as memory + request exceeds this.
   int64_t budget = std::numeric_limits<int64_t>::max();
   std::optional<std::chrono::steady_clock::time_point> deadline;  // give up after it

@@ -69,7 +69,7 @@ class Classifier {
     c.proven_infeasible_below = c.static_bound.bytes;
     if (c.budget < c.static_bound.bytes) {
       c.verdict = Verdict::kInherent;
-      c.proof = InherentProof{InherentProof::Kind::kStaticBound, c.static_bound.attained_by, {}};
+      c.certificate = StaticBoundCertificate(c.budget, c.static_bound);
       Progress(
           fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
       return;
@@ -80,6 +80,7 @@ class Classifier {
         FindScheduleWitness(trace_, baseline_.memory, c.budget, o_.witness, progress_);
     if (c.witness_search.witness) {
       c.verdict = if_witness;
+      c.certificate = ScriptCertificate(c.budget, *c.witness_search.witness);
       return;
     }
     for (const OpWindow& w :
@@ -91,7 +92,7 @@ class Classifier {
       c.window_queries.push_back(q);
       if (q.answer == SolverAnswer::kUnsat) {
         c.verdict = Verdict::kInherent;
-        c.proof = InherentProof{InherentProof::Kind::kWindowUnsat, {}, q};
+        c.certificate = UnsatWindowCertificate(c.budget, q);
         return;
       }
     }

@@ -8,7 +8,6 @@
 #include <map>
 #include <tuple>
 
-#include "checker/stepwise_runtime.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -127,7 +126,7 @@ class Searcher {
         trace_, facts_,
         {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need});
     FollowOptions fo;
-    fo.eager = EagerEvictions(o_.runtime);
+    fo.runtime = o_.runtime;
     fo.max_events = o_.max_events;
     fo.deadline = deadline_;
     // A plan cannot beat the best by going above it: stop it there.
@@ -190,7 +189,7 @@ class Searcher {
   // completed within the limits.
   std::optional<FollowedPlan> FollowRanked(const RetentionPlan& plan, int64_t cap) {
     FollowOptions fo;
-    fo.eager = EagerEvictions(o_.runtime);
+    fo.runtime = o_.runtime;
     fo.max_events = o_.max_events;
     fo.deadline = deadline_;
     fo.record_steps = true;

@@ -1,4 +1,4 @@
-// Retention plans followed on the stepwise runtime: the facts they read, the
+// Retention plans followed on the engine: the facts they read, the
 // scripts they make (checked by the engine's schedule checker and against
 // exhaustive search on random tiny traces), and the memory they need on a
 // chain, where checkpointing theory says what to expect.
@@ -10,7 +10,6 @@
 
 #include "checker/exhaustive_search.h"
 #include "checker/schedule_checker.h"
-#include "checker/stepwise_runtime.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
@@ -110,8 +109,8 @@ TEST_CASE("planner: a budget or an event limit stops the follower") {
 
 // Plans of every rule on random tiny traces (multi-output operators,
 // aliases, mutations and copies included): each completed plan's script
-// passes the engine's checker at its own peak, the peak is what the stepwise
-// runtime said, and no plan beats the optimum of exhaustive search.
+// passes the schedule checker at its own peak, the peak is what the
+// follower said, and no plan beats the optimum of exhaustive search.
 TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaustive search") {
   int checked = 0;
   for (uint64_t seed = 300; seed < 340; ++seed) {
@@ -131,7 +130,7 @@ TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaus
       for (const RetentionPlan& p : plans) {
         INFO(p.description);
         FollowOptions o;
-        o.eager = eager;
+        o.runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
         FollowedPlan f;
         try {
           f = FollowRetentionPlan(t, facts, p, o);
@@ -139,8 +138,7 @@ TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaus
           continue;  // a state where simrd asserts; the engine would stop there too
         }
         REQUIRE(f.completed);
-        const RuntimeKind rk = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
-        ScheduleCheck c = CheckSchedule(t, f.peak_memory, f.script, rk);
+        ScheduleCheck c = CheckSchedule(t, f.peak_memory, f.script, o.runtime);
         CHECK(c.passed());
         CHECK(c.run.max_memory == f.peak_memory);
         CHECK(c.run.events == f.events);
