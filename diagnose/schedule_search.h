@@ -1,5 +1,5 @@
 // The search for a low-memory schedule from the top: retention plans
-// (checker/checkpoint_planner.h) followed on the stepwise runtime, the lowest
+// (checker/checkpoint_planner.h) followed on the engine, the lowest
 // peak kept, its script verified by the schedule checker at exactly that peak.
 //
 // Plans tried, within the time limit:
@@ -62,7 +62,7 @@ struct PlannedSchedule {
   int64_t peak = 0;     // the budget at which the checker passed it
   ScheduleCheck check;  // at `peak`: passed
   double overhead = 0;  // of the checked run
-  PeakState at_peak;    // what memory held at the peak, per the stepwise runtime
+  PeakState at_peak;    // what memory held at the peak, per the follower
 };
 
 struct ScheduleSearch {
@@ -74,7 +74,7 @@ struct ScheduleSearch {
 
 using ScheduleSearchStatus = std::function<void(const std::string&)>;
 
-// Throws Error for RuntimeV1, and (internal error) if a script the stepwise
+// Throws Error for RuntimeV1, and (internal error) if a script the follower
 // runtime completed fails the schedule checker at its peak.
 ScheduleSearch SearchRetentionPlans(const Trace& trace, const Baseline& baseline,
                                     const ScheduleSearchOptions& options,
