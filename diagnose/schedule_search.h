@@ -75,7 +75,7 @@ struct ScheduleSearch {
 using ScheduleSearchStatus = std::function<void(const std::string&)>;
 
 // Throws Error for RuntimeV1, and (internal error) if a script the follower
-// runtime completed fails the schedule checker at its peak.
+// completed fails the schedule checker at its peak.
 ScheduleSearch SearchRetentionPlans(const Trace& trace, const Baseline& baseline,
                                     const ScheduleSearchOptions& options,
                                     const ScheduleSearchStatus& status = nullptr);
