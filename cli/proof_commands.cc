@@ -70,6 +70,10 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
                   "also try rolling Z3 plans of N operators over the whole program as witnesses "
                   "(slow; default 0: off)")
       ->check(IntegerIn(0, 1000));
+  cmd->add_option("--plan-seconds", f.plan_seconds,
+                  "also try checkpoint plans as witnesses, for at most this many seconds "
+                  "(low-memory scripts built from the top; default 0: off)")
+      ->check(NumberFrom(0));
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to FILE")
       ->type_name("FILE");
@@ -83,6 +87,7 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
   o.witness.rolling_ops = f.rolling;
+  o.witness.plan_seconds = f.plan_seconds;
   for (const std::string& h : f.witness_heuristics)
     o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
@@ -225,13 +230,45 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
                   "highest failed budget)")
       ->check(CLI::IsMember({"step", "gallop", "bisect"}))
       ->type_name("WALK");
+  cmd->add_option("--plan-seconds", f.plan_seconds,
+                  "seconds for checkpoint plans: low-memory scripts built from the top, "
+                  "independent of any heuristic (default 60; 0: none)")
+      ->check(NumberFrom(0));
+  cmd->add_option("--plan-max-overhead", f.plan_max_overhead,
+                  "compute overhead a checkpoint plan may have (default: any)")
+      ->check(NumberFrom(1));
+  cmd->add_flag("--plans-only", f.plans_only,
+                "checkpoint plans only: no heuristic grid and no walk-down");
+  cmd->add_option("--save-script", f.save_script,
+                  "write the best verified schedule's script to FILE")
+      ->type_name("FILE");
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
   cmd->add_flag("--csv", f.csv, "one CSV row per heuristic (the --json heuristics)");
 }
 
+namespace {
+
+// bounds --save-script: the best verified schedule, with where it came from.
+void SaveBestSchedule(const std::string& path, const Trace& trace, const ProofHeader& h,
+                      const BoundsReport& r) {
+  if (path.empty()) return;
+  if (!r.best) throw Error("no verified schedule to save (no run passed and no plan completed)");
+  SaveEvictionScript(path, trace, r.best->script,
+                     {fmt::format("dtrcheck eviction script for {}", h.log),
+                      fmt::format("passes the schedule checker at budget {} ({})", r.best->budget,
+                                  RuntimeName(h.runtime)),
+                      fmt::format("source: {}: {}", r.best->source, r.best->description)});
+}
+
+}  // namespace
+
 int RunBounds(const BoundsFlags& f) {
   if (f.json && f.csv) throw Error("bounds takes --json or --csv, not both");
   BoundsOptions o;
+  if (f.plans_only && f.plan_seconds == 0) throw Error("--plans-only needs --plan-seconds above 0");
+  o.plan_seconds = f.plan_seconds;
+  if (f.plan_max_overhead > 0) o.plan_max_overhead = f.plan_max_overhead;
+  o.plans_only = f.plans_only;
   o.search_seconds = f.search_seconds;
   o.walk = ParseWalkMode(f.walk);
   for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
@@ -269,6 +306,7 @@ int RunBounds(const BoundsFlags& f) {
           if (bar) bar->Status(text);
         });
   }
+  SaveBestSchedule(f.save_script, trace, h, r);
   if (f.json)
     std::cout << BoundsJson(h, r).dump() << "\n";
   else if (f.csv)

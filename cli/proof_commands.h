@@ -36,6 +36,7 @@ struct ProofFlags : ProofBudgetFlags {
   bool verbose = false;
   std::string save_script;
   std::string expect;  // "": any verdict exits 0; else exit status 1 for another verdict
+  double plan_seconds = 0;  // checkpoint plans as a witness source (0: off)
 };
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f);
 int RunExplain(const ProofFlags& f);
@@ -50,6 +51,10 @@ struct BoundsFlags : ReplayFlags {
   double timeout = 10;
   double search_seconds = 60;
   std::string walk = "gallop";
+  double plan_seconds = 60;      // checkpoint plans (0: none)
+  double plan_max_overhead = 0;  // 0: any
+  bool plans_only = false;
+  std::string save_script;
   bool csv = false;
 };
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);

@@ -165,6 +165,27 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
   report.walk_seconds = elapsed();
 }
 
+void SearchPlannedSchedule(const Trace& trace, const Baseline& baseline,
+                           const BoundsOptions& options, BoundsReport& report,
+                           const BoundsStatus& status) {
+  ScheduleSearchOptions so;
+  so.runtime = options.runtime;
+  so.seconds = options.plan_seconds;
+  so.max_overhead = options.plan_max_overhead;
+  report.plan_search = SearchRetentionPlans(trace, baseline, so, [&](const std::string& s) {
+    if (status) status("checkpoint plan: " + s);
+  });
+  std::optional<PlannedSchedule>& found = report.plan_search->best;
+  if (!found || (report.best && report.best->budget <= found->peak)) return;
+  VerifiedSchedule v;
+  v.source = "checkpoint plan";
+  v.description = found->description;
+  v.budget = found->peak;
+  v.script = std::move(found->script);
+  v.check = std::move(found->check);  // passed at exactly `budget`
+  report.best = std::move(v);
+}
+
 BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
                            const BoundsOptions& options, const BoundsProgress& progress,
                            const BoundsStatus& status) {
@@ -176,6 +197,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
   rep.proven_infeasible_below = rep.static_bound.bytes;
   std::vector<const HeuristicSpec*> heuristics = options.heuristics;
   if (heuristics.empty()) heuristics.push_back(&FindHeuristic("DTR"));
+  if (options.plans_only) heuristics.clear();
 
   std::vector<Ratio> coarse;
   for (const Ratio& r : ParseRatios(options.grid))
@@ -254,10 +276,15 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     rep.grid_best = v;
     rep.best = std::move(v);
   }
-  if (rep.grid_best && options.search_seconds > 0) {
+  if (rep.grid_best && options.search_seconds > 0 && !options.plans_only) {
     if (progress) progress("walk-down", 0, 1);
     WalkDownBestSchedule(trace, baseline, options, *rep.grid_best, rep.proven_infeasible_below, rep,
                          status);
+  }
+
+  if (options.plan_seconds > 0) {
+    if (progress) progress("checkpoint plans", 0, 1);
+    SearchPlannedSchedule(trace, baseline, options, rep, status);
   }
 
   // Z3 windows raise the proven bound: bisect each between the static bound

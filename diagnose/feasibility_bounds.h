@@ -15,6 +15,9 @@
 // best (re-checked by the schedule checker at exactly that peak), and goes on
 // until a search one byte below the best fails (kStep, kGallop) or the
 // interval is narrow (kBisect), or the time is up. Nothing it finds is trusted without the checker.
+// Then the checkpoint plans (diagnose/schedule_search.h) build low-memory
+// scripts from the top, independent of any heuristic; the lowest verified
+// peak of all is the best schedule.
 // Between the proven bound and the best verified schedule lies what is not known; between the best
 // schedule and a heuristic's smallest feasible ratio, what a better policy could gain.
 #pragma once
@@ -32,6 +35,7 @@
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/schedule_checker.h"
+#include "diagnose/schedule_search.h"
 #include "diagnose/schedule_witness.h"
 #include "model/trace.h"
 
@@ -62,6 +66,12 @@ struct BoundsOptions {
   double search_seconds = 60;
   WalkMode walk = WalkMode::kGallop;
   int32_t counterfactuals = 24;  // per witness search (WitnessOptions::counterfactuals)
+  // Checkpoint plans (diagnose/schedule_search.h) after the walk-down: seconds
+  // for the search (0: none), and the compute overhead a plan may have.
+  double plan_seconds = 60;
+  std::optional<double> plan_max_overhead;
+  // Checkpoint plans only: no heuristic grid and no walk-down.
+  bool plans_only = false;
 };
 
 struct HeuristicBound {
@@ -75,8 +85,9 @@ struct HeuristicBound {
 };
 
 struct VerifiedSchedule {
-  // "grid run" (a heuristic's run on the grid), else the witness source
-  // ("run", "lower-budget run", "counterfactual", "next-use", "z3 plan", ...).
+  // "grid run" (a heuristic's run on the grid), "checkpoint plan" (the
+  // schedule search), else the witness source ("run", "lower-budget run",
+  // "counterfactual", "next-use", "z3 plan", ...).
   std::string source = "grid run";
   std::string description;                   // what produced the script, for people
   const HeuristicSpec* heuristic = nullptr;  // grid run: its heuristic; else null
@@ -104,11 +115,13 @@ struct BoundsReport {
   MemoryBound static_bound;
   std::vector<HeuristicBound> heuristics;
   std::optional<VerifiedSchedule> grid_best;  // the best grid run (the walk's start)
-  std::optional<VerifiedSchedule> best;       // after the walk-down
+  std::optional<VerifiedSchedule> best;       // after the walk-down and the checkpoint plans
   WalkMode walk_mode = WalkMode::kGallop;
   std::vector<WalkStep> walk;
   double walk_seconds = 0;
   bool walk_timed_out = false;  // the walk stopped at --search-seconds, not at a failed search
+  // The checkpoint plans tried (best.script moved into `best` if it was lower).
+  std::optional<ScheduleSearch> plan_search;
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this
   std::vector<WindowBound> windows;
 };
@@ -125,6 +138,12 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
 // peak). `lower_bound`: no schedule fits below it (kBisect starts there).
 // Fills report.best, walk, walk_seconds, walk_timed_out.
 std::string_view WalkModeName(WalkMode mode);     // "step", "gallop", "bisect"
+// The checkpoint plans alone (options.plan_seconds, plan_max_overhead):
+// fills report.plan_search and, when its verified schedule is lower than
+// report.best (or there is none), makes it report.best.
+void SearchPlannedSchedule(const Trace& trace, const Baseline& baseline,
+                           const BoundsOptions& options, BoundsReport& report,
+                           const BoundsStatus& status = nullptr);
 WalkMode ParseWalkMode(const std::string& name);  // throws Error
 void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
                           const BoundsOptions& options, const VerifiedSchedule& start,

@@ -6,6 +6,7 @@
 
 #include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
+#include "diagnose/schedule_search.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -29,8 +30,8 @@ class Searcher {
       deadline_ = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(o_.seconds));
-    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || Z3Plan() ||
-        RollingPlans()) {
+    if (RunsAtBudget() || LowerBudgets() || Counterfactuals() || NextUse() || CheckpointPlans() ||
+        Z3Plan() || RollingPlans()) {
     }
     return std::move(out_);
   }
@@ -301,6 +302,37 @@ class Searcher {
       return false;
     }
     return Try("z3 rolling plans", what, std::move(b.script));
+  }
+
+  bool CheckpointPlans() {
+    if (o_.plan_seconds <= 0 || TimeUp()) return false;
+    Baseline b;
+    b.memory = baseline_memory_;
+    for (const Operator& op : trace_.ops) b.compute += op.compute;  // every operator once
+    ScheduleSearchOptions so;
+    so.runtime = o_.runtime;
+    so.seconds = o_.plan_seconds;
+    if (deadline_)
+      so.seconds =
+          std::min(so.seconds, std::max(1e-3, std::chrono::duration<double>(
+                                                  *deadline_ - std::chrono::steady_clock::now())
+                                                  .count()));
+    so.good_enough = budget_;
+    ScheduleSearch s = SearchRetentionPlans(trace_, b, so);
+    if (!s.best) {
+      Note("checkpoint plan", fmt::format("{} plans", s.attempts.size()),
+           s.timed_out ? "time limit" : "none completed");
+      return false;
+    }
+    const std::string what = fmt::format("{} ({} plans followed, overhead {:.2f})",
+                                         s.best->description, s.attempts.size(), s.best->overhead);
+    if (s.best->peak > budget_) {
+      Note("checkpoint plan", what,
+           fmt::format("lowest peak {} is above the budget{}", s.best->peak,
+                       s.timed_out ? " (time limit)" : ""));
+      return false;
+    }
+    return Try("checkpoint plan", what, std::move(s.best->script));
   }
 
   const Trace& trace_;

@@ -8,10 +8,13 @@
 //  3. counterfactual replays at the budget: one decision near the failure
 //     takes the runner-up instead of the heuristic's choice;
 //  4. an offline next-use (Belady-like) policy that knows the whole program;
-//  5. Z3: a plan of the window around the failure (or the whole program when
+//  5. optionally (WitnessOptions::plan_seconds), checkpoint plans
+//     (diagnose/schedule_search.h): low-memory scripts built from the top,
+//     independent of any heuristic;
+//  6. Z3: a plan of the window around the failure (or the whole program when
 //     it is small) with the entry state fixed to the run's state there,
 //     turned into script entries and completed by the heuristic;
-//  6. optionally, rolling Z3 plans over the whole program.
+//  7. optionally, rolling Z3 plans over the whole program.
 // Every candidate is replayed by the schedule checker at the budget; only a
 // passing one is returned. Nothing else is trusted.
 #pragma once
@@ -43,9 +46,12 @@ struct WitnessOptions {
   int32_t z3_whole_program_ops = 80;  // plan the whole program up to this many operators
   int32_t z3_window_ops =
       8;  // else a window of this many operators before the failure (and 2 after)
-  // 6. (off by default: one Z3 call per few operators) rolling Z3 plans over
+  // 7. (off by default: one Z3 call per few operators) rolling Z3 plans over
   //    the whole program, each from the state the previous ones led to.
   int32_t rolling_ops = 0;  // operators per rolling plan; 0: off
+  // 5. (off by default) checkpoint plans (diagnose/schedule_search.h) for at
+  //    most this many seconds, stopped at the first whose peak fits.
+  double plan_seconds = 0;
   // Wall seconds for the whole search (0: no limit). Checked before each
   // candidate; a Z3 call gets at most the time left. A search that runs out
   // records an attempt "time limit" and returns without a witness.
@@ -53,7 +59,7 @@ struct WitnessOptions {
 };
 
 struct Witness {
-  std::string source;       // "run", "lower-budget run", "counterfactual", "next-use", "z3 plan"
+  std::string source;  // "run", "lower-budget run", "counterfactual", "next-use", "z3 plan", ...
   std::string description;  // what produced the script, for people
   EvictionScript script;
   ScheduleCheck check;  // passed at the budget

@@ -439,6 +439,57 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
 
 // ---------------------------------------------------------------- bounds
 
+namespace {
+
+// The checkpoint plans of `bounds` (diagnose/schedule_search.h).
+ordered_json PlanSearchJson(const ProofHeader& h, const std::optional<ScheduleSearch>& p) {
+  if (!p) return nullptr;
+  ordered_json best = nullptr;
+  if (p->best) {
+    const PlannedSchedule& b = *p->best;
+    const PeakState& at = b.at_peak;
+    best = {{"peak", b.peak},
+            {"ratio", RatioOf(b.peak, h.baseline)},
+            {"overhead", b.overhead},
+            {"description", b.description},
+            {"at_peak",
+             {{"program_step", at.program_step},
+              {"frames", at.frames},
+              {"request", at.request},
+              {"pinned", at.pinned},
+              {"locked", at.locked},
+              {"needed", at.needed},
+              {"retained", at.retained}}}};
+  }
+  return {{"seconds", p->seconds},
+          {"timed_out", p->timed_out},
+          {"plans", p->attempts.size()},
+          {"best", best}};
+}
+
+void PrintPlanSearchText(std::ostream& out, const ProofHeader& h,
+                         const std::optional<ScheduleSearch>& p) {
+  if (!p) return;
+  fmt::print(out, "  checkpoint plans: {} followed in {:.1f}s{}", p->attempts.size(), p->seconds,
+             p->timed_out ? " (stopped at the time limit)" : "");
+  if (!p->best) {
+    fmt::print(out, ", none completed\n");
+    return;
+  }
+  const PlannedSchedule& b = *p->best;
+  const PeakState& at = b.at_peak;
+  auto r = [&](int64_t bytes) { return RatioOf(bytes, h.baseline); };
+  fmt::print(out, "; lowest peak {} bytes = ratio {:.6f}, overhead {:.2f} ({})\n", b.peak, r(b.peak),
+             b.overhead, b.description);
+  fmt::print(out,
+             "    at its peak (step {}, {} pending frames): pinned {:.6f} + locked {:.6f} + used "
+             "later by the step {:.6f} + retained {:.6f} + request {:.6f}\n",
+             at.program_step, at.frames, r(at.pinned), r(at.locked), r(at.needed), r(at.retained),
+             r(at.request));
+}
+
+}  // namespace
+
 ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   ordered_json j = HeaderJson("bounds", h);
   j.erase("ratio");
@@ -489,6 +540,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
                {"seconds", r.walk_seconds},
                {"timed_out", r.walk_timed_out},
                {"steps", steps}};
+  j["plan_search"] = PlanSearchJson(h, r.plan_search);
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
                        {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
   j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
@@ -510,12 +562,16 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
 void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r) {
   fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime),
              h.baseline.memory);
-  fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
-             r.fine_step.empty()
-                 ? ""
-                 : fmt::format(", then step {} around each heuristic's first pass", r.fine_step));
-  fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible", "budget",
-             "peak", "OOM above it (inversions)");
+  if (r.heuristics.empty()) {
+    fmt::print(out, "grid: not run (checkpoint plans only)\n");
+  } else {
+    fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
+               r.fine_step.empty()
+                   ? ""
+                   : fmt::format(", then step {} around each heuristic's first pass", r.fine_step));
+    fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  {}\n", "heuristic", "smallest feasible",
+               "budget", "peak", "OOM above it (inversions)");
+  }
   for (const HeuristicBound& b : r.heuristics) {
     std::string above;
     for (size_t i = 0; i < b.oom_above.size() && i < 6; ++i)
@@ -531,6 +587,9 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   }
   auto describe = [&](const VerifiedSchedule& v) {
     if (v.heuristic) return fmt::format("{} at ratio {}", v.heuristic->name, v.ratio.text);
+    if (v.source == "checkpoint plan")
+      return fmt::format("checkpoint plan: {}, overhead {:.2f}", v.description,
+                         Overhead(v.check.run.clock, h.baseline.compute));
     return fmt::format("walk-down, {}: {}, asked at budget {}", v.source, v.description,
                        v.asked_at);
   };
@@ -541,6 +600,9 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
                r.best->budget, RatioOf(r.best->budget, h.baseline), describe(*r.best));
   else
     fmt::print(out, "best verified schedule: none (no run passed)\n");
+  if (r.grid_best && r.walk.empty() && r.best && r.best->budget != r.grid_best->budget)
+    fmt::print(out, "  best grid run:        {} bytes = ratio {:.6f} ({})\n", r.grid_best->budget,
+               RatioOf(r.grid_best->budget, h.baseline), describe(*r.grid_best));
   if (r.grid_best && !r.walk.empty()) {
     fmt::print(out, "  best grid run:        {} bytes = ratio {:.6f} ({})\n", r.grid_best->budget,
                RatioOf(r.grid_best->budget, h.baseline), describe(*r.grid_best));
@@ -571,6 +633,7 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   } else if (r.grid_best && r.walk_timed_out) {
     fmt::print(out, "  walk-down: no time left for a witness search\n");
   }
+  PrintPlanSearchText(out, h, r.plan_search);
   fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
              r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
              r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));

@@ -76,6 +76,7 @@ BoundsOptions CoarseGrid(double search_seconds) {
   o.windows = 0;
   o.limits.timeout_seconds = 5;
   o.search_seconds = search_seconds;
+  o.plan_seconds = 0;  // the walk-down alone
   return o;
 }
 
@@ -156,6 +157,46 @@ TEST_CASE("bounds walk-down, bisect: never below the exhaustive optimum") {
     for (const WalkStep& s : r.walk)
       if (s.found) CHECK(s.peak >= optimum);
   }
+}
+
+TEST_CASE("bounds: checkpoint plans lower the best schedule, never below the exhaustive optimum") {
+  BoundsOptions o = CoarseGrid(0);
+  o.plan_seconds = 30;
+  int lowered = 0, tried = 0;
+  for (uint64_t seed = 300; seed < 316; ++seed) {
+    INFO("seed ", seed);
+    std::optional<TinyBounds> tb = BoundsOfTinyTrace(seed, 7 + static_cast<int>(seed % 3), o);
+    if (!tb) continue;  // a heuristic run stopped where simrd asserts
+    const BoundsReport& r = tb->report;
+    REQUIRE(r.plan_search);
+    if (!r.grid_best || !r.plan_search->best) continue;
+    ++tried;
+    REQUIRE(r.best);
+    CHECK(r.best->budget <= r.grid_best->budget);
+    CHECK(r.best->budget >= tb->optimum);
+    CHECK(CheckSchedule(tb->trace, r.best->budget, r.best->script).passed());
+    if (r.best->budget < r.grid_best->budget) {
+      ++lowered;
+      CHECK(r.best->source == "checkpoint plan");
+      CHECK(r.best->budget == r.plan_search->best->peak);
+    }
+  }
+  CHECK(tried >= 12);
+  CHECK(lowered >= 4);
+}
+
+TEST_CASE("bounds: --plans-only runs no heuristic and no walk-down") {
+  BoundsOptions o = CoarseGrid(30);
+  o.plan_seconds = 30;
+  o.plans_only = true;
+  Trace trace = RandomTinyTrace(301, 8);
+  BoundsReport r = ComputeBounds(trace, ComputeBaseline(trace), o);
+  CHECK(r.heuristics.empty());
+  CHECK_FALSE(r.grid_best);
+  CHECK(r.walk.empty());
+  REQUIRE(r.best);
+  CHECK(r.best->source == "checkpoint plan");
+  CHECK(r.best->budget >= SmallestFeasibleBudget(trace));
 }
 
 TEST_CASE("memory bound: the operator or the final pins that need the most") {

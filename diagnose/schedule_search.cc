@@ -1,0 +1,357 @@
+#include "diagnose/schedule_search.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "model/error.h"
+
+namespace dtr {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+
+// A point of the plan space searched here.
+struct PlanPoint {
+  double fraction = 0;
+  bool stop_at_retained = true;
+  int32_t horizon = 0;
+  double tilt = 0;
+  int64_t small_bytes = -1;
+  bool to_last_need = false;
+  bool operator<(const PlanPoint& o) const {
+    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes, to_last_need) <
+           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt, o.small_bytes,
+                    o.to_last_need);
+  }
+  PlanPoint With(double f) const {
+    PlanPoint p = *this;
+    p.fraction = f;
+    return p;
+  }
+};
+
+class Searcher {
+ public:
+  Searcher(const Trace& trace, const Baseline& baseline, const ScheduleSearchOptions& o,
+           const ScheduleSearchStatus& status)
+      : trace_(trace), baseline_(baseline), o_(o), status_(status), facts_(trace) {
+    for (const Storage& st : trace.storages) largest_storage_ = std::max(largest_storage_, st.size);
+  }
+
+  ScheduleSearch Run() {
+    began_ = Clock::now();
+    if (o_.seconds > 0)
+      deadline_ = began_ + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o_.seconds));
+    // 1. The grid, most often best first (measured on the public traces).
+    // Each fraction three ways: recomputation traced from retained storages,
+    // from the constants, and from retained storages with the small storages
+    // (at most 1/100 of the largest) retained whatever their cost.
+    const int64_t small = largest_storage_ / 100;
+    for (double f : {0.3, 0.05, 0.1, 0.5, 0.2, 0.4, 0.02, 0.15, 0.03, 0.01, 0.005}) {
+      Try({f, true, 0});
+      Try({f, false, 0});
+      Try({f, true, 0, 0, small});
+      Try({f, false, 0, 0, -1, true});
+    }
+    // 2. Closer fractions around the best, tilts, then horizons.
+    if (o_.refine && best_) {
+      RefineFraction();
+      // Tilts and horizons together (they interact: a horizon retains
+      // recomputed storages that a tilt spaces differently), then the
+      // fraction again.
+      const PlanPoint at = best_point_;
+      for (int32_t h : {0, 4, 16, 64})
+        for (double t : {0.0, 1.0, 2.0, 3.0}) {
+          PlanPoint p = at;
+          p.horizon = h;
+          p.tilt = t;
+          Try(p);
+        }
+      RefineFraction();
+      // 3. Storage by storage, at the peak.
+      // From the best plan, then from earlier bests while time is left
+      // (first-improvement descent ends in different local optima).
+      std::stable_sort(starts_.begin(), starts_.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t i = 0; i < starts_.size() && i < 8 && !TimeUp(); ++i)
+        LocalSearch(starts_[i].second);
+    }
+    out_.timed_out = timed_out_;
+    if (best_) Verify();
+    out_.seconds = Elapsed();
+    return std::move(out_);
+  }
+
+ private:
+  // A scan of cost fractions around the best plan's, repeated from each new
+  // best (the peak is not monotone in the fraction, nor smooth).
+  void RefineFraction() {
+    for (bool improved = true; improved && !TimeUp();) {
+      improved = false;
+      const PlanPoint at = best_point_;
+      for (double r : {0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6})
+        if (Try(at.With(at.fraction * r))) {
+          improved = true;
+          break;
+        }
+    }
+  }
+
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
+
+  // True when the search should stop: out of time, or good enough.
+  bool TimeUp() {
+    if (deadline_ && Clock::now() >= *deadline_) timed_out_ = true;
+    return timed_out_ || (best_ && best_->peak_memory <= o_.good_enough);
+  }
+
+  double OverheadOf(int64_t compute) const {
+    return static_cast<double>(1 + compute) /
+           static_cast<double>(std::max<int64_t>(1, baseline_.compute));
+  }
+
+  // Follows the plan at `p` (once); true if it became the best.
+  bool Try(const PlanPoint& p) {
+    if (tried_.count(p) || TimeUp()) return false;
+    tried_[p] = true;
+    RetentionPlan plan = PlanByRecomputeCost(
+        trace_, facts_,
+        {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need});
+    FollowOptions fo;
+    fo.runtime = o_.runtime;
+    fo.max_events = o_.max_events;
+    fo.deadline = deadline_;
+    // A plan cannot beat the best by going above it: stop it there.
+    if (best_) fo.budget = best_->peak_memory;
+    const Clock::time_point t0 = Clock::now();
+    FollowedPlan f;
+    try {
+      f = FollowRetentionPlan(trace_, facts_, plan, fo);
+    } catch (const Error& e) {  // a state where simrd stops with an assertion
+      f.stopped = e.what();
+    }
+    PlanAttempt a;
+    a.description = plan.description;
+    a.completed = f.completed;
+    a.stopped = f.stopped;
+    a.peak = f.peak_memory;
+    a.events = f.events;
+    a.overhead = OverheadOf(f.compute);
+    a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (f.stopped == "time limit") timed_out_ = true;
+    bool taken = false;
+    if (f.completed && o_.max_overhead && a.overhead > *o_.max_overhead) {
+      a.stopped = fmt::format("overhead {:.2f} above the limit {}", a.overhead, *o_.max_overhead);
+    } else if (f.completed && (!best_ || f.peak_memory < best_->peak_memory ||
+                               (f.peak_memory == best_->peak_memory && f.events < best_->events))) {
+      best_ = std::move(f);
+      best_plan_ = plan;
+      best_point_ = p;
+      starts_.push_back({best_->peak_memory, plan});
+      taken = true;
+    } else if (f.completed) {
+      starts_.push_back({f.peak_memory, plan});  // ties the best: another start for step 3
+    }
+    if (status_)
+      status_(fmt::format("{}: {}", a.description,
+                          a.completed && a.stopped.empty()
+                              ? fmt::format("peak ratio {:.6f}, overhead {:.2f}{}",
+                                            static_cast<double>(a.peak) / baseline_.memory,
+                                            a.overhead, taken ? " (best)" : "")
+                              : a.stopped));
+    out_.attempts.push_back(std::move(a));
+    return taken;
+  }
+
+  // A followed plan's rank: its peak, then how many program steps come
+  // within 0.5% of it (fewer: closer to lowering it).
+  struct Rank {
+    int64_t peak = 0;
+    int64_t near = 0;
+    bool operator<(const Rank& o) const { return peak != o.peak ? peak < o.peak : near < o.near; }
+  };
+  static Rank RankOf(const FollowedPlan& f) {
+    Rank r{f.peak_memory, 0};
+    const int64_t near = f.peak_memory - f.peak_memory / 200;
+    for (int64_t m : f.step_peaks) r.near += m >= near;
+    return r;
+  }
+
+  // Follows `plan` with step peaks, stopped above `cap`; the result if it
+  // completed within the limits.
+  std::optional<FollowedPlan> FollowRanked(const RetentionPlan& plan, int64_t cap) {
+    FollowOptions fo;
+    fo.runtime = o_.runtime;
+    fo.max_events = o_.max_events;
+    fo.deadline = deadline_;
+    fo.record_steps = true;
+    fo.budget = cap;
+    FollowedPlan f;
+    try {
+      f = FollowRetentionPlan(trace_, facts_, plan, fo);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    ++local_moves_;
+    if (f.stopped == "time limit") timed_out_ = true;
+    if (!f.completed) return std::nullopt;
+    if (o_.max_overhead && OverheadOf(f.compute) > *o_.max_overhead) return std::nullopt;
+    return f;
+  }
+
+  // One storage's retention changed over some program steps.
+  struct Move {
+    StorageId s;
+    int32_t first, last;
+    bool retain;
+    bool operator<(const Move& o) const {
+      return std::tie(s, first, last, retain) < std::tie(o.s, o.first, o.last, o.retain);
+    }
+  };
+
+  // The changes worth trying at the peak of `f`: stop retaining a storage the
+  // plan holds there (drop it after its last use before the peak, recompute
+  // it at its next use), largest first; or retain a storage that is being
+  // recomputed there, from where the plan dropped it.
+  std::vector<Move> MovesAtPeak(const FollowedPlan& f) const {
+    const int32_t p = f.peak.program_step;
+    std::vector<Move> moves;
+    std::vector<StorageId> held = f.retained_at_peak;
+    std::sort(held.begin(), held.end(), [&](StorageId a, StorageId b) {
+      return trace_.storages[a].size > trace_.storages[b].size;
+    });
+    for (StorageId s : held) {
+      if (trace_.storages[s].size == 0) continue;
+      const std::vector<int32_t>& u = facts_.uses(s);
+      auto it = std::upper_bound(u.begin(), u.end(), p);
+      const int32_t first = it == u.begin() ? p : *(it - 1) + 1;
+      const int32_t last = it == u.end() ? facts_.last_need(s) : *it - 1;
+      if (last >= p) moves.push_back({s, std::min(first, p), last, false});
+    }
+    for (const auto& [s, dropped] : f.recomputed_at_peak)
+      if (dropped >= 0 && dropped <= p && trace_.storages[s].size > 0)
+        moves.push_back({s, dropped, p, true});
+    return moves;
+  }
+
+  // Iterated first-improvement descent over single-storage changes at the
+  // peak. When no change ranks better, the least bad one tried (at most 2%
+  // above the peak) is taken as a kick, up to kMaxKicks in a row; changes
+  // once tried are not tried again at the same place. The best plan met is
+  // kept.
+  void LocalSearch(const RetentionPlan& start) {
+    constexpr int kMaxKicks = 4;
+    std::optional<FollowedPlan> first = FollowRanked(start, kNoBudget);
+    if (!first) return;
+    RetentionPlan plan = start;
+    FollowedPlan cur = std::move(*first);
+    Rank rank = RankOf(cur);
+    RetentionPlan best_plan = plan;
+    FollowedPlan best = cur;
+    Rank best_rank = rank;
+    const int64_t start_peak = cur.peak_memory;
+    const size_t start_moves = local_moves_;
+    std::map<Move, bool> tried;
+    for (int kicks = 0; !TimeUp();) {
+      std::optional<std::pair<RetentionPlan, FollowedPlan>> least_bad;
+      bool moved = false;
+      for (const Move& m : MovesAtPeak(cur)) {
+        if (TimeUp()) break;
+        if (tried.count(m)) continue;
+        tried[m] = true;
+        RetentionPlan next = plan;
+        next.Override(m.s, m.first, m.last, m.retain);
+        const int64_t cap = kicks < kMaxKicks ? cur.peak_memory + cur.peak_memory / 50 : rank.peak;
+        std::optional<FollowedPlan> f = FollowRanked(next, cap);
+        if (!f) continue;
+        if (RankOf(*f) < rank) {
+          plan = std::move(next);
+          cur = std::move(*f);
+          moved = true;
+          break;
+        }
+        if (!least_bad || RankOf(*f) < RankOf(least_bad->second))
+          least_bad.emplace(std::move(next), std::move(*f));
+      }
+      if (!moved) {
+        if (!least_bad || kicks >= kMaxKicks) break;
+        plan = std::move(least_bad->first);
+        cur = std::move(least_bad->second);
+        ++kicks;
+      } else {
+        kicks = 0;
+      }
+      rank = RankOf(cur);
+      if (rank < best_rank) {
+        best_plan = plan;
+        best = cur;
+        best_rank = rank;
+      }
+    }
+    if (status_)
+      status_(fmt::format(
+          "local search from '{}': {} changes tried, {} kept; peak ratio {:.6f} -> {:.6f}",
+          start.description, local_moves_ - start_moves, best_plan.override_count(),
+          static_cast<double>(start_peak) / baseline_.memory,
+          static_cast<double>(best.peak_memory) / baseline_.memory));
+    if (best.peak_memory < best_->peak_memory) {
+      best_plan.description = fmt::format("{}, {} storage changes by local search",
+                                          start.description, best_plan.override_count());
+      best_plan_ = std::move(best_plan);
+      best_ = std::move(best);
+    }
+  }
+
+  void Verify() {
+    PlannedSchedule s;
+    s.description = best_plan_.description;
+    s.plan = best_plan_;
+    s.peak = best_->peak_memory;
+    s.script = std::move(best_->script);
+    s.at_peak = best_->peak;
+    s.check = CheckSchedule(trace_, s.peak, s.script, o_.runtime);
+    if (!s.check.passed())
+      throw Error(fmt::format(
+          "internal error: the script of the plan '{}' fails the checker at its own peak {}: {}",
+          s.description, s.peak, DescribeScheduleCheck(s.check)));
+    s.overhead = Overhead(s.check.run.clock, baseline_.compute);
+    out_.best = std::move(s);
+  }
+
+  const Trace& trace_;
+  const Baseline& baseline_;
+  const ScheduleSearchOptions& o_;
+  const ScheduleSearchStatus& status_;
+  const ProgramFacts facts_;
+  Clock::time_point began_;
+  std::optional<Clock::time_point> deadline_;
+  bool timed_out_ = false;
+  std::map<PlanPoint, bool> tried_;
+  std::vector<std::pair<int64_t, RetentionPlan>> starts_;  // every best so far, with its peak
+  size_t local_moves_ = 0;
+  int64_t largest_storage_ = 0;
+  std::optional<FollowedPlan> best_;
+  RetentionPlan best_plan_;
+  PlanPoint best_point_;
+  ScheduleSearch out_;
+};
+
+}  // namespace
+
+ScheduleSearch SearchRetentionPlans(const Trace& trace, const Baseline& baseline,
+                                    const ScheduleSearchOptions& options,
+                                    const ScheduleSearchStatus& status) {
+  if (options.runtime == RuntimeKind::kV1)
+    throw Error("the schedule search needs a RuntimeV2 runtime, not RuntimeV1");
+  return Searcher(trace, baseline, options, status).Run();
+}
+
+}  // namespace dtr
