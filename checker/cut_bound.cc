@@ -6,7 +6,9 @@
 //       of operator q and the start of the next program operator's frame only
 //       get, release and pin steps run, and the only evictions there are the
 //       eager ones (RuntimeV2Eager*: a storage whose last external reference
-//       is released is evicted if material and not pinned).
+//       is released is evicted if material and not pinned). A storage's
+//       references never come back once they reach zero (an argument is a
+//       referenced name), so that release is its death.
 //  (F2) A storage becomes material only when its root's operator is computed;
 //       a tensor becomes defined only when its own operator is computed; an
 //       evicted storage leaves all its tensors undefined.
@@ -16,72 +18,117 @@
 //       lock is held until the frame's computation; locked storages are
 //       material. So while a frame of operator c is materializing its argument
 //       at position i, the storages of c's arguments at positions before the
-//       first occurrence of that argument are locked (each was defined at the
-//       start or materialized before it).
+//       first occurrence of that argument are locked ("pre-locked").
 //  (F4) At every computation point (budget check) memory, which includes every
 //       material storage (pinned and locked ones among them), plus the
 //       operator's total output size, is at most the budget in a passing run.
 //  (F5) Constants are computed once, pinned at once and never evicted; nothing
 //       else is pinned before the final pins, which come after the last
-//       program computation.
+//       program computation. Every computation happens in the frame of a
+//       program operator or of a final pin, whose chain of pending frames is a
+//       path of arguments from that root down to the computed operator.
 //
-// Fix a passing run at budget B, a program operator p (not a constant) and
-// the operator q = p - 1 computed before it (ops are computed in id order).
-// Let D0 be the storages material at q's computation point, and D the
-// storages material when p's frame starts. By (F1), (F2), D = (D0 + q's
-// outputs) minus storages evicted by releases in between (eager runtimes).
-//  (a) By (F4) at q: B >= static need of q + sum of sizes of D0 \ (pinned +
-//      args(q)). (q's outputs are in its request, not in D0.)
-//  (b) Forced computations. p is computed in its frame. If an operator c is
+// Fix a passing run at budget B. Walking the program backwards, F is a set of
+// storages shown material at the computation point of the operator p (F is
+// empty at the last operator). Let q = p - 1 (ops are computed in id order).
+//  (k) By (F4) at p: B >= static need of p + sizes of F outside p's arguments.
+//  (a) Let D0 be the storages material at q's computation point. By (F4):
+//      B >= static need of q + sizes of D0 outside pinned storages and q's
+//      arguments (q's outputs are in its request, not in D0).
+//  (b) The storages material when p's frame starts are D = (D0 + q's
+//      outputs) minus storages that die in between (eager runtimes) (F1, F2).
+//      Forced computations: p is computed in its frame. If an operator c is
 //      computed in p's frame and an argument a of c has a storage not in D,
-//      then a was undefined when the frame started (F2) and is defined at c's
+//      a was undefined when the frame started (F2) and is defined at c's
 //      computation (F3), so a's operator is computed in p's frame before c.
 //      Hence every operator reachable from p along arguments whose storages
 //      are not in D is computed in p's frame.
+//  (K) A storage x in F whose root's operator is not reachable from p at all
+//      (paths avoid constants and SL below, which are never requested) is not
+//      computed in p's frame, so it is material throughout the frame and when
+//      it starts: it is in D, hence in D0 or among q's outputs, and if it died
+//      between q and p the run is impossible. Such storages form K'.
 //  (c) Cost of a computation of operator c in p's frame. Its pending frames
-//      form a chain p = c_0, c_1, ..., c_k = c where each c_{i+1} computes an
-//      argument t_{i+1} of c_i that c_i is materializing: a path in the
-//      argument graph. At that point, material and distinct: the pinned
-//      storages (constants made before p, F5); SL, the storages of p's
-//      arguments defined when p's frame started (locked by p's frame until
-//      p's computation, F3) -- we only use those certainly defined: arguments
-//      or outputs of q not evicted in between; c's arguments (locked); and
-//      the pre-locks of the chain (F3). Counting a pre-locked storage y with
-//      weight floor(size(y) / k(y)) per edge, where k(y) is the number of
-//      operators that can pre-lock y, never counts more than size(y) on one
-//      chain (a chain visits an operator once: arguments precede their
-//      consumers), so the weighted length of every chain is at most the size
-//      of its pre-locked storages, and the shortest weighted path from p to c
-//      bounds the pre-locks of the actual chain from below. Pre-locked
-//      storages that are also arguments of c are counted once: we subtract
-//      the most they can contribute to the path (k(y) - [c can pre-lock y]
-//      edges). Tensors in SL are never requested (they stay locked), so paths
-//      do not pass through them; constants are never requested either. With
-//      (F4), cost(c) = pinned + |SL u args(c)| + total(c) + max(0, path(c) -
-//      overlap) <= B for every c computed in p's frame.
+//      form a chain p = c_0, ..., c_k = c, a path of arguments (F5). Material
+//      and distinct at that point: the pinned storages (constants made before
+//      p); SL, the storages of p's arguments certainly defined when the frame
+//      started (arguments or outputs of q that did not die in between; locked
+//      by p's frame until its computation, F3); K'; c's arguments (locked); and
+//      the pre-locks of the chain (F3). A pre-locked storage y is charged on a
+//      path edge of operator c' only if no other operator that can pre-lock y
+//      and is reachable from p can be above c' on a chain (is a descendant of
+//      c' along argument edges). Of the operators of one chain that pre-lock
+//      y, only the topmost can charge it, so each storage is charged at most
+//      once on any chain, and the charged weight of the actual chain is at
+//      most its pre-locked memory outside SL and K'; the shortest charged
+//      path bounds it from below. An argument y of c may also be pre-locked
+//      on the chain: its size is subtracted if some reachable operator that
+//      can pre-lock y can be above c. With (F4), cost(c) =
+//      pinned + |SL u K' u args(c)| + total(c) + max(0, path(c) - overlap)
+//      <= B for every c computed in p's frame.
+//  (r) Revival (eager runtimes). A storage x that died at step d is material
+//      later only if its operator is computed after d; then each argument of
+//      it that died at or before d is material at that time, so its operator
+//      was computed after its own death, and so on. We only ask whether x can
+//      be material at the computation point of a program operator, before
+//      the final pins: a computation of c after step d and before that point
+//      happens in the frame of a program operator computed after d, down a
+//      path of arguments, with
+//      c's arguments locked: revival(x) is the largest lower bound of those
+//      computations (pinned + args + total + the cheapest globally charged
+//      path from such a root, charging each storage other than c's arguments
+//      only at operators that can pre-lock it and have no descendant that
+//      can, so at most once on a chain). If revival(x) > B, x is never
+//      material after its death.
 //  (d) So, with E = {c : cost(c) > B}, no operator of E is reachable from p as
-//      in (b): the storages in D form a vertex cut between p and E in the
-//      argument graph (tensors of storages in D block the path). A storage in
-//      D0 beyond q's arguments costs its size in (a); one in args(q) or
-//      outputs(q) costs nothing more; one evicted by a release in between
+//      in (b): the storages in D cut every path from p to E in the argument
+//      graph (tensors of storages in D block the path). A storage in D0 beyond
+//      q's arguments costs its size in (a), one in K' is counted once in
+//      (a) already, one in q's arguments or outputs costs nothing more; one
+//      that died between q and p, or died before q and cannot be revived (r),
 //      cannot be in D. A storage with n tensors in the graph is split as
 //      floor(size / n) per tensor, which never charges more than its size.
-//      So B >= static need of q + (minimum weighted vertex cut), else no run
-//      passes: the cut is a maximum flow.
+//      So B >= static need of q + |K' beyond q's arguments and outputs| +
+//      (minimum weighted vertex cut), a maximum flow.
+//  (f) A storage that every cut affordable in (d) contains is in D0: with
+//      K' minus q's outputs, it forms the F of q.
 // Everything used of the schedule (D0, D, the chains) ranges over all
-// possibilities, so the test refutes B for every eviction script.
+// possibilities, so a refutation holds for every eviction script. Lowering B
+// only enlarges E, the unrevivable storages, the cuts and hence F: the test is
+// monotone in B.
 #include "checker/cut_bound.h"
 
+#include <fmt/core.h>
+
+// Boost.Graph's max-flow headers trip GCC's -Wmaybe-uninitialized (in
+// Boost's own code); the warning is silenced for them alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/push_relabel_max_flow.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#pragma GCC diagnostic pop
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <memory>
+#include <queue>
 #include <unordered_map>
 
+#include "model/error.h"
+
 namespace dtr {
+
+std::string_view CutKindName(CutArgument::Kind kind) {
+  switch (kind) {
+    case CutArgument::Kind::kCut:
+      return "cut";
+    case CutArgument::Kind::kKeep:
+      return "keep";
+    case CutArgument::Kind::kEvicted:
+      return "evicted";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -89,29 +136,91 @@ constexpr int64_t kInfinity = int64_t{1} << 60;
 
 // Facts that depend on neither the frame nor the budget.
 struct TraceFacts {
-  std::vector<int32_t> compute_step;     // per op
-  std::vector<int64_t> pinned_before;    // per op: bytes pinned before its compute step
-  std::vector<uint8_t> constant;         // per storage: made by a constant (pinned from creation)
-  std::vector<int32_t> lock_capable;     // per storage: k(y), operators that can pre-lock it
-  // Per op: its distinct non-constant argument storages, and the storages it
-  // can pre-lock (sorted).
-  std::vector<std::vector<StorageId>> arg_storages, can_prelock;
+  std::vector<int32_t> compute_step;   // per op
+  std::vector<int64_t> pinned_before;  // per op: bytes pinned before its compute step
+  int64_t constant_bytes = 0;          // all constants
+  std::vector<uint8_t> constant;       // per storage: made by a constant (pinned from creation)
+  std::vector<int32_t> death;          // per storage: step of its last release, -1 if none
+  std::vector<OpId> maker;             // per storage: its root's operator
+  // Per op: its distinct non-constant argument storages.
+  std::vector<std::vector<StorageId>> arg_storages;
   // Per op and argument position: whether it is the first occurrence of a
   // non-constant tensor (an edge of the argument graph), and then the
   // storages pre-locked while it is materialized.
   std::vector<std::vector<uint8_t>> edge;
   std::vector<std::vector<std::vector<StorageId>>> prelocks;
-  std::vector<std::pair<int32_t, StorageId>> last_releases;  // (step, storage), by step
+  std::vector<std::vector<OpId>> prelockers;  // per storage: ops that can pre-lock it, ascending
+  // Per op: the argument-graph edges into its outputs (consumer, position).
+  std::vector<std::vector<std::pair<OpId, int32_t>>> consumers;
+  // Per op, a bitset of the ops that can be above it on a chain of frames
+  // (its descendants along argument-graph edges).
+  size_t words = 0;
+  std::vector<uint64_t> descendants;
+  bool Descends(OpId from, OpId d) const {
+    return descendants[from * words + d / 64] >> (d % 64) & 1;
+  }
+  // Whether some op that can pre-lock y (other than c, and accepted by
+  // `counts`) can be above c on a chain: then c does not charge y.
+  template <typename Counts>
+  bool ChargedAbove(StorageId y, OpId c, Counts counts) const {
+    const auto& l = prelockers[y];
+    for (auto it = std::upper_bound(l.begin(), l.end(), c); it != l.end(); ++it)
+      if (counts(*it) && Descends(c, *it)) return true;
+    return false;
+  }
+  std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
 };
 
-TraceFacts Gather(const Trace& trace) {
+int64_t SizeOf(const Trace& trace, StorageId s) { return trace.storages[s].size; }
+
+// The cheapest globally charged path from a program operator computed after
+// `after_op` (an op >= after_op) down to c, not charging c's own arguments
+// (counted with c); kInfinity if there is none.
+int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId after_op) {
+  const std::vector<StorageId>& own = f.arg_storages[c];
+  auto charged = [&](OpId consumer, int32_t pos) {
+    int64_t w = 0;
+    for (StorageId y : f.prelocks[consumer][pos])
+      if (!f.ChargedAbove(y, consumer, [](OpId) { return true; }) &&
+          std::find(own.begin(), own.end(), y) == own.end())
+        w += SizeOf(trace, y);
+    return w;
+  };
+  using Item = std::pair<int64_t, OpId>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  std::unordered_map<OpId, int64_t> best;
+  queue.emplace(0, c);
+  best[c] = 0;
+  while (!queue.empty()) {
+    auto [d, u] = queue.top();
+    queue.pop();
+    if (d > best[u]) continue;
+    if (u >= after_op) return d;
+    for (auto [consumer, pos] : f.consumers[u]) {
+      int64_t nd = d + charged(consumer, pos);
+      auto it = best.find(consumer);
+      if (it == best.end() || nd < it->second) {
+        best[consumer] = nd;
+        queue.emplace(nd, consumer);
+      }
+    }
+  }
+  return kInfinity;
+}
+
+TraceFacts Gather(const Trace& trace, bool eager) {
   TraceFacts f;
   const size_t nops = trace.ops.size(), nst = trace.storages.size();
   f.compute_step.assign(nops, -1);
   f.pinned_before.assign(nops, 0);
   f.constant.assign(nst, 0);
-  for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s)
-    f.constant[s] = trace.op_of(trace.storages[s].root).is_constant;
+  f.maker.assign(nst, 0);
+  f.death.assign(nst, -1);
+  for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s) {
+    f.maker[s] = trace.tensors[trace.storages[s].root].op;
+    f.constant[s] = trace.ops[f.maker[s]].is_constant;
+    if (f.constant[s]) f.constant_bytes += SizeOf(trace, s);
+  }
   std::vector<uint8_t> pinned(nst, 0);
   std::vector<int32_t> refs(nst, 0);
   int64_t pinned_bytes = 0;
@@ -131,30 +240,30 @@ TraceFacts Gather(const Trace& trace) {
         break;
       case StepKind::kRelease: {
         StorageId s = trace.tensors[st.target].storage;
-        if (--refs[s] == 0 && !pinned[s]) f.last_releases.emplace_back(step, s);
+        if (--refs[s] == 0 && !pinned[s]) f.death[s] = step;
         break;
       }
       case StepKind::kPin: {
         StorageId s = trace.tensors[st.target].storage;
         if (!pinned[s]) {
           pinned[s] = 1;
-          pinned_bytes += trace.storages[s].size;
+          pinned_bytes += SizeOf(trace, s);
         }
         break;
       }
     }
   }
-  f.lock_capable.assign(nst, 0);
+  f.prelockers.resize(nst);
   f.arg_storages.resize(nops);
-  f.can_prelock.resize(nops);
   f.prelocks.resize(nops);
   f.edge.resize(nops);
+  f.consumers.resize(nops);
   for (OpId c = 0; c < static_cast<OpId>(nops); ++c) {
     const Operator& op = trace.ops[c];
     auto& pre = f.prelocks[c];
     pre.resize(op.args.size());
     f.edge[c].assign(op.args.size(), 0);
-    std::vector<StorageId> seen;
+    std::vector<StorageId> seen, can;
     for (size_t i = 0; i < op.args.size(); ++i) {
       StorageId s = trace.tensors[op.args[i]].storage;
       bool first = std::find(op.args.begin(), op.args.begin() + i, op.args[i]) ==
@@ -162,21 +271,56 @@ TraceFacts Gather(const Trace& trace) {
       if (first && !f.constant[s]) {
         f.edge[c][i] = 1;
         pre[i] = seen;
-        for (StorageId y : seen) f.can_prelock[c].push_back(y);
+        can.insert(can.end(), seen.begin(), seen.end());
+        f.consumers[trace.tensors[op.args[i]].op].emplace_back(c, static_cast<int32_t>(i));
       }
       if (!f.constant[s] && std::find(seen.begin(), seen.end(), s) == seen.end())
         seen.push_back(s);
     }
     f.arg_storages[c] = seen;
-    auto& lc = f.can_prelock[c];
-    std::sort(lc.begin(), lc.end());
-    lc.erase(std::unique(lc.begin(), lc.end()), lc.end());
-    for (StorageId y : lc) ++f.lock_capable[y];
+    std::sort(can.begin(), can.end());
+    can.erase(std::unique(can.begin(), can.end()), can.end());
+    for (StorageId y : can) f.prelockers[y].push_back(c);  // c ascends: lists stay sorted
+  }
+  f.words = (nops + 63) / 64;
+  f.descendants.assign(nops * f.words, 0);
+  for (OpId c = static_cast<OpId>(nops) - 1; c >= 0; --c)
+    for (auto [consumer, pos] : f.consumers[c]) {
+      f.descendants[c * f.words + consumer / 64] |= uint64_t{1} << (consumer % 64);
+      for (size_t w = 0; w < f.words; ++w)
+        f.descendants[c * f.words + w] |= f.descendants[consumer * f.words + w];
+    }
+  // (r): revival, by maker id (a storage's arguments' storages come first).
+  f.revival.assign(nst, 0);
+  if (!eager) return f;
+  std::vector<StorageId> order(nst);
+  for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](StorageId a, StorageId b) { return f.maker[a] < f.maker[b]; });
+  for (StorageId x : order) {
+    if (f.death[x] < 0) continue;
+    const OpId c = f.maker[x];
+    // The first op computed after the death (ops are computed in id order).
+    OpId after = static_cast<OpId>(
+        std::upper_bound(f.compute_step.begin(), f.compute_step.end(), f.death[x]) -
+        f.compute_step.begin());
+    int64_t pinned = after < static_cast<OpId>(nops) ? f.pinned_before[after] : f.constant_bytes;
+    int64_t path = PathFromLaterRoot(trace, f, c, after);
+    int64_t need = kInfinity;
+    if (path < kInfinity) {
+      int64_t args = 0;
+      for (StorageId y : f.arg_storages[c]) args += SizeOf(trace, y);
+      need = pinned + args + trace.ops[c].total_size + path;
+    }
+    for (StorageId y : f.arg_storages[c])
+      if (f.death[y] >= 0 && f.death[y] <= f.death[x]) need = std::max(need, f.revival[y]);
+    f.revival[x] = need;
   }
   return f;
 }
 
-// A maximum flow network with int64 capacities (Boost.Graph push-relabel).
+// A maximum flow network with int64 capacities (Boost.Graph's
+// Boykov-Kolmogorov: the cuts here are small, found in few augmentations).
 class FlowNetwork {
  public:
   using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
@@ -199,9 +343,20 @@ class FlowNetwork {
     boost::put(boost::edge_reverse, g_, r, e);
     return e;
   }
+  int64_t capacity(Edge e) const { return boost::get(boost::edge_capacity, g_, e); }
   void SetCapacity(Edge e, int64_t capacity) { boost::put(boost::edge_capacity, g_, e, capacity); }
   int64_t MaxFlow(size_t source, size_t sink) {
-    return boost::push_relabel_max_flow(g_, source, sink);
+    const size_t n = boost::num_vertices(g_);
+    color_.assign(n, boost::white_color);
+    predecessor_.assign(n, Edge());
+    distance_.assign(n, 0);
+    auto index = boost::get(boost::vertex_index, g_);
+    return boost::boykov_kolmogorov_max_flow(
+        g_, boost::get(boost::edge_capacity, g_), boost::get(boost::edge_residual_capacity, g_),
+        boost::get(boost::edge_reverse, g_),
+        boost::make_iterator_property_map(predecessor_.begin(), index),
+        boost::make_iterator_property_map(color_.begin(), index),
+        boost::make_iterator_property_map(distance_.begin(), index), index, source, sink);
   }
   // After MaxFlow: the vertices reachable from `source` in the residual graph.
   std::vector<uint8_t> SourceSide(size_t source) const {
@@ -224,240 +379,422 @@ class FlowNetwork {
 
  private:
   Graph g_;
+  std::vector<boost::default_color_type> color_;
+  std::vector<Edge> predecessor_;
+  std::vector<int64_t> distance_;
 };
 
-// One frame's argument graph, its costs and its cut network.
-class FrameCut {
+// One test of the argument at a budget: the backward walk.
+class Walk {
  public:
-  FrameCut(const Trace& trace, const TraceFacts& facts, const MemoryBound& static_bound,
-           const CutOptions& options, OpId p)
-      : trace_(trace), f_(facts), p_(p) {
-    prev_ = p - 1;
-    base_ = prev_ >= 0 ? static_bound.per_op[prev_].total() : 0;
-    Build(options);
+  Walk(const Trace& trace, const TraceFacts& facts, const MemoryBound& static_bound,
+       const CutOptions& options)
+      : trace_(trace),
+        f_(facts),
+        static_(static_bound),
+        eager_(options.eager),
+        nst_(trace.storages.size()),
+        reached_(trace.ops.size(), 0),
+        dist_(trace.ops.size(), kInfinity),
+        in_graph_(trace.tensors.size(), 0),
+        locked_tensor_(trace.tensors.size(), 0),
+        mark_(nst_, 0),
+        op_pos_(trace.ops.size(), -1),
+        tensor_pos_(trace.tensors.size(), -1),
+        per_storage_(nst_, 0) {}
+
+  bool Refutes(int64_t budget, CutArgument* why) {
+    budget_ = budget;
+    std::vector<StorageId> kept;  // F: material at the current op's computation point
+    std::vector<OpId> since;
+    for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
+      if (Keep(p, kept, since, why)) return true;
+      if (p == 0) break;
+      std::vector<StorageId> next;
+      std::vector<OpId> next_since;
+      if (Frame(p, kept, since, next, next_since, why)) return true;
+      kept = std::move(next);
+      since = std::move(next_since);
+    }
+    return false;
   }
 
-  int64_t max_cost() const { return max_cost_; }
+ private:
+  StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
+  int64_t size(StorageId s) const { return trace_.storages[s].size; }
 
-  // Whether the frame refutes `budget`: the previous computation's static
-  // need plus the least memory that must stay material there, so that no
-  // operator costing more than `budget` is recomputed in the frame, exceeds
-  // it. If so, fills `arg` (if not null).
-  bool Refutes(int64_t budget, CutArgument* arg) {
-    if (max_cost_ <= budget) return false;
-    if (!network_) BuildNetwork();
-    OpId example = -1;
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      bool expensive = cost_[i] > budget;
-      network_->SetCapacity(sink_edges_[i], expensive ? kInfinity : 0);
-      if (expensive && (example < 0 || cost_[i] > cost_[IndexOf(example)])) example = ops_[i];
-    }
-    const int64_t cut = network_->MaxFlow(kSource, kSink);
-    if (base_ + cut <= budget) return false;
-    if (arg) {
-      arg->op = p_;
-      arg->previous = prev_;
-      arg->budget = budget;
-      arg->previous_need = base_;
-      arg->cut = cut;
-      arg->expensive = example;
-      arg->expensive_cost = cost_[IndexOf(example)];
-      arg->cut_storages.clear();
-      std::vector<uint8_t> side = network_->SourceSide(kSource);
-      for (size_t i = 0; i < tensors_.size(); ++i)
-        if (side[TensorIn(i)] && !side[TensorOut(i)])
-          arg->cut_storages.push_back(trace_.tensors[tensors_[i]].storage);
-      std::sort(arg->cut_storages.begin(), arg->cut_storages.end());
-      arg->cut_storages.erase(std::unique(arg->cut_storages.begin(), arg->cut_storages.end()),
-                              arg->cut_storages.end());
+  // (k) at p's computation point.
+  bool Keep(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
+            CutArgument* why) {
+    if (kept.empty()) return false;
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 1;
+    int64_t beside = 0;
+    std::vector<StorageId> counted;
+    std::vector<OpId> counted_since;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (!mark_[kept[i]]) {
+        beside += size(kept[i]);
+        counted.push_back(kept[i]);
+        counted_since.push_back(since[i]);
+      }
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 0;
+    const int64_t need = static_.per_op[p].total();
+    if (need + beside <= budget_) return false;
+    if (why) {
+      *why = CutArgument{};
+      why->kind = CutArgument::Kind::kKeep;
+      why->op = p;
+      why->budget = budget_;
+      why->need = need;
+      why->carried = beside;
+      why->kept = std::move(counted);
+      why->kept_since = std::move(counted_since);
     }
     return true;
   }
 
- private:
-  static constexpr size_t kSource = 0, kSink = 1;
-  size_t TensorIn(size_t i) const { return 2 + 2 * i; }
-  size_t TensorOut(size_t i) const { return 3 + 2 * i; }
-  size_t OpNode(size_t i) const { return 2 + 2 * tensors_.size() + i; }
-  size_t IndexOf(OpId c) const { return op_index_.at(c); }
-
-  StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
-
-  void Build(const CutOptions& options) {
-    const Operator& op = trace_.ops[p_];
-    const size_t nst = trace_.storages.size();
-    // Storages evicted by releases between q's computation and p's frame.
-    gone_.assign(nst, 0);
-    if (options.eager && prev_ >= 0) {
-      const int32_t from = f_.compute_step[prev_], to = f_.compute_step[p_];
-      auto it = std::lower_bound(f_.last_releases.begin(), f_.last_releases.end(),
-                                 std::make_pair(from + 1, StorageId{-1}));
-      for (; it != f_.last_releases.end() && it->first < to; ++it) gone_[it->second] = 1;
-    }
-    // Storages material for free when the frame starts: q's arguments and
-    // outputs (already counted in q's static need), unless evicted in between.
-    free_.assign(nst, 0);
-    std::vector<uint8_t> certain(trace_.tensors.size(), 0);
-    if (prev_ >= 0) {
-      const Operator& q = trace_.ops[prev_];
-      auto mark = [&](TensorId t) {
-        if (gone_[storage(t)]) return;
-        free_[storage(t)] = 1;
-        certain[t] = 1;
-      };
-      for (TensorId a : q.args) mark(a);
-      for (int32_t i = 0; i < q.num_outputs; ++i) mark(q.first_output + i);
-    }
-    // SL: p's arguments certainly defined at the start stay locked all frame.
-    locked_.assign(nst, 0);
-    locked_tensor_.assign(trace_.tensors.size(), 0);
+  // The frame of p, with `kept` material at p's computation point: refutes,
+  // or fills the kept storages of q = p - 1.
+  bool Frame(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
+             std::vector<StorageId>& next, std::vector<OpId>& next_since, CutArgument* why) {
+    const OpId q = p - 1;
+    const Operator& op = trace_.ops[p];
+    const Operator& qop = trace_.ops[q];
+    const int32_t from = f_.compute_step[q], to = f_.compute_step[p];
+    auto gone = [&](StorageId s) { return eager_ && f_.death[s] > from && f_.death[s] < to; };
+    // Certainly defined when p's frame starts: q's arguments and outputs.
+    std::vector<TensorId> certain(qop.args.begin(), qop.args.end());
+    for (int32_t i = 0; i < qop.num_outputs; ++i) certain.push_back(qop.first_output + i);
+    std::erase_if(certain, [&](TensorId t) { return gone(storage(t)); });
+    std::vector<StorageId> free_storages;
+    for (TensorId t : certain) free_storages.push_back(storage(t));
+    // SL.
+    std::vector<StorageId> locked;
     for (TensorId a : op.args)
-      if (certain[a] && !f_.constant[storage(a)]) {
-        locked_[storage(a)] = 1;
+      if (std::find(certain.begin(), certain.end(), a) != certain.end() &&
+          !f_.constant[storage(a)]) {
         locked_tensor_[a] = 1;
+        if (std::find(locked.begin(), locked.end(), storage(a)) == locked.end())
+          locked.push_back(storage(a));
       }
-    for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s)
-      if (locked_[s]) locked_bytes_ += trace_.storages[s].size;
-    pinned_ = f_.pinned_before[p_];
+    // Reachability from p (paths avoid constants and SL tensors).
+    std::vector<OpId> ops;      // reached, p excluded, decreasing id
+    std::vector<TensorId> tensors;
+    reached_[p] = 1;
+    for (OpId c = p; c >= 0; --c) {
+      if (!reached_[c]) continue;
+      if (c != p) ops.push_back(c);
+      for (TensorId t : trace_.ops[c].args) {
+        if (f_.constant[storage(t)] || locked_tensor_[t]) continue;
+        if (!in_graph_[t]) {
+          in_graph_[t] = 1;
+          tensors.push_back(t);
+        }
+        reached_[trace_.tensors[t].op] = 1;
+      }
+    }
+    // K' (K): kept storages that p's frame cannot recompute.
+    std::vector<StorageId> stay;
+    std::vector<OpId> stay_since;
+    bool refuted = false;
+    for (size_t i = 0; i < kept.size() && !refuted; ++i) {
+      StorageId x = kept[i];
+      if (reached_[f_.maker[x]]) continue;
+      if (gone(x)) {
+        refuted = true;
+        if (why) {
+          *why = CutArgument{};
+          why->kind = CutArgument::Kind::kEvicted;
+          why->op = p;
+          why->previous = q;
+          why->budget = budget_;
+          why->kept = {x};
+          why->kept_since = {since[i]};
+        }
+      }
+      stay.push_back(x);
+      stay_since.push_back(since[i]);
+    }
+    if (!refuted) refuted = Cut(p, q, locked, free_storages, stay, stay_since, ops, tensors,
+                                next, next_since, why);
+    // Reset the per-frame marks.
+    reached_[p] = 0;
+    for (OpId c : ops) {
+      reached_[c] = 0;
+      dist_[c] = kInfinity;
+    }
+    dist_[p] = kInfinity;
+    for (TensorId t : tensors) in_graph_[t] = 0;
+    for (TensorId a : op.args) locked_tensor_[a] = 0;
+    return refuted;
+  }
 
-    // Shortest pre-lock paths from p over the argument graph (ops in
-    // decreasing id are a topological order: arguments come from earlier ops).
-    std::vector<int64_t> dist(p_ + 1, kInfinity);
-    std::vector<uint8_t> tensor_seen(trace_.tensors.size(), 0);
-    dist[p_] = 0;
-    for (OpId c = p_; c >= 0; --c) {
-      if (dist[c] == kInfinity) continue;
+  // Whether some operator that can pre-lock y, reachable in this frame, can
+  // be above c on a chain.
+  bool ChargedAbove(StorageId y, OpId c) const {
+    return f_.ChargedAbove(y, c, [this](OpId o) { return reached_[o] != 0; });
+  }
+
+  bool Cut(OpId p, OpId q, const std::vector<StorageId>& locked,
+           const std::vector<StorageId>& free_storages, const std::vector<StorageId>& stay,
+           const std::vector<OpId>& stay_since, const std::vector<OpId>& ops,
+           const std::vector<TensorId>& tensors, std::vector<StorageId>& next,
+           std::vector<OpId>& next_since, CutArgument* why) {
+    const Operator& qop = trace_.ops[q];
+    // Storages counted outside the paths: SL and K' (1), pinned (constants, never charged).
+    for (StorageId s : locked) mark_[s] = 1;
+    for (StorageId s : stay) mark_[s] = 1;
+    int64_t held = 0;  // |SL u K'|
+    {
+      std::vector<StorageId> both(locked);
+      both.insert(both.end(), stay.begin(), stay.end());
+      std::sort(both.begin(), both.end());
+      both.erase(std::unique(both.begin(), both.end()), both.end());
+      for (StorageId s : both) held += size(s);
+    }
+    // (c): shortest charged paths, in decreasing id (a topological order).
+    dist_[p] = 0;
+    auto relax_from = [&](OpId c) {
       const Operator& co = trace_.ops[c];
       for (size_t i = 0; i < co.args.size(); ++i) {
         TensorId t = co.args[i];
-        if (f_.constant[storage(t)] || locked_tensor_[t]) continue;  // never requested
-        if (!tensor_seen[t]) {
-          tensor_seen[t] = 1;
-          tensor_index_.emplace(t, tensors_.size());
-          tensors_.push_back(t);
-        }
-        if (!f_.edge[c][i]) continue;  // a repeated argument: its first occurrence is the edge
+        if (!f_.edge[c][i] || locked_tensor_[t]) continue;
         int64_t w = 0;
         for (StorageId y : f_.prelocks[c][i])
-          if (!locked_[y]) w += trace_.storages[y].size / f_.lock_capable[y];
+          if (!mark_[y] && !ChargedAbove(y, c)) w += size(y);
         OpId a = trace_.tensors[t].op;
-        dist[a] = std::min(dist[a], dist[c] + w);
+        dist_[a] = std::min(dist_[a], dist_[c] + w);
       }
-      if (c != p_) ops_.push_back(c);
-    }
-    cost_.resize(ops_.size());
-    std::vector<uint8_t> mark(nst, 0);
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      OpId c = ops_[i];
-      op_index_.emplace(c, i);
-      const Operator& co = trace_.ops[c];
-      int64_t held = locked_bytes_, overlap = 0;
+    };
+    relax_from(p);
+    for (OpId c : ops) relax_from(c);
+    const int64_t pinned = f_.pinned_before[p];
+    std::vector<int64_t> cost(ops.size());
+    int64_t max_cost = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      OpId c = ops[i];
+      int64_t extra = 0, overlap = 0;
       for (StorageId y : f_.arg_storages[c]) {
-        if (locked_[y]) continue;
-        held += trace_.storages[y].size;
-        int32_t k = f_.lock_capable[y];
-        if (k == 0) continue;
-        const auto& lc = f_.can_prelock[c];
-        int32_t own = std::binary_search(lc.begin(), lc.end(), y) ? 1 : 0;
-        overlap += trace_.storages[y].size / k * (k - own);
+        if (mark_[y]) continue;
+        extra += size(y);
+        if (ChargedAbove(y, c)) overlap += size(y);
       }
-      cost_[i] = pinned_ + held + co.total_size + std::max<int64_t>(0, dist[c] - overlap);
-      max_cost_ = std::max(max_cost_, cost_[i]);
+      cost[i] = pinned + held + extra + trace_.ops[c].total_size +
+                std::max<int64_t>(0, dist_[c] - overlap);
+      max_cost = std::max(max_cost, cost[i]);
     }
-  }
+    for (StorageId s : locked) mark_[s] = 0;
+    for (StorageId s : stay) mark_[s] = 0;
 
-  void BuildNetwork() {
-    network_ = std::make_unique<FlowNetwork>(2 + 2 * tensors_.size() + ops_.size());
-    // Tensors per storage in the graph: a storage's size is split among them.
-    std::unordered_map<StorageId, int32_t> per_storage;
-    for (TensorId t : tensors_) ++per_storage[storage(t)];
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      TensorId t = tensors_[i];
-      StorageId s = storage(t);
-      int64_t capacity = gone_[s]   ? kInfinity
-                         : free_[s] ? 0
-                                    : trace_.storages[s].size / per_storage[s];
-      network_->Add(TensorIn(i), TensorOut(i), capacity);
-      OpId c = trace_.tensors[t].op;
-      network_->Add(TensorOut(i), OpNode(IndexOf(c)), kInfinity);
-    }
-    for (TensorId a : trace_.ops[p_].args) {
-      auto it = tensor_index_.find(a);
-      if (it != tensor_index_.end()) network_->Add(kSource, TensorIn(it->second), kInfinity);
-    }
-    sink_edges_.resize(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      for (TensorId a : trace_.ops[ops_[i]].args) {
-        auto it = tensor_index_.find(a);
-        if (it != tensor_index_.end()) network_->Add(OpNode(i), TensorIn(it->second), kInfinity);
+    // K' beyond q's arguments and outputs is counted at q (a); q's outputs
+    // are allocated at q's computation, not material there, so they are not
+    // carried further.
+    for (TensorId a : qop.args) mark_[storage(a)] = 1;
+    for (int32_t i = 0; i < qop.num_outputs; ++i) mark_[storage(qop.first_output + i)] = 1;
+    int64_t carried = 0;
+    for (size_t i = 0; i < stay.size(); ++i) {
+      if (!mark_[stay[i]]) carried += size(stay[i]);
+      if (f_.maker[stay[i]] != q) {
+        next.push_back(stay[i]);
+        next_since.push_back(stay_since[i]);
       }
-      sink_edges_[i] = network_->Add(OpNode(i), kSink, 0);
     }
+    for (TensorId a : qop.args) mark_[storage(a)] = 0;
+    for (int32_t i = 0; i < qop.num_outputs; ++i) mark_[storage(qop.first_output + i)] = 0;
+    const int64_t need = static_.per_op[q].total();
+    if (max_cost <= budget_) return false;  // nothing expensive: any D will do
+
+    // (d): the cut network. A path that reaches an expensive operator ends
+    // there (its edge to the sink is infinite), so the network holds the
+    // tensors whose operators lead to an expensive one through cheap ones.
+    for (size_t k = 0; k < ops.size(); ++k) op_pos_[ops[k]] = static_cast<int32_t>(k);
+    std::vector<uint8_t> leads(ops.size(), 0);
+    for (size_t k = ops.size(); k-- > 0;) {  // increasing id: arguments first
+      if (cost[k] > budget_) {
+        leads[k] = 1;
+        continue;
+      }
+      for (TensorId t : trace_.ops[ops[k]].args)
+        if (in_graph_[t] && leads[op_pos_[trace_.tensors[t].op]]) {
+          leads[k] = 1;
+          break;
+        }
+    }
+    std::vector<TensorId> nodes;
+    for (TensorId t : tensors)
+      if (leads[op_pos_[trace_.tensors[t].op]]) {
+        tensor_pos_[t] = static_cast<int32_t>(nodes.size());
+        nodes.push_back(t);
+        ++per_storage_[storage(t)];
+      }
+    auto reset = [&] {
+      for (OpId c : ops) op_pos_[c] = -1;
+      for (TensorId t : nodes) {
+        tensor_pos_[t] = -1;
+        per_storage_[storage(t)] = 0;
+      }
+    };
+    bool any = false;
+    for (TensorId a : trace_.ops[p].args) any |= tensor_pos_[a] >= 0;
+    if (!any) {
+      reset();
+      return false;
+    }
+    for (StorageId s : free_storages) mark_[s] = 1;
+    for (StorageId s : stay) mark_[s] = 1;
+    const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
+    FlowNetwork net(first_op + ops.size());
+    std::vector<FlowNetwork::Edge> through(nodes.size());
+    const int32_t from = f_.compute_step[q], to = f_.compute_step[p];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      StorageId s = storage(nodes[i]);
+      int64_t capacity;
+      if (eager_ && f_.death[s] > from && f_.death[s] < to)
+        capacity = kInfinity;  // evicted between q and p
+      else if (mark_[s])
+        capacity = 0;  // material anyway, or already counted
+      else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from && f_.revival[s] > budget_)
+        capacity = kInfinity;  // dead before q and not revivable (r)
+      else
+        capacity = size(s) / per_storage_[s];
+      through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
+      net.Add(3 + 2 * i, first_op + op_pos_[trace_.tensors[nodes[i]].op], kInfinity);
+    }
+    for (TensorId a : trace_.ops[p].args)
+      if (tensor_pos_[a] >= 0) net.Add(kSource, 2 + 2 * tensor_pos_[a], kInfinity);
+    for (StorageId s : free_storages) mark_[s] = 0;
+    for (StorageId s : stay) mark_[s] = 0;
+    OpId example = -1;
+    int64_t example_cost = 0;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (!leads[k]) continue;
+      if (cost[k] > budget_) {
+        net.Add(first_op + k, kSink, kInfinity);
+        if (cost[k] > example_cost) {
+          example = ops[k];
+          example_cost = cost[k];
+        }
+        continue;
+      }
+      for (TensorId t : trace_.ops[ops[k]].args)
+        if (tensor_pos_[t] >= 0) net.Add(first_op + k, 2 + 2 * tensor_pos_[t], kInfinity);
+    }
+    reset();
+    const int64_t cut = net.MaxFlow(kSource, kSink);
+    if (need + carried + cut > budget_) {
+      if (why) {
+        *why = CutArgument{};
+        why->kind = CutArgument::Kind::kCut;
+        why->op = p;
+        why->previous = q;
+        why->budget = budget_;
+        why->need = need;
+        why->carried = carried;
+        why->cut = cut;
+        why->expensive = example;
+        why->expensive_cost = example_cost;
+        why->kept = stay;
+        why->kept_since = stay_since;
+        std::vector<uint8_t> side = net.SourceSide(kSource);
+        for (size_t i = 0; i < nodes.size(); ++i)
+          if (side[2 + 2 * i] && !side[3 + 2 * i])
+            why->cut_storages.push_back(storage(nodes[i]));
+        std::sort(why->cut_storages.begin(), why->cut_storages.end());
+        why->cut_storages.erase(
+            std::unique(why->cut_storages.begin(), why->cut_storages.end()),
+            why->cut_storages.end());
+      }
+      return true;
+    }
+    // (f): storages in every affordable cut.
+    std::vector<uint8_t> side = net.SourceSide(kSource);
+    std::vector<StorageId> candidates;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (side[2 + 2 * i] && !side[3 + 2 * i] && net.capacity(through[i]) > 0)
+        candidates.push_back(storage(nodes[i]));
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (StorageId s : candidates) {
+      std::vector<std::pair<size_t, int64_t>> saved;
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (storage(nodes[i]) == s) {
+          saved.emplace_back(i, net.capacity(through[i]));
+          net.SetCapacity(through[i], kInfinity);
+        }
+      const int64_t without = net.MaxFlow(kSource, kSink);
+      for (auto [i, c] : saved) net.SetCapacity(through[i], c);
+      if (need + carried + without > budget_ &&
+          std::find(next.begin(), next.end(), s) == next.end()) {
+        next.push_back(s);
+        next_since.push_back(p);
+      }
+    }
+    return false;
   }
 
   const Trace& trace_;
   const TraceFacts& f_;
-  OpId p_, prev_ = -1;
-  int64_t base_ = 0, pinned_ = 0, locked_bytes_ = 0, max_cost_ = 0;
-  std::vector<uint8_t> gone_, free_, locked_, locked_tensor_;
-  std::vector<TensorId> tensors_;  // requestable tensors reached from p
-  std::unordered_map<TensorId, size_t> tensor_index_;
-  std::vector<OpId> ops_;  // operators reached from p (p excluded)
-  std::unordered_map<OpId, size_t> op_index_;
-  std::vector<int64_t> cost_;
-  std::unique_ptr<FlowNetwork> network_;
-  std::vector<FlowNetwork::Edge> sink_edges_;
+  const MemoryBound& static_;
+  const bool eager_;
+  const size_t nst_;
+  int64_t budget_ = 0;
+  std::vector<uint8_t> reached_;
+  std::vector<int64_t> dist_;
+  std::vector<uint8_t> in_graph_, locked_tensor_, mark_;
+  // The cut network's indices (-1 / 0 outside a frame's network).
+  std::vector<int32_t> op_pos_, tensor_pos_, per_storage_;
 };
-
-bool Examined(const Trace& trace, OpId p) {
-  const Operator& op = trace.ops[p];
-  return !op.is_constant && !op.args.empty();
-}
 
 }  // namespace
 
 bool RefuteByCut(const Trace& trace, const MemoryBound& static_bound, int64_t budget,
                  const CutOptions& options, CutArgument* argument) {
-  TraceFacts facts = Gather(trace);
-  for (OpId p = 0; p < static_cast<OpId>(trace.ops.size()); ++p) {
-    if (!Examined(trace, p)) continue;
-    FrameCut frame(trace, facts, static_bound, options, p);
-    if (frame.Refutes(budget, argument)) return true;
-  }
-  return false;
+  TraceFacts facts = Gather(trace, options.eager);
+  return Walk(trace, facts, static_bound, options).Refutes(budget, argument);
 }
 
-CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound,
+CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
                          const CutOptions& options) {
-  auto start = std::chrono::steady_clock::now();
-  TraceFacts facts = Gather(trace);
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  TraceFacts facts = Gather(trace, options.eager);
+  Walk walk(trace, facts, static_bound, options);
   CutBound b;
   b.bytes = static_bound.bytes;
+  // Invariant: every budget <= lo is refuted (lo = static - 1 by the static
+  // bound); hi is not refuted.
+  int64_t lo = static_bound.bytes - 1, hi = std::max(feasible, static_bound.bytes);
+  ++b.tests;
+  if (walk.Refutes(hi, nullptr))
+    throw Error(fmt::format(
+        "internal error: the cut argument refutes budget {}, at which a schedule is known to fit",
+        hi));
   const int64_t resolution = std::max<int64_t>(1, options.resolution);
-  for (OpId p = 0; p < static_cast<OpId>(trace.ops.size()); ++p) {
-    if (!Examined(trace, p)) continue;
-    FrameCut frame(trace, facts, static_bound, options, p);
-    if (frame.max_cost() <= b.bytes) continue;
-    ++b.frames_examined;
-    CutArgument arg;
-    if (!frame.Refutes(b.bytes, &arg)) continue;
-    // Refuted at b.bytes; at max_cost() nothing is expensive, so it passes.
-    int64_t lo = b.bytes, hi = frame.max_cost();
+  // The static bound itself first: most traces end there.
+  CutArgument arg;
+  ++b.tests;
+  if (walk.Refutes(lo + 1, &arg)) {
+    lo = lo + 1;
+    b.raised = true;
+    b.attained_by = arg;
     while (hi - lo > resolution) {
+      if (options.seconds > 0 && elapsed() > options.seconds) {
+        b.timed_out = true;
+        break;
+      }
       int64_t mid = lo + (hi - lo) / 2;
-      CutArgument at_mid;
-      if (frame.Refutes(mid, &at_mid)) {
+      ++b.tests;
+      if (walk.Refutes(mid, &arg)) {
         lo = mid;
-        arg = std::move(at_mid);
+        b.attained_by = arg;
       } else {
         hi = mid;
       }
     }
-    b.bytes = lo + 1;
-    arg.bytes = lo + 1;
-    b.attained_by = std::move(arg);
   }
-  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  b.bytes = lo + 1;
+  b.seconds = elapsed();
   return b;
 }
 

@@ -34,14 +34,14 @@ void CrossCheck(uint64_t first, uint64_t seeds, int base_storages) {
       ++compared;
       CutOptions o;
       o.eager = eager;
-      CutBound cut = ComputeCutBound(trace, stat, o);
+      CutBound cut = ComputeCutBound(trace, stat, best, o);
       CHECK(cut.bytes >= stat.bytes);
       CHECK(cut.bytes <= best);
       CutArgument arg;
       CHECK_FALSE(RefuteByCut(trace, stat, best, o, &arg));
       if (cut.bytes > stat.bytes) {
         CHECK(RefuteByCut(trace, stat, cut.bytes - 1, o, &arg));
-        CHECK(arg.previous_need + arg.cut > arg.budget);
+        CHECK(arg.need + arg.carried + arg.cut > arg.budget);
       }
       stronger += cut.bytes > stat.bytes;
       exact += cut.bytes == best;
@@ -123,7 +123,7 @@ void CrossCheckShaped(uint64_t first, uint64_t seeds) {
       ++compared;
       CutOptions o;
       o.eager = eager;
-      CutBound cut = ComputeCutBound(trace, stat, o);
+      CutBound cut = ComputeCutBound(trace, stat, best, o);
       CHECK(cut.bytes <= best);
       stronger += cut.bytes > stat.bytes;
       exact += cut.bytes == best;
