@@ -747,6 +747,14 @@ class Walk {
 
 }  // namespace
 
+CutOptions CutOptionsFor(RuntimeKind runtime) {
+  if (runtime == RuntimeKind::kV1)
+    throw Error("the cut argument models the RuntimeV2 family, not RuntimeV1");
+  CutOptions o;
+  o.eager = runtime == RuntimeKind::kV2Eager || runtime == RuntimeKind::kV2EagerOptimized;
+  return o;
+}
+
 bool RefuteByCut(const Trace& trace, const MemoryBound& static_bound, int64_t budget,
                  const CutOptions& options, CutArgument* argument) {
   TraceFacts facts = Gather(trace, options.eager);

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "checker/memory_bound.h"
+#include "checker/replay.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -80,6 +81,10 @@ struct CutOptions {
   // bound proven so far is returned (timed_out is set).
   double seconds = 0;
 };
+
+// eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
+// RuntimeV1, whose banishing the argument does not model.
+CutOptions CutOptionsFor(RuntimeKind runtime);
 
 struct CutBound {
   int64_t bytes = 0;  // every budget below this fails for every script (>= the static bound)

@@ -1,6 +1,7 @@
 // frontier, check, explain, prove, bounds: the proof side of dtrcheck.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,8 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
+#include "diagnose/certificate_records.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/feasibility_bounds.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"
@@ -57,6 +60,29 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
   return l;
 }
 
+// The certificate store named by --store, else by $DTRCHECK_STORE; null if neither.
+std::unique_ptr<CertificateStore> OpenStore(const std::string& flag, const std::string& trace_path,
+                                            const Trace& trace, int64_t baseline_memory) {
+  std::string dir = flag;
+  if (dir.empty())
+    if (const char* env = std::getenv("DTRCHECK_STORE")) dir = env;
+  if (dir.empty()) return nullptr;
+  return std::make_unique<CertificateStore>(dir, trace_path, trace, baseline_memory);
+}
+
+void AddStoreFlag(CLI::App* cmd, std::string& store) {
+  cmd->add_option("--store", store,
+                  "certificate store directory (docs/certificate_store.md; default "
+                  "$DTRCHECK_STORE): use the certificates stored for this trace, add what this run "
+                  "finds");
+}
+
+void SaveStore(CertificateStore* store, const std::string& changed) {
+  if (!store || changed.empty()) return;
+  store->Save();
+  std::cerr << "certificate store " << store->path() << ": stored " << changed << "\n";
+}
+
 // Flags of the commands that search and prove.
 struct ProofFlags : ProofBudgetFlags {
   std::vector<std::string> witness_heuristics;
@@ -66,7 +92,9 @@ struct ProofFlags : ProofBudgetFlags {
   bool no_z3 = false;
   int32_t rolling = 0;
   bool verbose = false;
+  bool no_cut = false;
   std::string save_script;
+  std::string store;
 };
 
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
@@ -82,6 +110,9 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
                   "(slow; default off)");
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
+  cmd->add_flag("--no-cut", f.no_cut,
+                "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
+  AddStoreFlag(cmd, f.store);
 }
 
 ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
@@ -93,6 +124,7 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
   o.witness.rolling_ops = f.rolling;
+  o.cut = !f.no_cut;
   for (const std::string& h : f.witness_heuristics)
     o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
@@ -194,13 +226,20 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         config.runtime = l.header.runtime;
         config.heuristic = &FindHeuristic(f->heuristic());
         config.budget = l.header.budget;
+        std::unique_ptr<CertificateStore> store =
+            OpenStore(f->store, f->trace, l.trace, l.baseline.memory);
+        ClassifyOptions o = OptionsFrom(*f, l.header.runtime);
+        if (store) o.stored = store->Find(l.header.runtime);
         Classification c;
         {
           ProgressBar bar("explain");
-          c = ExplainOom(l.trace, l.baseline, config, OptionsFrom(*f, l.header.runtime),
+          c = ExplainOom(l.trace, l.baseline, config, o,
                          [&](const std::string& s) { bar.Status(s); });
         }
         SaveWitness(*f, l, c);
+        if (store)
+          SaveStore(store.get(),
+                    RecordClassification(*store, l.trace, l.header.runtime, c, "explain"));
         return Print(l, "explain", *f, c);
       });
     });
@@ -217,13 +256,20 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
     cmd->callback([f, &actions] {
       actions.push_back([f] {
         Loaded l = Load(*f, "prove");
+        std::unique_ptr<CertificateStore> store =
+            OpenStore(f->store, f->trace, l.trace, l.baseline.memory);
+        ClassifyOptions o = OptionsFrom(*f, l.header.runtime);
+        if (store) o.stored = store->Find(l.header.runtime);
         Classification c;
         {
           ProgressBar bar("prove");
-          c = ProveBudget(l.trace, l.baseline, l.header.budget, OptionsFrom(*f, l.header.runtime),
+          c = ProveBudget(l.trace, l.baseline, l.header.budget, o,
                           [&](const std::string& s) { bar.Status(s); });
         }
         SaveWitness(*f, l, c);
+        if (store)
+          SaveStore(store.get(),
+                    RecordClassification(*store, l.trace, l.header.runtime, c, "prove"));
         return Print(l, "prove", *f, c);
       });
     });
@@ -237,7 +283,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
       int32_t window_ops = 6;
       double timeout = 10;
       double search_seconds = 60;
+      double cut_seconds = 300;
       std::string walk = "gallop";
+      std::string store;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("bounds",
@@ -264,6 +312,10 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                     "each find; default), step (one byte below) or bisect (halfway to the "
                     "highest failed budget)")
         ->check(CLI::IsMember({"step", "gallop", "bisect"}));
+    cmd->add_option("--cut-seconds", f->cut_seconds,
+                    "seconds for the keep-or-recompute cut's bisection of the lower bound "
+                    "(default 300; 0: none)");
+    AddStoreFlag(cmd, f->store);
     AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
     cmd->callback([f, &actions] {
       actions.push_back([f] {
@@ -272,6 +324,9 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
           throw Error(
               fmt::format("--search-seconds must not be negative, got {}", f->search_seconds));
         o.search_seconds = f->search_seconds;
+        if (!(f->cut_seconds >= 0))
+          throw Error(fmt::format("--cut-seconds must not be negative, got {}", f->cut_seconds));
+        o.cut_seconds = f->cut_seconds;
         o.walk = ParseWalkMode(f->walk);
         for (const std::string& h : f->heuristics) o.heuristics.push_back(&FindHeuristic(h));
         o.runtime = ParseRuntime(f->runtime);
@@ -290,6 +345,8 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
         o.limits.timeout_seconds = f->timeout;
         Trace trace = LoadTrace(f->trace);
         Baseline baseline = ComputeBaseline(trace);
+        std::unique_ptr<CertificateStore> store =
+            OpenStore(f->store, f->trace, trace, baseline.memory);
         ProofHeader h;
         h.log = Summarize(f->trace, baseline).log;
         h.baseline = baseline;
@@ -311,10 +368,11 @@ void RegisterProofCommands(CLI::App& app, Actions& actions) {
                 if (bar) bar->Status(text);
               });
         }
+        if (store) SaveStore(store.get(), RecordBounds(*store, trace, o.runtime, r));
         if (f->json)
-          std::cout << BoundsJson(h, r).dump() << "\n";
+          std::cout << BoundsJson(h, r, &trace).dump() << "\n";
         else
-          PrintBoundsText(std::cout, h, r);
+          PrintBoundsText(std::cout, h, r, &trace);
         return 0;
       });
     });

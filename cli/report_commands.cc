@@ -2,6 +2,7 @@
 // JSON, Markdown and self-contained HTML. Without TRACE, the embedded demo.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "checker/ratio_grid.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "diagnose/certificate_store.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/report_files.h"
@@ -43,6 +45,8 @@ struct ReportFlags {
   double timeout = 10;
   int32_t windows = 6;
   int32_t window_ops = 6;
+  bool no_cut = false;
+  std::string store;
 };
 
 int RunReport(const ReportFlags& f) {
@@ -62,7 +66,7 @@ int RunReport(const ReportFlags& f) {
   o.atlas_max_runs = f.atlas_max_runs;
   o.verdicts = !f.no_proofs;
   o.divergence = !f.no_divergence;
-  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops};
+  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops, !f.no_cut};
   Trace trace;
   if (f.trace.empty()) {
     o.trace_name = kDemoTraceName;
@@ -75,6 +79,17 @@ int RunReport(const ReportFlags& f) {
     o.trace_source = f.trace;
     o.ratios_text = f.ratios.empty() ? kDefaultTraceRatios : f.ratios;
     trace = LoadTrace(f.trace);
+  }
+  std::unique_ptr<CertificateStore> store;
+  std::string store_dir = f.store;
+  if (store_dir.empty())
+    if (const char* env = std::getenv("DTRCHECK_STORE")) store_dir = env;
+  if (!store_dir.empty()) {
+    if (f.trace.empty()) throw Error("--store needs a trace file (the demo trace has none)");
+    store = std::make_unique<CertificateStore>(store_dir, f.trace, trace,
+                                               ComputeBaseline(trace).memory);
+    o.stored = store->Find(o.runtime);
+    o.store_path = store_dir;
   }
   o.ratios = ParseRatios(o.ratios_text);
   if (!f.timeline_ratio.empty()) o.timeline_ratio = ParseRatio(f.timeline_ratio);
@@ -187,6 +202,11 @@ void RegisterReportCommands(CLI::App& app, Actions& actions) {
       ->needs(z3);
   cmd->add_option("--window-ops", f->window_ops, "with --z3: operators per Z3 window (default 6)")
       ->needs(z3);
+  cmd->add_flag("--no-cut", f->no_cut,
+                "verdicts: do not try the keep-or-recompute cut for an inherent proof");
+  cmd->add_option("--store", f->store,
+                  "verdicts: certificate store directory (docs/certificate_store.md; default "
+                  "$DTRCHECK_STORE): stored schedules and bounds, checked again at each budget");
   cmd->callback([f, &actions] { actions.push_back([f] { return RunReport(*f); }); });
 }
 

@@ -26,12 +26,14 @@
 #include <string_view>
 #include <vector>
 
+#include "checker/cut_bound.h"
 #include "checker/eviction_script.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/schedule_checker.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/schedule_witness.h"
 #include "model/trace.h"
 
@@ -62,6 +64,9 @@ struct BoundsOptions {
   double search_seconds = 60;
   WalkMode walk = WalkMode::kGallop;
   int32_t counterfactuals = 24;  // per witness search (WitnessOptions::counterfactuals)
+  // The keep-or-recompute cut (checker/cut_bound.h), bisected between the
+  // static bound and the best schedule, within this many seconds (0: none).
+  double cut_seconds = 300;
 };
 
 struct HeuristicBound {
@@ -110,6 +115,10 @@ struct BoundsReport {
   double walk_seconds = 0;
   bool walk_timed_out = false;  // the walk stopped at --search-seconds, not at a failed search
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this
+  // The argument that proves proven_infeasible_below, and for kWindow the window.
+  BoundArgument lower_bound_argument = BoundArgument::kStatic;
+  OpWindow lower_bound_window;
+  std::optional<CutBound> cut;  // the keep-or-recompute cut, if run
   std::vector<WindowBound> windows;
 };
 

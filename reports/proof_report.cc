@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "reports/lower_bound_report.h"
+
 namespace dtr {
 
 namespace {
@@ -298,10 +300,14 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
       cert = {{"type", "static-bound"},
               {"bound", c.static_bound.bytes},
               {"need", NeedJson(t, c.proof->need)}};
+    else if (c.proof->kind == InherentProof::Kind::kCut)
+      cert = {{"type", "cut"}, {"argument", CutArgumentJson(t, c.proof->cut)}};
     else
       cert = {{"type", "unsat-window"}, {"window", QueryJson(c.proof->window)}};
   }
+  if (!cert.is_null()) cert["from_store"] = c.from_store;
   j["certificate"] = cert;
+  j["store_notes"] = c.store_notes;
   j["static_bound"] = {{"bytes", c.static_bound.bytes},
                        {"ratio", RatioOf(c.static_bound.bytes, h.baseline)},
                        {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
@@ -348,6 +354,8 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
         fmt::print(
             out, "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
             c.static_bound.bytes, NeedText(t, c.proof->need));
+      else if (c.proof->kind == InherentProof::Kind::kCut)
+        fmt::print(out, "  certificate: {}\n", CutArgumentText(t, c.proof->cut));
       else
         fmt::print(out,
                    "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
@@ -369,6 +377,10 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
       break;
     }
   }
+  if (c.from_store)
+    fmt::print(out, "  (the certificate comes from the certificate store, checked again at this "
+                    "budget)\n");
+  for (const std::string& n : c.store_notes) fmt::print(out, "  store: {}\n", n);
   fmt::print(out, "  static bound: {} bytes (ratio {:.6f}), attained by {}\n", c.static_bound.bytes,
              RatioOf(c.static_bound.bytes, h.baseline), NeedText(t, c.static_bound.attained_by));
   for (const std::string& n : c.witness_search.notes) fmt::print(out, "  note: {}\n", n);
@@ -388,7 +400,7 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
 
 // ---------------------------------------------------------------- bounds
 
-ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
+ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace* trace) {
   ordered_json j = HeaderJson("bounds", h);
   j.erase("ratio");
   j.erase("budget");
@@ -441,7 +453,19 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
                        {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
   j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
-                      {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)}};
+                      {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)},
+                      {"argument", std::string(BoundArgumentName(r.lower_bound_argument))},
+                      {"window", r.lower_bound_argument == BoundArgument::kWindow
+                                     ? ordered_json{{"first_op", r.lower_bound_window.first},
+                                                    {"last_op", r.lower_bound_window.last}}
+                                     : ordered_json(nullptr)}};
+  if (r.cut && trace)
+    j["cut"] = CutBoundJson(*trace, *r.cut, h.baseline.memory);
+  else if (r.cut)
+    j["cut"] = {{"bytes", r.cut->bytes}, {"tests", r.cut->tests}, {"timed_out", r.cut->timed_out},
+                {"seconds", r.cut->seconds}};
+  else
+    j["cut"] = nullptr;
   ordered_json ws = ordered_json::array();
   for (const WindowBound& w : r.windows)
     ws.push_back({{"first_op", w.window.first},
@@ -456,7 +480,8 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   return j;
 }
 
-void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r) {
+void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r,
+                     const Trace* trace) {
   fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime),
              h.baseline.memory);
   fmt::print(out, "grid: {} from the static bound up{}\n", r.grid,
@@ -523,11 +548,34 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
              r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
              r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));
+  if (r.cut)
+    fmt::print(out, "; keep-or-recompute cut {} = ratio {:.6f}", r.cut->bytes,
+               RatioOf(r.cut->bytes, h.baseline));
+  // Windows are bisected from the bound before them: only a window above it proves more.
+  const int64_t before = std::max(r.static_bound.bytes, r.cut ? r.cut->bytes : int64_t{0});
   int64_t z3 = 0;
   for (const WindowBound& w : r.windows) z3 = std::max(z3, w.infeasible_below);
-  if (!r.windows.empty())
-    fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+  if (!r.windows.empty()) {
+    if (z3 > before)
+      fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+    else
+      fmt::print(out, "; Z3 windows no higher");
+  }
   fmt::print(out, ")\n");
+  fmt::print(out, "  argument: {}\n",
+             r.lower_bound_argument == BoundArgument::kWindow
+                 ? fmt::format("Z3 window {}..{} (unsat below the bound)",
+                               r.lower_bound_window.first, r.lower_bound_window.last)
+             : r.lower_bound_argument == BoundArgument::kCut
+                 ? std::string("keep-or-recompute cut")
+                 : std::string("static bound"));
+  if (r.cut) {
+    fmt::print(out, "  cut: {} budgets tested in {:.1f}s{}\n", r.cut->tests, r.cut->seconds,
+               r.cut->timed_out ? " (stopped at --cut-seconds: the bound proven so far)" : "");
+    if (r.cut->raised && trace)
+      fmt::print(out, "    at budget {}: {}\n", r.cut->attained_by.budget,
+                 CutArgumentText(*trace, r.cut->attained_by));
+  }
   for (const WindowBound& w : r.windows) {
     if (!w.skipped.empty()) {
       fmt::print(out, "  window {}..{}: skipped, {}\n", w.window.first, w.window.last, w.skipped);

@@ -33,6 +33,8 @@ void CheckAgainstOptimum(const Trace& trace, const Classification& c, int64_t op
       REQUIRE(c.proof);
       if (c.proof->kind == InherentProof::Kind::kStaticBound)
         CHECK(c.static_bound.bytes > c.budget);
+      else if (c.proof->kind == InherentProof::Kind::kCut)
+        CHECK(c.proof->cut.budget == c.budget);
       else
         CHECK(c.proof->window.answer == SolverAnswer::kUnsat);
       break;
