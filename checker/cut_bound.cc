@@ -30,24 +30,31 @@
 //
 // Fix a passing run at budget B. Walking the program backwards, F is a set of
 // storages shown material at the computation point of the operator p (F is
-// empty at the last operator). Let q = p - 1 (ops are computed in id order).
+// empty at the last operator). Let q = p - 1 (ops are computed in id order),
+// and g the last operator before p that has a non-constant argument (the
+// "charge point"; g = q unless the ops in between are *trivial*: their
+// arguments are all constants, so their frames compute nothing but
+// themselves).
 //  (k) By (F4) at p: B >= static need of p + sizes of F outside p's arguments.
-//  (a) Let D0 be the storages material at q's computation point. By (F4):
-//      B >= static need of q + sizes of D0 outside pinned storages and q's
-//      arguments (q's outputs are in its request, not in D0).
-//  (b) The storages material when p's frame starts are D = (D0 + q's
-//      outputs) minus storages that die in between (eager runtimes) (F1, F2).
-//      Forced computations: p is computed in its frame. If an operator c is
-//      computed in p's frame and an argument a of c has a storage not in D,
-//      a was undefined when the frame started (F2) and is defined at c's
-//      computation (F3), so a's operator is computed in p's frame before c.
-//      Hence every operator reachable from p along arguments whose storages
-//      are not in D is computed in p's frame.
+//  (a) Let D0 be the storages material at g's computation point. By (F4):
+//      B >= static need of g + sizes of D0 outside pinned storages and g's
+//      arguments (g's outputs are in its request, not in D0).
+//  (b) The storages material when p's frame starts are D, a subset of D0 +
+//      the outputs of g and of the trivial ops after it, minus storages that
+//      die in between (eager runtimes): only the trivial ops compute in
+//      between, and evictions only remove (F1, F2). Forced computations: p is
+//      computed in its frame. If an operator c is computed in p's frame and
+//      an argument a of c has a storage not in D, a was undefined when the
+//      frame started (F2) and is defined at c's computation (F3), so a's
+//      operator is computed in p's frame before c. Hence every operator
+//      reachable from p along arguments whose storages are not in D is
+//      computed in p's frame.
 //  (K) A storage x in F whose root's operator is not reachable from p at all
 //      (paths avoid constants and SL below, which are never requested) is not
 //      computed in p's frame, so it is material throughout the frame and when
-//      it starts: it is in D, hence in D0 or among q's outputs, and if it died
-//      between q and p the run is impossible. Such storages form K'.
+//      it starts: it is in D, hence material at q's computation point or made
+//      there, and if it died after g (or after it was made) the run is
+//      impossible. Such storages form K'.
 //  (c) Cost of a computation of operator c in p's frame. Its pending frames
 //      form a chain p = c_0, ..., c_k = c, a path of arguments (F5). Material
 //      and distinct at that point: the pinned storages (constants made before
@@ -83,15 +90,19 @@
 //  (d) So, with E = {c : cost(c) > B}, no operator of E is reachable from p as
 //      in (b): the storages in D cut every path from p to E in the argument
 //      graph (tensors of storages in D block the path). A storage in D0 beyond
-//      q's arguments costs its size in (a), one in K' is counted once in
-//      (a) already, one in q's arguments or outputs costs nothing more; one
-//      that died between q and p, or died before q and cannot be revived (r),
-//      cannot be in D. A storage with n tensors in the graph is split as
-//      floor(size / n) per tensor, which never charges more than its size.
-//      So B >= static need of q + |K' beyond q's arguments and outputs| +
-//      (minimum weighted vertex cut), a maximum flow.
-//  (f) A storage that every cut affordable in (d) contains is in D0: with
-//      K' minus q's outputs, it forms the F of q.
+//      g's arguments costs its size in (a), one in K' is counted once in
+//      (a) already, one among g's arguments or the outputs of g and the
+//      trivial ops costs nothing more; one that died between g and p, or died
+//      before g and cannot be revived (r), cannot be in D. A storage with n
+//      tensors in the graph is split as floor(size / n) per tensor, which
+//      never charges more than its size. So B >= static need of g + |K'
+//      beyond those free storages| + (minimum weighted vertex cut), a maximum
+//      flow.
+//  (f) A storage that every cut affordable in (d) contains is in D and costs
+//      something, so it is material at q's computation point: with K' minus
+//      q's outputs, it forms the F of q.
+// (a), (d) and (f) hold with q in place of g as well (then only q's arguments
+// and outputs are free); both are tried when they differ.
 // Everything used of the schedule (D0, D, the chains) ranges over all
 // possibilities, so a refutation holds for every eviction script. Lowering B
 // only enlarges E, the unrevivable storages, the cuts and hence F: the test is
@@ -140,6 +151,9 @@ struct TraceFacts {
   std::vector<int64_t> pinned_before;  // per op: bytes pinned before its compute step
   int64_t constant_bytes = 0;          // all constants
   std::vector<uint8_t> constant;       // per storage: made by a constant (pinned from creation)
+  // Per op: the last op before it whose frame can compute anything besides
+  // itself (an argument that is not a constant); -1 if none.
+  std::vector<OpId> charge_point;
   std::vector<int32_t> death;          // per storage: step of its last release, -1 if none
   std::vector<OpId> maker;             // per storage: its root's operator
   // Per op: its distinct non-constant argument storages.
@@ -282,6 +296,9 @@ TraceFacts Gather(const Trace& trace, bool eager) {
     can.erase(std::unique(can.begin(), can.end()), can.end());
     for (StorageId y : can) f.prelockers[y].push_back(c);  // c ascends: lists stay sorted
   }
+  f.charge_point.assign(nops, -1);
+  for (OpId c = 1; c < static_cast<OpId>(nops); ++c)
+    f.charge_point[c] = f.arg_storages[c - 1].empty() ? f.charge_point[c - 1] : c - 1;
   f.words = (nops + 63) / 64;
   f.descendants.assign(nops * f.words, 0);
   for (OpId c = static_cast<OpId>(nops) - 1; c >= 0; --c)
@@ -457,17 +474,18 @@ class Walk {
   // or fills the kept storages of q = p - 1.
   bool Frame(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
              std::vector<StorageId>& next, std::vector<OpId>& next_since, CutArgument* why) {
-    const OpId q = p - 1;
+    const OpId q = p - 1, c = f_.charge_point[p];
     const Operator& op = trace_.ops[p];
     const Operator& qop = trace_.ops[q];
-    const int32_t from = f_.compute_step[q], to = f_.compute_step[p];
-    auto gone = [&](StorageId s) { return eager_ && f_.death[s] > from && f_.death[s] < to; };
+    const int32_t to = f_.compute_step[p];
+    // Evicted by a last release between q (or the charge point c) and p.
+    auto gone_after = [&](OpId o, StorageId s) {
+      return eager_ && f_.death[s] > (o >= 0 ? f_.compute_step[o] : -1) && f_.death[s] < to;
+    };
     // Certainly defined when p's frame starts: q's arguments and outputs.
     std::vector<TensorId> certain(qop.args.begin(), qop.args.end());
     for (int32_t i = 0; i < qop.num_outputs; ++i) certain.push_back(qop.first_output + i);
-    std::erase_if(certain, [&](TensorId t) { return gone(storage(t)); });
-    std::vector<StorageId> free_storages;
-    for (TensorId t : certain) free_storages.push_back(storage(t));
+    std::erase_if(certain, [&](TensorId t) { return gone_after(q, storage(t)); });
     // SL.
     std::vector<StorageId> locked;
     for (TensorId a : op.args)
@@ -478,13 +496,13 @@ class Walk {
           locked.push_back(storage(a));
       }
     // Reachability from p (paths avoid constants and SL tensors).
-    std::vector<OpId> ops;      // reached, p excluded, decreasing id
+    std::vector<OpId> ops;  // reached, p excluded, decreasing id
     std::vector<TensorId> tensors;
     reached_[p] = 1;
-    for (OpId c = p; c >= 0; --c) {
-      if (!reached_[c]) continue;
-      if (c != p) ops.push_back(c);
-      for (TensorId t : trace_.ops[c].args) {
+    for (OpId o = p; o >= 0; --o) {
+      if (!reached_[o]) continue;
+      if (o != p) ops.push_back(o);
+      for (TensorId t : trace_.ops[o].args) {
         if (f_.constant[storage(t)] || locked_tensor_[t]) continue;
         if (!in_graph_[t]) {
           in_graph_[t] = 1;
@@ -493,35 +511,68 @@ class Walk {
         reached_[trace_.tensors[t].op] = 1;
       }
     }
-    // K' (K): kept storages that p's frame cannot recompute.
-    std::vector<StorageId> stay;
-    std::vector<OpId> stay_since;
-    bool refuted = false;
-    for (size_t i = 0; i < kept.size() && !refuted; ++i) {
-      StorageId x = kept[i];
-      if (reached_[f_.maker[x]]) continue;
-      if (gone(x)) {
-        refuted = true;
-        if (why) {
-          *why = CutArgument{};
-          why->kind = CutArgument::Kind::kEvicted;
-          why->op = p;
-          why->previous = q;
-          why->budget = budget_;
-          why->kept = {x};
-          why->kept_since = {since[i]};
-        }
-      }
-      stay.push_back(x);
-      stay_since.push_back(since[i]);
+    // K' (K): kept storages that p's frame cannot recompute: their maker is
+    // not reachable from p, or costs more than the budget there (c). Costs
+    // only grow as K' grows, so K' is found by iteration. The ops between c
+    // and p compute nothing but themselves, so a storage of K' made before
+    // them that dies after c is gone for good.
+    std::vector<StorageId> stay, pending;
+    std::vector<OpId> stay_since, pending_since;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      bool reachable = reached_[f_.maker[kept[i]]];
+      (reachable ? pending : stay).push_back(kept[i]);
+      (reachable ? pending_since : stay_since).push_back(since[i]);
     }
-    if (!refuted) refuted = Cut(p, q, locked, free_storages, stay, stay_since, ops, tensors,
-                                next, next_since, why);
+    std::vector<int64_t> cost;
+    int64_t max_cost = Costs(p, locked, stay, ops, cost);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (pending[i] < 0 || cost[op_rank(ops, f_.maker[pending[i]])] <= budget_) continue;
+        stay.push_back(pending[i]);
+        stay_since.push_back(pending_since[i]);
+        pending[i] = -1;
+        grew = true;
+      }
+      if (grew) max_cost = Costs(p, locked, stay, ops, cost);
+    }
+    bool refuted = false;
+    for (size_t i = 0; i < stay.size() && !refuted; ++i) {
+      StorageId x = stay[i];
+      if (!gone_after(std::max(c, f_.maker[x]), x)) continue;
+      refuted = true;
+      if (why) {
+        *why = CutArgument{};
+        why->kind = CutArgument::Kind::kEvicted;
+        why->op = p;
+        why->previous = c;
+        why->budget = budget_;
+        why->kept = {x};
+        why->kept_since = {stay_since[i]};
+      }
+    }
+    if (!refuted) {
+      // q's outputs are allocated at q's computation, not material there, so
+      // they are not carried to q.
+      for (size_t i = 0; i < stay.size(); ++i)
+        if (f_.maker[stay[i]] != q) {
+          next.push_back(stay[i]);
+          next_since.push_back(stay_since[i]);
+        }
+      // Charged at c, and at q too when it is not c: q's static need is
+      // smaller, but the outputs of the ops between c and q are not free there.
+      std::vector<OpId> charges;
+      if (c >= 0) charges.push_back(c);
+      if (q != c) charges.push_back(q);
+      for (OpId at : charges)
+        if (max_cost > budget_ && !refuted)
+          refuted = Cut(p, at, stay, stay_since, ops, tensors, cost, next, next_since, why);
+    }
     // Reset the per-frame marks.
     reached_[p] = 0;
-    for (OpId c : ops) {
-      reached_[c] = 0;
-      dist_[c] = kInfinity;
+    for (OpId o : ops) {
+      reached_[o] = 0;
+      dist_[o] = kInfinity;
     }
     dist_[p] = kInfinity;
     for (TensorId t : tensors) in_graph_[t] = 0;
@@ -535,13 +586,16 @@ class Walk {
     return f_.ChargedAbove(y, c, [this](OpId o) { return reached_[o] != 0; });
   }
 
-  bool Cut(OpId p, OpId q, const std::vector<StorageId>& locked,
-           const std::vector<StorageId>& free_storages, const std::vector<StorageId>& stay,
-           const std::vector<OpId>& stay_since, const std::vector<OpId>& ops,
-           const std::vector<TensorId>& tensors, std::vector<StorageId>& next,
-           std::vector<OpId>& next_since, CutArgument* why) {
-    const Operator& qop = trace_.ops[q];
-    // Storages counted outside the paths: SL and K' (1), pinned (constants, never charged).
+  // The position of op o in `ops` (decreasing ids).
+  static size_t op_rank(const std::vector<OpId>& ops, OpId o) {
+    return std::lower_bound(ops.begin(), ops.end(), o, std::greater<>()) - ops.begin();
+  }
+
+  // (c): cost[i] for each op of `ops` computed in p's frame, with SL
+  // (`locked`) and K' (`stay`) material throughout; returns the largest.
+  int64_t Costs(OpId p, const std::vector<StorageId>& locked, const std::vector<StorageId>& stay,
+                const std::vector<OpId>& ops, std::vector<int64_t>& cost) {
+    // Storages counted outside the paths: SL and K', pinned (constants, never charged).
     for (StorageId s : locked) mark_[s] = 1;
     for (StorageId s : stay) mark_[s] = 1;
     int64_t held = 0;  // |SL u K'|
@@ -552,7 +606,8 @@ class Walk {
       both.erase(std::unique(both.begin(), both.end()), both.end());
       for (StorageId s : both) held += size(s);
     }
-    // (c): shortest charged paths, in decreasing id (a topological order).
+    // Shortest charged paths, in decreasing id (a topological order).
+    for (OpId o : ops) dist_[o] = kInfinity;
     dist_[p] = 0;
     auto relax_from = [&](OpId c) {
       const Operator& co = trace_.ops[c];
@@ -569,7 +624,7 @@ class Walk {
     relax_from(p);
     for (OpId c : ops) relax_from(c);
     const int64_t pinned = f_.pinned_before[p];
-    std::vector<int64_t> cost(ops.size());
+    cost.assign(ops.size(), 0);
     int64_t max_cost = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
       OpId c = ops[i];
@@ -585,24 +640,32 @@ class Walk {
     }
     for (StorageId s : locked) mark_[s] = 0;
     for (StorageId s : stay) mark_[s] = 0;
+    return max_cost;
+  }
 
-    // K' beyond q's arguments and outputs is counted at q (a); q's outputs
-    // are allocated at q's computation, not material there, so they are not
-    // carried further.
-    for (TensorId a : qop.args) mark_[storage(a)] = 1;
-    for (int32_t i = 0; i < qop.num_outputs; ++i) mark_[storage(qop.first_output + i)] = 1;
+  // (a), (d), (f) for the frame of p charged at the computation of c (q, or
+  // the last op before p whose frame computes more than itself).
+  bool Cut(OpId p, OpId c, const std::vector<StorageId>& stay, const std::vector<OpId>& stay_since,
+           const std::vector<OpId>& ops, const std::vector<TensorId>& tensors,
+           const std::vector<int64_t>& cost, std::vector<StorageId>& next,
+           std::vector<OpId>& next_since, CutArgument* why) {
+    const int32_t from = f_.compute_step[c], to = f_.compute_step[p];
+    auto gone = [&](StorageId s) { return eager_ && f_.death[s] > from && f_.death[s] < to; };
+    // Material at p's start at no cost beyond c's static need: c's arguments
+    // and outputs, and the outputs of the ops between c and p.
+    std::vector<StorageId> free_storages;
+    for (TensorId a : trace_.ops[c].args) free_storages.push_back(storage(a));
+    for (OpId o = c; o < p; ++o)
+      for (int32_t i = 0; i < trace_.ops[o].num_outputs; ++i)
+        free_storages.push_back(storage(trace_.ops[o].first_output + i));
+    std::erase_if(free_storages, [&](StorageId s) { return gone(s) || f_.constant[s]; });
+    // K' beyond the free storages is counted at c (a).
+    for (StorageId s : free_storages) mark_[s] = 1;
     int64_t carried = 0;
-    for (size_t i = 0; i < stay.size(); ++i) {
-      if (!mark_[stay[i]]) carried += size(stay[i]);
-      if (f_.maker[stay[i]] != q) {
-        next.push_back(stay[i]);
-        next_since.push_back(stay_since[i]);
-      }
-    }
-    for (TensorId a : qop.args) mark_[storage(a)] = 0;
-    for (int32_t i = 0; i < qop.num_outputs; ++i) mark_[storage(qop.first_output + i)] = 0;
-    const int64_t need = static_.per_op[q].total();
-    if (max_cost <= budget_) return false;  // nothing expensive: any D will do
+    for (StorageId s : stay)
+      if (!mark_[s]) carried += size(s);
+    for (StorageId s : free_storages) mark_[s] = 0;
+    const int64_t need = static_.per_op[c].total();
 
     // (d): the cut network. A path that reaches an expensive operator ends
     // there (its edge to the sink is infinite), so the network holds the
@@ -645,16 +708,15 @@ class Walk {
     const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
     FlowNetwork net(first_op + ops.size());
     std::vector<FlowNetwork::Edge> through(nodes.size());
-    const int32_t from = f_.compute_step[q], to = f_.compute_step[p];
     for (size_t i = 0; i < nodes.size(); ++i) {
       StorageId s = storage(nodes[i]);
       int64_t capacity;
-      if (eager_ && f_.death[s] > from && f_.death[s] < to)
-        capacity = kInfinity;  // evicted between q and p
+      if (gone(s))
+        capacity = kInfinity;  // evicted between c and p
       else if (mark_[s])
         capacity = 0;  // material anyway, or already counted
       else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from && f_.revival[s] > budget_)
-        capacity = kInfinity;  // dead before q and not revivable (r)
+        capacity = kInfinity;  // dead before c and not revivable (r)
       else
         capacity = size(s) / per_storage_[s];
       through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
@@ -686,7 +748,7 @@ class Walk {
         *why = CutArgument{};
         why->kind = CutArgument::Kind::kCut;
         why->op = p;
-        why->previous = q;
+        why->previous = c;
         why->budget = budget_;
         why->need = need;
         why->carried = carried;
