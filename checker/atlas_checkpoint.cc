@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -57,7 +59,7 @@ ordered_json IntervalJson(const AtlasInterval& iv) {
 Outcome ParseOutcome(const std::string& s) {
   for (Outcome o : {Outcome::kPass, Outcome::kOom, Outcome::kThrash})
     if (OutcomeName(o) == s) return o;
-  throw Error(fmt::format("unknown result '{}'", s));
+  throw InputError(fmt::format("unknown result '{}'", s));
 }
 
 AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) {
@@ -81,7 +83,7 @@ AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) 
           ? static_cast<double>(iv.behaviour.evictions) / iv.behaviour.distinct_evicted
           : 0;
   if (iv.hi < iv.lo || iv.lo < iv.run_lo || iv.hi > iv.run_hi)
-    throw Error(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi,
+    throw InputError(fmt::format("interval [{}, {}] is not inside its run's [{}, {}]", iv.lo, iv.hi,
                             iv.run_lo, iv.run_hi));
   return iv;
 }
@@ -131,12 +133,12 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     }
     if (header_end == std::string::npos || !header.is_object() ||
         header.value("format", "") != kFormat)
-      throw Error(fmt::format(
+      throw InputError(fmt::format(
           "{}: not an atlas checkpoint (its first line is not a \"format\":\"{}\" header)", path,
           kFormat));
     for (const auto& [field, value] : want.items())
       if (!header.contains(field) || header[field] != value)
-        throw Error(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file",
+        throw InputError(fmt::format("{}: checkpoint of another walk: {} is {} here, {} in the file",
                                 path, field, value.dump(),
                                 header.contains(field) ? header[field].dump() : "missing"));
     // A torn last line (the walk died mid-write) is dropped and cut off.
@@ -147,33 +149,42 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
     }
     std::istringstream lines(text.substr(header_end + 1));
     std::string line;
+    std::map<int64_t, std::pair<int64_t, int>> seen;  // lo -> (hi, line) of the lines read
     for (int line_no = 2; std::getline(lines, line); ++line_no) {
       try {
         finished_.push_back(IntervalFromJson(ordered_json::parse(line), baseline));
       } catch (const nlohmann::json::exception& e) {
-        throw Error(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
+        throw InputError(fmt::format("{}:{}: not an interval line ({})", path, line_no, e.what()));
       } catch (const Error& e) {
-        throw Error(fmt::format("{}:{}: {}", path, line_no, e.what()));
+        throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
       }
       const AtlasInterval& iv = finished_.back();
       if (iv.lo < key.budget_lo || iv.hi > key.budget_hi)
-        throw Error(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
+        throw InputError(fmt::format("{}:{}: interval [{}, {}] is outside the range [{}, {}]", path,
                                 line_no, iv.lo, iv.hi, key.budget_lo, key.budget_hi));
+      // Intervals of one walk never overlap: an overlap is a duplicated or edited line.
+      auto next = seen.upper_bound(iv.lo);
+      for (auto it : {next == seen.begin() ? seen.end() : std::prev(next), next})
+        if (it != seen.end() && it->first <= iv.hi && iv.lo <= it->second.first)
+          throw InputError(fmt::format("{}:{}: interval [{}, {}] overlaps [{}, {}] on line {}",
+                                       path, line_no, iv.lo, iv.hi, it->first, it->second.first,
+                                       it->second.second));
+      seen[iv.lo] = {iv.hi, line_no};
     }
   }
   out_.open(path, std::ios::binary | std::ios::app);
-  if (!out_) throw Error(fmt::format("{}: cannot open the checkpoint for writing", path));
+  if (!out_) throw InputError(SystemErrorMessage(path, "cannot open the checkpoint for writing"));
   if (fresh) {
     out_ << want.dump() << "\n";
     out_.flush();
-    if (!out_) throw Error(fmt::format("{}: cannot write the checkpoint", path));
+    if (!out_) throw InputError(SystemErrorMessage(path, "cannot write the checkpoint"));
   }
 }
 
 void AtlasCheckpoint::Append(const AtlasInterval& interval) {
   out_ << IntervalJson(interval).dump() << "\n";
   out_.flush();
-  if (!out_) throw Error(fmt::format("{}: cannot write the checkpoint", path_));
+  if (!out_) throw InputError(SystemErrorMessage(path_, "cannot write the checkpoint"));
 }
 
 }  // namespace dtr

@@ -3,10 +3,13 @@
 #include <fmt/core.h>
 
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "model/echo.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -21,7 +24,7 @@ EvictionScript ParseEvictionScript(std::istream& in, const std::string& source,
   std::string text;
   int line = 0;
   auto fail = [&](const std::string& message) {
-    throw Error(fmt::format("{}:{}: {}", source, line, message));
+    throw InputError(fmt::format("{}:{}: {}", source, line, message));
   };
   while (std::getline(in, text)) {
     ++line;
@@ -30,22 +33,24 @@ EvictionScript ParseEvictionScript(std::istream& in, const std::string& source,
     std::string event_text, name, extra;
     if (!(fields >> event_text)) continue;  // blank or comment
     if (!(fields >> name) || (fields >> extra))
-      fail(fmt::format("expected 'EVENT STORAGE', got '{}'", text));
+      fail(fmt::format("expected 'EVENT STORAGE', got '{}'", Echo(text)));
     int64_t event = 0;
-    for (char c : event_text) {
-      if (!std::isdigit(static_cast<unsigned char>(c)) || event > (INT64_MAX - 9) / 10)
-        fail(fmt::format("EVENT must be a non-negative integer, got '{}'", event_text));
-      event = event * 10 + (c - '0');
-    }
+    const char* end = event_text.data() + event_text.size();
+    auto [stop, ec] = std::from_chars(event_text.data(), end, event);
+    if (!std::isdigit(static_cast<unsigned char>(event_text[0])) || stop != end)
+      fail(fmt::format("EVENT must be a non-negative integer, got '{}'", Echo(event_text)));
+    if (ec == std::errc::result_out_of_range)
+      fail(fmt::format("EVENT {} is too large (at most {})", Echo(event_text), INT64_MAX));
     auto it = storage_of.find(name);
-    if (it == storage_of.end()) fail(fmt::format("'{}' is not a tensor of {}", name, trace.source));
+    if (it == storage_of.end())
+      fail(fmt::format("'{}' is not a tensor of {}", Echo(name), trace.source));
     if (!script.entries.empty() && event < script.entries.back().event)
       fail(fmt::format("event {} comes after event {} (line {}); entries must be sorted by event",
                        event, script.entries.back().event, entry_line.back()));
     script.entries.push_back({event, it->second});
     entry_line.push_back(line);
   }
-  if (in.bad()) throw Error(fmt::format("{}: read error", source));
+  if (in.bad()) throw InputError(SystemErrorMessage(source, "read error"));
   return script;
 }
 
@@ -57,7 +62,7 @@ EvictionScript ParseEvictionScriptString(std::string_view text, const std::strin
 
 EvictionScript LoadEvictionScript(const std::string& path, const Trace& trace) {
   std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot open the eviction script", path));
+  if (!in) throw InputError(SystemErrorMessage(path, "cannot open the eviction script"));
   return ParseEvictionScript(in, path, trace);
 }
 
@@ -74,7 +79,7 @@ void SaveEvictionScript(const std::string& path, const Trace& trace, const Evict
   WriteEvictionScript(text, trace, script, comment);
   std::ofstream out(path);
   if (!out || !(out << text.str()) || !out.flush())
-    throw Error(fmt::format("{}: cannot write the eviction script", path));
+    throw InputError(SystemErrorMessage(path, "cannot write the eviction script"));
 }
 
 namespace {
@@ -82,8 +87,9 @@ namespace {
 class ScriptRecorder : public ReplayObserver {
  public:
   explicit ScriptRecorder(EvictionScript& script) : script_(script) {}
-  void OnDecision(const DecisionPoint& d) override {
+  Flow OnDecision(const DecisionPoint& d) override {
     script_.entries.push_back({d.event, d.chosen});
+    return Flow::kContinue;
   }
 
  private:
@@ -116,6 +122,21 @@ ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config) {
   }
   while (d < decisions.entries.size()) out.script.entries.push_back(decisions.entries[d++]);
   return out;
+}
+
+Engine ScriptedStateBeforeStep(const Trace& trace, RuntimeKind runtime, const EvictionScript& script,
+                               int32_t step) {
+  EngineOptions options;
+  options.runtime = runtime;
+  Engine engine(trace, options);
+  ScriptPolicy policy(script.entries, nullptr);
+  while (engine.Advance() && engine.program_step() < step) {
+    if (!policy.Prepare(engine))
+      throw Error(fmt::format("script entry {} (event {}): {}", policy.failure()->entry, policy.failure()->event,
+                              policy.failure()->reason));
+    engine.Compute();
+  }
+  return engine;
 }
 
 }  // namespace dtr

@@ -49,4 +49,11 @@ struct ScriptedRun {
 // config.observer must be null (the recording uses it).
 ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config);
 
+// The engine of the script's run (`runtime`, no budget) at the first
+// computation point of program step `step` or later, with the entries of
+// earlier events applied (none of that event's); at the end of the run if it
+// ends first. Throws Error if an entry cannot be applied on the way.
+Engine ScriptedStateBeforeStep(const Trace& trace, RuntimeKind runtime, const EvictionScript& script,
+                               int32_t step);
+
 }  // namespace dtr

@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "checker/stepwise_runtime.h"
+#include "checker/engine.h"
 
 namespace dtr {
 
@@ -18,7 +18,9 @@ class Search {
 
   ExhaustiveResult Run() {
     ExhaustiveResult result;
-    StepwiseRuntime start(trace_, options_.eager);
+    EngineOptions eo;
+    eo.runtime = options_.eager ? RuntimeKind::kV2Eager : RuntimeKind::kV2;
+    Engine start(trace_, eo);
     bool feasible = false;
     try {
       feasible = Visit(start);
@@ -36,7 +38,7 @@ class Search {
 
   // True if the run can be completed from `rt` (not yet advanced); on
   // success path_ holds the evictions made on the way.
-  bool Visit(StepwiseRuntime& rt) {
+  bool Visit(Engine& rt) {
     if (!rt.Advance()) return true;
     if (++states_ > options_.max_states) throw GaveUp{};
     std::string key;
@@ -62,7 +64,7 @@ class Search {
         for (size_t i = 0; i < evictable.size(); ++i)
           if (mask >> i & 1) freed += trace_.storages[evictable[i]].size;
         if (rt.memory() - freed + request > options_.budget) continue;
-        StepwiseRuntime next = rt;
+        Engine next = rt;
         size_t path_size = path_.size();
         for (size_t i = 0; i < evictable.size(); ++i)
           if (mask >> i & 1) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "model/echo.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -46,7 +47,7 @@ const HeuristicSpec& FindHeuristic(std::string_view name) {
     if (h.name == name) return h;
   std::string known;
   for (const HeuristicSpec& h : AllHeuristics()) known += fmt::format("{}{}", known.empty() ? "" : ", ", h.name);
-  throw Error(fmt::format("unknown heuristic '{}' (known: {})", name, known));
+  throw Error(fmt::format("unknown heuristic '{}' (known: {})", Echo(name), known));
 }
 
 std::vector<std::string_view> AblationNames() {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/echo.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -26,14 +27,14 @@ Decimal ParseDecimal(std::string_view text, std::string_view whole) {
       seen_point = true;
     } else if (c >= '0' && c <= '9') {
       seen_digit = true;
-      if (d.digits > (static_cast<__int128>(1) << 100)) throw Error(fmt::format("ratio '{}' has too many digits", whole));
+      if (d.digits > (static_cast<__int128>(1) << 100)) throw Error(fmt::format("ratio '{}' has too many digits", Echo(whole)));
       d.digits = d.digits * 10 + (c - '0');
       if (seen_point) ++d.scale;
     } else {
-      throw Error(fmt::format("bad ratio '{}': expected a decimal number like 0.102", whole));
+      throw Error(fmt::format("bad ratio '{}': expected a decimal number like 0.102", Echo(whole)));
     }
   }
-  if (!seen_digit) throw Error(fmt::format("bad ratio '{}': expected a decimal number like 0.102", whole));
+  if (!seen_digit) throw Error(fmt::format("bad ratio '{}': expected a decimal number like 0.102", Echo(whole)));
   return d;
 }
 
@@ -58,8 +59,8 @@ std::string Format(__int128 digits, int scale) {
 
 Ratio Make(std::string text, std::string_view whole) {
   double v = std::strtod(text.c_str(), nullptr);
-  if (!(v > 0)) throw Error(fmt::format("ratio '{}' must be greater than 0", whole));
-  if (!std::isfinite(v)) throw Error(fmt::format("ratio '{}' is not finite", whole));
+  if (!(v > 0)) throw Error(fmt::format("ratio '{}' must be greater than 0", Echo(whole)));
+  if (!std::isfinite(v)) throw Error(fmt::format("ratio '{}' is not finite", Echo(whole)));
   return {v, std::move(text)};
 }
 
@@ -73,7 +74,7 @@ std::string_view Trim(std::string_view s) {
 
 Ratio ParseRatio(std::string_view text) {
   text = Trim(text);
-  if (!text.empty() && text.front() == '-') throw Error(fmt::format("ratio '{}' must be greater than 0", text));
+  if (!text.empty() && text.front() == '-') throw Error(fmt::format("ratio '{}' must be greater than 0", Echo(text)));
   Decimal d = ParseDecimal(text, text);
   return Make(Format(d.digits, d.scale), text);
 }
@@ -84,16 +85,16 @@ std::vector<Ratio> ParseRatios(std::string_view spec) {
   if (spec.find(':') != std::string_view::npos) {
     size_t a = spec.find(':'), b = spec.find(':', a + 1);
     if (b == std::string_view::npos || spec.find(':', b + 1) != std::string_view::npos)
-      throw Error(fmt::format("bad ratio grid '{}': expected START:STOP:STEP, e.g. 0.085:0.125:0.001", spec));
-    if (Trim(spec).front() == '-') throw Error(fmt::format("ratio grid '{}' must start above 0", spec));
+      throw Error(fmt::format("bad ratio grid '{}': expected START:STOP:STEP, e.g. 0.085:0.125:0.001", Echo(spec)));
+    if (Trim(spec).front() == '-') throw Error(fmt::format("ratio grid '{}' must start above 0", Echo(spec)));
     Decimal lo = ParseDecimal(Trim(spec.substr(0, a)), spec);
     Decimal hi = ParseDecimal(Trim(spec.substr(a + 1, b - a - 1)), spec);
     Decimal step = ParseDecimal(Trim(spec.substr(b + 1)), spec);
     int scale = std::max({lo.scale, hi.scale, step.scale});
     __int128 l = Rescale(lo, scale), h = Rescale(hi, scale), s = Rescale(step, scale);
-    if (s <= 0) throw Error(fmt::format("bad ratio grid '{}': STEP must be greater than 0", spec));
-    if (h < l) throw Error(fmt::format("bad ratio grid '{}': STOP is below START", spec));
-    if ((h - l) / s > 1000000) throw Error(fmt::format("ratio grid '{}' has more than a million points", spec));
+    if (s <= 0) throw Error(fmt::format("bad ratio grid '{}': STEP must be greater than 0", Echo(spec)));
+    if (h < l) throw Error(fmt::format("bad ratio grid '{}': STOP is below START", Echo(spec)));
+    if ((h - l) / s > 1000000) throw Error(fmt::format("ratio grid '{}' has more than a million points", Echo(spec)));
     for (__int128 v = l; v <= h; v += s) out.push_back(Make(Format(v, scale), spec));
     return out;
   }

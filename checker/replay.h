@@ -1,109 +1,23 @@
 // The deterministic replay of a trace under a memory budget, reproducing
-// simrd's runtimes (runtime/v1.py, runtime/v2.py) bit for bit.
+// simrd's runtimes (runtime/v1.py, runtime/v2.py) bit for bit: one loop
+// (Drive) over the engine's computation points (checker/engine.h), asking a
+// policy (checker/eviction_policy.h) for evictions.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
-#include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "checker/engine.h"
+#include "checker/eviction_policy.h"
 #include "checker/heuristic.h"
+#include "checker/run_result.h"
 #include "model/trace.h"
 
 namespace dtr {
-
-enum class RuntimeKind {
-  kV1,                 // banishing (RuntimeV1); also computes the baseline
-  kV2,                 // lazy, no incremental regions (RuntimeV2)
-  kV2Eager,            // eager eviction, no incremental regions (RuntimeV2Eager)
-  kV2Optimized,        // lazy, incremental regions and eq-classes (RuntimeV2Optimized)
-  kV2EagerOptimized,   // the default (RuntimeV2EagerOptimized)
-};
-
-std::string_view RuntimeName(RuntimeKind kind);
-RuntimeKind ParseRuntime(std::string_view name);  // throws Error for an unknown name
-std::vector<std::string_view> RuntimeNames();
-
-constexpr int64_t kInfiniteBudget = std::numeric_limits<int64_t>::max();
-
-enum class Outcome {
-  kPass,
-  kOom,            // the eviction pool ran empty (or, with a script, memory exceeded the budget)
-  kThrash,         // remat compute passed the overhead limit
-  kInvalidScript,  // a scripted eviction named a storage that could not be evicted then
-};
-std::string_view OutcomeName(Outcome o);  // "pass", "oom", "thrash", "invalid-script"
-
-// What a score is made of, to explain a decision. staleness is -1 for +inf
-// (never accessed); terms a heuristic does not use are still filled in.
-struct ScoreTerms {
-  int64_t cost = 0;  // the heuristic's cost term (compute, e*, eq-class, 1, or last access for LRU)
-  int64_t size = 0;
-  int64_t staleness = 0;
-};
-
-// A moment where the heuristic chose a storage to evict. An "event" counts
-// operator computations (model and remat) from 0; the eviction makes room
-// for computation number `event`.
-struct DecisionPoint {
-  int64_t index = 0;  // heuristic decisions before this one in the run
-  int64_t event = 0;
-  int64_t clock = 0;
-  int32_t program_step = 0;  // index into Trace::program
-  int32_t remat_depth = 0;   // pending materializations below the program operator
-  TensorId tensor = 0;       // the tensor being materialized
-  int64_t request = 0;       // its operator's total output size
-  int64_t memory_usage = 0;
-  int32_t pool_size = 0;
-  StorageId chosen = -1;
-  double score = 0;
-  ScoreTerms terms;
-  StorageId runner_up = -1;  // best of the rest by the same rule; -1 if none was scored
-  double runner_up_score = 0;
-  ScoreTerms runner_up_terms;
-  bool overridden = false;   // chosen came from ReplayConfig::overrides
-};
-
-struct EagerEviction {
-  StorageId storage = 0;
-  int64_t event = 0;  // computations before it
-  int64_t clock = 0;
-  int32_t program_step = 0;
-};
-
-struct Computation {
-  int64_t event = 0;
-  TensorId tensor = 0;
-  bool remat = false;
-  int64_t clock = 0;         // after it
-  int64_t memory_usage = 0;  // right after its outputs were allocated
-  int32_t program_step = 0;
-  int32_t remat_depth = 0;
-};
-
-// Receives a run's events as they happen; all optional.
-class ReplayObserver {
- public:
-  virtual ~ReplayObserver() = default;
-  virtual void OnDecision(const DecisionPoint&) {}
-  virtual void OnEagerEviction(const EagerEviction&) {}
-  virtual void OnComputation(const Computation&) {}
-};
-
-// An eviction script: before computation `event`, evict `storage`. Entries
-// sorted by event; several may share one.
-struct ScriptedEviction {
-  int64_t event = 0;
-  StorageId storage = 0;
-};
-
-struct ScriptFailure {
-  int64_t entry = -1;  // index of the offending script entry, -1 if memory exceeded the budget
-  int64_t event = 0;
-  std::string reason;
-};
 
 struct ReplayConfig {
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
@@ -124,52 +38,51 @@ struct ReplayConfig {
   const std::vector<ScriptedEviction>* script = nullptr;
 };
 
-// The state at an OOM: the pending materializations when the eviction pool ran empty.
-struct OomContext {
-  std::string program_op;  // the top-level program operator being computed
-  std::string op;          // operator of the innermost pending materialization
-  std::string tensor;      // its tensor
-  int64_t request = 0;     // that operator's total output size
-  int64_t memory_usage = 0;
-  int64_t pinned_memory = 0;   // material pinned storages
-  int64_t locked_memory = 0;   // material, unpinned storages holding locks
-  int32_t locked_storages = 0;
-  int32_t remat_depth = 0;     // pending materializations below the program operator
-  int32_t program_step = 0;    // index into Trace::program
-  int64_t event = 0;           // the computation that did not fit
-  std::vector<TensorId> frames;  // pending materializations, outermost first
+// The engine options a configuration needs (regions and equivalence classes
+// only where its heuristic reads them). Throws Error if the heuristic needs a
+// feature the runtime lacks, or a finite budget has neither a heuristic nor
+// a script.
+EngineOptions EngineOptionsFor(const ReplayConfig& config);
+
+// The policy a configuration describes: its script, heuristic and overrides.
+class ConfiguredPolicy : public EvictionPolicy {
+ public:
+  explicit ConfiguredPolicy(const ReplayConfig& config);
+  bool Prepare(Engine& engine) override;
+  bool frees_on_demand() const override { return top_->frees_on_demand(); }
+  StorageId Choose(Engine& engine, DecisionPoint* detail) override { return top_->Choose(engine, detail); }
+  bool Finish(const Engine& engine) override;
+  std::optional<std::pair<double, ScoreTerms>> Explain(Engine& engine, StorageId s) override {
+    return top_->Explain(engine, s);
+  }
+
+ private:
+  std::unique_ptr<EvictionPolicy> heuristic_, overrides_, script_;
+  EvictionPolicy* top_ = nullptr;
 };
 
-struct RunResult {
-  Outcome outcome = Outcome::kPass;
-  int64_t budget = 0;
-  int64_t clock = 1;  // simrd's clock starts at 1
-  int64_t remat_compute = 0;
-  int64_t model_compute = 0;
-  int64_t heuristic_evals = 0;
-  int64_t max_memory = 0;
-  int64_t bottleneck_memory = 0;
-  int64_t const_memory = 0;
-  int64_t heuristic_evictions = 0;
-  int64_t eager_evictions = 0;  // eager (V2 Eager) or banishing (V1) evictions
-  int32_t distinct_heuristic_evicted = 0;
-  int32_t distinct_evicted = 0;
-  std::vector<int32_t> evict_count;            // per storage, both kinds
-  std::vector<int32_t> heuristic_evict_count;  // per storage
-  int64_t events = 0;  // computations performed
-  std::optional<OomContext> oom;
-  std::optional<ScriptFailure> script_failure;
-  // Every budget in [budget_lo, budget_hi] (bytes) makes every budget
-  // comparison of this run come out the same, hence the same run.
-  int64_t budget_lo = 0;
-  int64_t budget_hi = kInfiniteBudget;
+// The replay loop: from wherever `engine` stands, runs to the end of the
+// program, an OOM, a thrash, a policy failure or an observer's stop. At
+// each computation point the policy prepares; if the computation does not
+// fit, the policy evicts one storage at a time (each a decision, reported to
+// `observer`) until it fits or the pool is empty (OOM).
+// The engine is left where the run ended (at an OOM or a stop: that
+// computation point), so it can be inspected or driven on.
+RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer);
 
-  int64_t evictions() const { return heuristic_evictions + eager_evictions; }
-};
-
-// Throws Error if the heuristic needs a feature the runtime lacks, or if the
-// run reaches a state where simrd itself stops with an assertion.
+// Throws Error if the configuration is invalid, or if the run reaches a
+// state where simrd itself stops with an assertion.
 RunResult Replay(const Trace& trace, const ReplayConfig& config);
+
+// A replay and the engine where it ended. With `stop_before_decision`, the
+// run stops (Outcome::kStopped) when that decision is due: the engine is at
+// its computation point, over budget, with the earlier decisions made.
+struct ReplayState {
+  RunResult result;
+  Engine engine;
+};
+ReplayState ReplayWithState(const Trace& trace, const ReplayConfig& config,
+                            std::optional<int64_t> stop_before_decision = std::nullopt);
 
 // simrd's baseline: RuntimeV1 with an infinite budget.
 struct Baseline {
@@ -180,7 +93,8 @@ struct Baseline {
 };
 Baseline ComputeBaseline(const Trace& trace);
 
-// int(baseline_memory * ratio), in doubles, as simrd computes it.
+// int(baseline_memory * ratio), in doubles, as simrd computes it. Throws
+// Error if the product does not fit in 64 bits.
 int64_t BudgetForRatio(int64_t baseline_memory, double ratio);
 // baseline_compute * (overhead_limit - 1), as a double.
 double RematLimit(int64_t baseline_compute, double overhead_limit);

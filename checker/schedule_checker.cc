@@ -6,10 +6,14 @@
 
 namespace dtr {
 
+void RequireRuntimeV2(RuntimeKind runtime, std::string_view what) {
+  if (runtime == RuntimeKind::kV1)
+    throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", what));
+}
+
 ScheduleCheck CheckSchedule(const Trace& trace, int64_t budget, const EvictionScript& script,
                             RuntimeKind runtime, ReplayObserver* observer) {
-  if (runtime == RuntimeKind::kV1)
-    throw Error("the schedule checker needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(runtime, "the schedule checker");
   if (budget < 0) throw Error("the budget must not be negative");
   ReplayConfig config;
   config.runtime = runtime;

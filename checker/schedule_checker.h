@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "checker/eviction_script.h"
 #include "checker/replay.h"
@@ -29,6 +30,11 @@ struct ScheduleCheck {
 ScheduleCheck CheckSchedule(const Trace& trace, int64_t budget, const EvictionScript& script,
                             RuntimeKind runtime = RuntimeKind::kV2EagerOptimized,
                             ReplayObserver* observer = nullptr);
+
+// Throws Error "WHAT needs a RuntimeV2 runtime, not RuntimeV1" for RuntimeV1:
+// eviction scripts, and the frontier, searches and proofs built on them,
+// replay on RuntimeV2 variants only. The one place that says so.
+void RequireRuntimeV2(RuntimeKind runtime, std::string_view what);
 
 // One line for people: "pass (peak 123 of budget 456 bytes)", "oom at event 17: ...",
 // "invalid script: entry 3 (event 17): storage x5 is pinned".

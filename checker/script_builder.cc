@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "checker/stepwise_runtime.h"
+#include "checker/engine.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -48,7 +48,7 @@ class Builder {
   }
 
   // Rolling plans: a new plan at the first computation of every stride-th operator.
-  void MaybeReplan(const StepwiseRuntime& rt, BuiltScript& out) {
+  void MaybeReplan(const Engine& rt, BuiltScript& out) {
     if (o_.rolling_ops <= 0) return;
     const Step& st = trace_.program[rt.program_step()];
     if (st.kind != StepKind::kCompute || st.target < next_plan_op_) return;
@@ -69,7 +69,9 @@ class Builder {
 
   BuiltScript Run() {
     BuiltScript out;
-    StepwiseRuntime rt(trace_, o_.eager);
+    EngineOptions eo;
+    eo.runtime = o_.eager ? RuntimeKind::kV2Eager : RuntimeKind::kV2;
+    Engine rt(trace_, eo);
     size_t prefix_next = 0;
     while (rt.Advance()) {
       if (o_.stop_at_step >= 0 && rt.program_step() >= o_.stop_at_step) break;
@@ -104,19 +106,19 @@ class Builder {
   }
 
  private:
-  BuiltScript& Finish(const StepwiseRuntime& rt, BuiltScript& out) {
+  BuiltScript& Finish(const Engine& rt, BuiltScript& out) {
     out.peak_memory = rt.peak_memory();
     out.events = rt.event();
     return out;
   }
 
-  void Evict(StepwiseRuntime& rt, StorageId s, BuiltScript& out) {
+  void Evict(Engine& rt, StorageId s, BuiltScript& out) {
     rt.Evict(s);
     out.script.entries.push_back({rt.event(), s});
   }
 
   // The plan's time point for the current program step, or -1 outside the window.
-  int32_t PlanPoint(const StepwiseRuntime& rt) const {
+  int32_t PlanPoint(const Engine& rt) const {
     if (!plan_) return -1;
     const Step& st = trace_.program[rt.program_step()];
     const OpWindow& w = plan_->window;
@@ -129,9 +131,9 @@ class Builder {
 
   // Storages the rest of the current program step uses as arguments if
   // nothing more is evicted (the pending frames' and their recursion's).
-  void MarkNeededNow(const StepwiseRuntime& rt) {
+  void MarkNeededNow(const Engine& rt) {
     needed_.assign(trace_.storages.size(), 0);
-    StepwiseRuntime rest = rt;
+    Engine rest = rt;
     for (;;) {
       for (TensorId a : trace_.op_of(rest.tensor()).args) needed_[trace_.tensors[a].storage] = 1;
       for (const auto& f : rest.frames())
@@ -147,7 +149,7 @@ class Builder {
     return it == u.end() ? kNever : *it;
   }
 
-  void Choose(StepwiseRuntime& rt, BuiltScript& out) {
+  void Choose(Engine& rt, BuiltScript& out) {
     const int32_t point = PlanPoint(rt);
     const bool tight = rt.memory() + rt.request() > o_.budget;
     if (point < 0 && !tight) return;

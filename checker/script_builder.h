@@ -1,4 +1,4 @@
-// Builds candidate eviction scripts on the stepwise runtime: the runtime
+// Builds candidate eviction scripts on the replay engine: the runtime
 // computes and rematerializes as DTR does, and a policy that knows the whole
 // program chooses the evictions. Candidates prove nothing by themselves; the
 // schedule checker decides (checker/schedule_checker.h).
@@ -44,7 +44,7 @@ struct ScriptBuilderOptions {
 
 struct BuiltScript {
   bool completed =
-      false;  // ran to its end (or stop_at_step) within the budget, per the stepwise runtime
+      false;  // ran to its end (or stop_at_step) within the budget, per the engine
   std::string stopped;  // why not, otherwise
   EvictionScript script;
   int64_t peak_memory = 0;

@@ -1,12 +1,12 @@
-// scan, diff, blame, ablate: the instability analyses (diagnose/), rendered
-// by reports/instability_report.
+#include "cli/instability_commands.h"
+
 #include <fmt/core.h>
 
 #include <iostream>
 #include <memory>
 
 #include "checker/ratio_grid.h"
-#include "cli/commands.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/ablation.h"
@@ -23,7 +23,7 @@ namespace {
 
 // trace, --heuristic, --runtime, --overhead-limit, --seed, -j, --json.
 void AddCommon(CLI::App* cmd, ReplayFlags& f) {
-  AddTraceArgument(cmd, f);
+  AddTraceArgument(cmd, f.trace);
   AddReplayFlags(cmd, f);
   AddJobsFlag(cmd, f);
   AddJsonFlag(cmd, f, "one JSON object (docs/instability_json.md)");
@@ -43,179 +43,149 @@ ScanOptions Options(const ReplayFlags& f, double cliff_factor) {
   o.overhead_limit = spec.overhead_limit;
   o.seed = spec.seed;
   o.jobs = f.jobs;
-  if (!(cliff_factor > 1))
-    throw Error(fmt::format("--cliff-factor must be greater than 1, got {}", cliff_factor));
   o.cliff_factor = cliff_factor;
   return o;
 }
 
 }  // namespace
 
-void RegisterInstabilityCommands(CLI::App& app, Actions& actions) {
-  // scan
+void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
+  AddCommon(cmd, f);
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
+  AddCliffFactorFlag(cmd, f.cliff_factor,
+                     "adjacent budgets whose overheads differ by more than this factor form a "
+                     "cliff (default 1.5)");
+  cmd->add_flag("--refine", f.refine, "locate every cliff and inversion edge to the byte");
+  cmd->add_flag("--exact", f.exact,
+                "walk every budget of the range (the exact atlas): boundaries to the byte without "
+                "bisection, and inversions the grid missed");
+  cmd->add_option("--max-walk", f.max_walk,
+                  "replays per walk direction and boundary before bisecting (default 1000; 0: "
+                  "bisect at once)")
+      ->check(IntegerIn(0, 1000000));
+}
+
+int RunScan(const ScanFlags& f) {
+  ScanOptions options = Options(f, f.cliff_factor);
+  if (f.refine && f.exact) throw Error("scan takes --refine or --exact, not both");
+  options.refine = f.refine;
+  options.exact = f.exact;
+  options.max_walk = f.max_walk;
+  std::vector<Ratio> ratios = ParseRatios(f.ratios);
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  ScanResult scan;
   {
-    struct Flags : ReplayFlags {
-      std::string ratios;
-      double cliff_factor = 1.5;
-      bool refine = false;
-      bool exact = false;
-      int max_walk = 1000;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "scan", "sweep budgets and report regimes, cliffs and feasibility inversions");
-    AddCommon(cmd, *f);
-    cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-    cmd->add_option("--cliff-factor", f->cliff_factor,
-                    "adjacent budgets whose overheads differ by more than this factor form a cliff "
-                    "(default 1.5)");
-    cmd->add_flag("--refine", f->refine, "locate every cliff and inversion edge to the byte");
-    cmd->add_flag(
-        "--exact", f->exact,
-        "walk every budget of the range (the exact atlas): boundaries to the byte without "
-        "bisection, and inversions the grid missed");
-    cmd->add_option("--max-walk", f->max_walk,
-                    "replays per walk direction and boundary before bisecting (default 1000)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        ScanOptions options = Options(*f, f->cliff_factor);
-        if (f->refine && f->exact) throw Error("scan takes --refine or --exact, not both");
-        options.refine = f->refine;
-        options.exact = f->exact;
-        options.max_walk = f->max_walk;
-        std::vector<Ratio> ratios = ParseRatios(f->ratios);
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        ScanResult scan;
-        {
-          ProgressBar bar("scan");
-          scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) {
-            if (options.exact)
-              bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
-            else
-              bar.Update(d, t);
-          });
-        }
-        if (f->json)
-          std::cout << ScanJson(summary, scan).dump() << "\n";
-        else
-          PrintScanText(std::cout, summary, scan);
-        return 0;
-      });
+    ProgressBar bar("scan");
+    scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) {
+      if (options.exact)
+        bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
+      else
+        bar.Update(d, t);
     });
   }
-  // diff
+  if (f.json)
+    std::cout << ScanJson(summary, scan).dump() << "\n";
+  else
+    PrintScanText(std::cout, summary, scan);
+  return 0;
+}
+
+void AddDiffFlags(CLI::App* cmd, DiffFlags& f) {
+  AddCommon(cmd, f);
+  cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")
+      ->required()
+      ->type_name("A,B");
+}
+
+int RunDiff(const DiffFlags& f) {
+  std::vector<Ratio> ratios = ParseRatios(f.ratios);
+  if (ratios.size() != 2)
+    throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
+  RunSpec a = SpecAt(f, ratios[0]), b = SpecAt(f, ratios[1]);
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  RunComparison cmp = CompareRuns(trace, baseline, a, b);
+  if (f.json)
+    std::cout << DiffJson(summary, trace, cmp).dump() << "\n";
+  else
+    PrintDiffText(std::cout, summary, trace, cmp);
+  return 0;
+}
+
+void AddBlameFlags(CLI::App* cmd, BlameFlags& f) {
+  AddCommon(cmd, f);
+  cmd->add_option("--ratio", f.ratio, "the run to blame")->required()->type_name("RATIO");
+  cmd->add_option("--against", f.against,
+                  "a reference ratio: search from the divergence with it; for a passing run, "
+                  "reach its regime")
+      ->type_name("RATIO");
+  cmd->add_option("--max-replays", f.options.max_replays,
+                  "candidate replays to spend (default 200)")
+      ->check(IntegerIn(1, 1000000));
+  cmd->add_option("--max-fixes", f.options.max_fixes, "stop after this many fixes (default 3)")
+      ->check(IntegerIn(1, 1000));
+  cmd->add_option(
+         "--candidates", f.options.candidates_per_decision,
+         "storages tried per decision: the runner-up, then the loop's next choices (default 3)")
+      ->check(IntegerIn(1, 1000));
+  cmd->add_option("--regime-factor", f.options.regime_factor,
+                  "a passing run must get within this factor of --against (or this much faster) "
+                  "(default 1.5)")
+      ->check(NumberAbove(1));
+}
+
+int RunBlame(const BlameFlags& f) {
+  RunSpec run = SpecAt(f, ParseRatio(f.ratio));
+  std::optional<RunSpec> against;
+  if (!f.against.empty()) against = SpecAt(f, ParseRatio(f.against));
+  BlameOptions options = f.options;
+  options.jobs = f.jobs;
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  BlameResult blame;
   {
-    struct Flags : ReplayFlags {
-      std::string ratios;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "diff", "compare two budgets: first divergent decision, re-eviction statistics");
-    AddCommon(cmd, *f);
-    cmd->add_option("--ratios", f->ratios, "A,B: the two ratios (run a, run b)")->required();
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        std::vector<Ratio> ratios = ParseRatios(f->ratios);
-        if (ratios.size() != 2)
-          throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
-        RunSpec a = SpecAt(*f, ratios[0]), b = SpecAt(*f, ratios[1]);
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        RunComparison cmp = CompareRuns(trace, baseline, a, b);
-        if (f->json)
-          std::cout << DiffJson(summary, trace, cmp).dump() << "\n";
-        else
-          PrintDiffText(std::cout, summary, trace, cmp);
-        return 0;
-      });
-    });
+    ProgressBar bar("blame");
+    blame = Blame(trace, baseline, run, against, options,
+                  [&](size_t d, size_t t) { bar.Update(d, t); });
   }
-  // blame
+  if (f.json)
+    std::cout << BlameJson(summary, trace, blame).dump() << "\n";
+  else
+    PrintBlameText(std::cout, summary, trace, blame);
+  return 0;
+}
+
+void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
+  AddCommon(cmd, f);
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
+  AddCliffFactorFlag(cmd, f.cliff_factor, "as for scan (default 1.5)");
+}
+
+int RunAblate(const AblateFlags& f) {
+  ScanOptions options = Options(f, f.cliff_factor);
+  std::vector<Ratio> ratios = ParseRatios(f.ratios);
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  AblationResult result;
   {
-    struct Flags : ReplayFlags {
-      std::string ratio, against;
-      BlameOptions options;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "blame",
-        "find the fewest overridden decisions that make a run pass (or leave a slow regime)");
-    AddCommon(cmd, *f);
-    cmd->add_option("--ratio", f->ratio, "the run to blame")->required();
-    cmd->add_option("--against", f->against,
-                    "a reference ratio: search from the divergence with it; for a passing run, "
-                    "reach its regime");
-    cmd->add_option("--max-replays", f->options.max_replays,
-                    "candidate replays to spend (default 200)");
-    cmd->add_option("--max-fixes", f->options.max_fixes, "stop after this many fixes (default 3)");
-    cmd->add_option(
-        "--candidates", f->options.candidates_per_decision,
-        "storages tried per decision: the runner-up, then the loop's next choices (default 3)");
-    cmd->add_option("--regime-factor", f->options.regime_factor,
-                    "a passing run must get within this factor of --against (or this much faster) "
-                    "(default 1.5)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        RunSpec run = SpecAt(*f, ParseRatio(f->ratio));
-        std::optional<RunSpec> against;
-        if (!f->against.empty()) against = SpecAt(*f, ParseRatio(f->against));
-        if (f->options.max_replays < 1) throw Error("--max-replays must be at least 1");
-        BlameOptions options = f->options;
-        options.jobs = f->jobs;
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        BlameResult blame;
-        {
-          ProgressBar bar("blame");
-          blame = Blame(trace, baseline, run, against, options,
-                        [&](size_t d, size_t t) { bar.Update(d, t); });
-        }
-        if (f->json)
-          std::cout << BlameJson(summary, trace, blame).dump() << "\n";
-        else
-          PrintBlameText(std::cout, summary, trace, blame);
-        return 0;
-      });
-    });
+    ProgressBar bar("ablate");
+    result =
+        Ablate(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
   }
-  // ablate
-  {
-    struct Flags : ReplayFlags {
-      std::string ratios;
-      double cliff_factor = 1.5;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand(
-        "ablate",
-        "rerun the scan with the 16 ablation heuristics: which score term carries the instability");
-    AddCommon(cmd, *f);
-    cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-    cmd->add_option("--cliff-factor", f->cliff_factor, "as for scan (default 1.5)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        ScanOptions options = Options(*f, f->cliff_factor);
-        std::vector<Ratio> ratios = ParseRatios(f->ratios);
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        AblationResult result;
-        {
-          ProgressBar bar("ablate");
-          result = Ablate(trace, baseline, ratios, options,
-                          [&](size_t d, size_t t) { bar.Update(d, t); });
-        }
-        if (f->json)
-          std::cout << AblateJson(summary, result).dump() << "\n";
-        else
-          PrintAblateText(std::cout, summary, result);
-        return 0;
-      });
-    });
-  }
+  if (f.json)
+    std::cout << AblateJson(summary, result).dump() << "\n";
+  else
+    PrintAblateText(std::cout, summary, result);
+  return 0;
 }
 
 }  // namespace dtr::cli

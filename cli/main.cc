@@ -1,35 +1,37 @@
-// dtrcheck's command line: CLI11 fills an options struct per subcommand, one
-// library call does the work, and the result is printed. Errors from the
-// library (dtr::Error) are printed as one line and exit with status 1.
-#include <unistd.h>
-
+// dtrcheck's command line: the subcommands come from one table
+// (cli/command_table.cc); CLI11 fills the chosen command's options struct, the
+// command's function calls the library and prints. An error is printed as one
+// line and ends the program with the exit status of its kind (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
-#include "cli/commands.h"
+#include "cli/command_table.h"
+#include "cli/exit_status.h"
+#include "cli/version.h"
 #include "model/error.h"
 
 int main(int argc, char** argv) {
+  using namespace dtr::cli;
+  const std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App app{"dtrcheck: replay, check and diagnose Dynamic Tensor Rematerialization traces"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dtrcheck 0.1");
-  std::vector<std::function<int()>> actions;
-  dtr::cli::RegisterCommands(app, actions);
+  app.set_version_flag("--version", VersionText());
+  app.footer(HelpFooter(TopLevelExamples()));
+  CommandLine commands(app, Commands());
   try {
+    CommandLine::RequireKnownNames(Commands(), args);
     app.parse(argc, argv);
+    return commands.Run();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "dtrcheck: " << e.what() << " (see --help)\n";
-    return 2;
-  }
-  try {
-    for (auto& action : actions)
-      if (action) return action();
+    std::cerr << "dtrcheck: " << ErrorLine(e.what(), args) << " (see --help)\n";
+    return kExitUsage;
   } catch (const dtr::Error& e) {
     std::fflush(stdout);
-    std::cerr << "dtrcheck: " << e.what() << "\n";
-    return 1;
+    std::cerr << "dtrcheck: " << ErrorLine(e.what(), args) << "\n";
+    return ExitStatusOf(e.kind());
   }
-  return 0;
 }

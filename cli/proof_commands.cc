@@ -1,4 +1,5 @@
-// frontier, check, explain, prove, bounds: the proof side of dtrcheck.
+#include "cli/proof_commands.h"
+
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -10,7 +11,8 @@
 #include "checker/ratio_grid.h"
 #include "checker/schedule_checker.h"
 #include "checker/sweep.h"
-#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/certificate_records.h"
@@ -27,11 +29,8 @@ namespace dtr::cli {
 
 namespace {
 
-// A trace and a budget given as --ratio or --budget.
-struct ProofBudgetFlags : ReplayFlags, BudgetFlags {};
-
 void AddProofBudgetFlags(CLI::App* cmd, ProofBudgetFlags& f) {
-  AddTraceArgument(cmd, f);
+  AddTraceArgument(cmd, f.trace);
   AddBudgetFlags(cmd, f);
   AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
@@ -46,8 +45,7 @@ struct Loaded {
 Loaded Load(const ProofBudgetFlags& f, const char* command) {
   RequireBudget(f, command);
   RuntimeKind runtime = ParseRuntime(f.runtime);
-  if (runtime == RuntimeKind::kV1)
-    throw Error(fmt::format("{} needs a RuntimeV2 runtime, not RuntimeV1", command));
+  RequireRuntimeV2(runtime, command);
   std::optional<Ratio> ratio;
   if (!f.ratio.empty() && f.budget < 0) ratio = ParseRatio(f.ratio);
   Loaded l{LoadTrace(f.trace), {}, {}};
@@ -74,7 +72,8 @@ void AddStoreFlag(CLI::App* cmd, std::string& store) {
   cmd->add_option("--store", store,
                   "certificate store directory (docs/certificate_store.md; default "
                   "$DTRCHECK_STORE): use the certificates stored for this trace, add what this run "
-                  "finds");
+                  "finds")
+      ->type_name("DIR");
 }
 
 void SaveStore(CertificateStore* store, const std::string& changed) {
@@ -83,40 +82,29 @@ void SaveStore(CertificateStore* store, const std::string& changed) {
   std::cerr << "certificate store " << store->path() << ": stored " << changed << "\n";
 }
 
-// Flags of the commands that search and prove.
-struct ProofFlags : ProofBudgetFlags {
-  std::vector<std::string> witness_heuristics;
-  double timeout = 10;
-  int32_t windows = 6;
-  int32_t window_ops = 6;
-  bool no_z3 = false;
-  int32_t rolling = 0;
-  bool verbose = false;
-  bool no_cut = false;
-  std::string save_script;
-  std::string store;
-};
-
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--witness-heuristics", f.witness_heuristics,
-                  "heuristics whose runs (at and below the budget) are tried as witnesses")
-      ->delimiter(',');
-  cmd->add_option("--timeout", f.timeout, "seconds per Z3 call (default 10)");
-  cmd->add_option("--windows", f.windows, "Z3 windows tried for an inherent proof (default 6)");
-  cmd->add_option("--window-ops", f.window_ops, "operators per Z3 window (default 6)");
+                  "heuristics whose runs (at and below the budget) are tried as witnesses, "
+                  "comma-separated (default DTR; names as for --heuristic)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  AddTimeoutFlag(cmd, f.timeout);
+  AddWindowsFlag(cmd, f.windows, "Z3 windows tried for an inherent proof (default 6)");
+  AddWindowOpsFlag(cmd, f.window_ops);
   cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
   cmd->add_option("--rolling-z3", f.rolling,
                   "also try rolling Z3 plans of N operators over the whole program as witnesses "
-                  "(slow; default off)");
+                  "(slow; default 0: off)")
+      ->check(IntegerIn(0, 1000));
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
-  cmd->add_option("--save-script", f.save_script, "write the verified witness script to this file");
+  cmd->add_option("--save-script", f.save_script, "write the verified witness script to FILE")
+      ->type_name("FILE");
   cmd->add_flag("--no-cut", f.no_cut,
                 "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
   AddStoreFlag(cmd, f.store);
 }
 
 ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
-  if (!(f.timeout > 0)) throw Error(fmt::format("--timeout must be positive, got {}", f.timeout));
   ClassifyOptions o;
   o.windows = f.no_z3 ? 0 : f.windows;
   o.window_ops = f.window_ops;
@@ -141,242 +129,196 @@ void SaveWitness(const ProofFlags& f, const Loaded& l, const Classification& c) 
                       fmt::format("source: {}: {}", w.source, w.description)});
 }
 
+// Prints the verdict; exit status 1 if --expect named another one.
 int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const Classification& c) {
   if (f.json)
     std::cout << ClassificationJson(l.trace, l.header, kind, c).dump() << "\n";
   else
     PrintClassificationText(std::cout, l.trace, l.header, c, f.verbose);
-  return 0;
+  return f.expect.empty() || f.expect == VerdictName(c.verdict) ? kExitSuccess : kExitNegative;
+}
+
+void AddExpectFlag(CLI::App* cmd, ProofFlags& f, std::vector<std::string> verdicts) {
+  cmd->add_option("--expect", f.expect, "exit status 1 if the verdict is another one")
+      ->check(CLI::IsMember(std::move(verdicts)))
+      ->type_name("VERDICT");
 }
 
 }  // namespace
 
-void RegisterProofCommands(CLI::App& app, Actions& actions) {
-  // frontier
-  {
-    struct Flags : ProofBudgetFlags {
-      int64_t at = -1;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("frontier",
-                                       "the pending rematerializations, their locks and pinned + "
-                                       "locked + request at an OOM or decision");
-    AddProofBudgetFlags(cmd, *f);
-    AddHeuristicFlag(cmd, *f);
-    cmd->add_option("--at", f->at, "decision index (default: the run's OOM)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        Loaded l = Load(*f, "frontier");
-        l.header.heuristic = f->heuristic();
-        ReplayConfig config;
-        config.runtime = l.header.runtime;
-        config.heuristic = &FindHeuristic(f->heuristic());
-        config.budget = l.header.budget;
-        RematFrontier fr = f->at >= 0 ? FrontierAtDecision(l.trace, config, f->at)
-                                      : FrontierAtOom(l.trace, config);
-        if (f->json)
-          std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
-        else
-          PrintFrontierText(std::cout, l.trace, l.header, fr);
-        return 0;
-      });
-    });
-  }
-  // check
-  {
-    struct Flags : ProofBudgetFlags {
-      std::string script;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("check",
-                                       "replay an eviction script under a budget: pass, or where "
-                                       "it fails (exit status 2 if it fails)");
-    AddProofBudgetFlags(cmd, *f);
-    cmd->add_option("--script", f->script, "eviction script (docs/eviction_script.md)")->required();
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        Loaded l = Load(*f, "check");
-        EvictionScript script = LoadEvictionScript(f->script, l.trace);
-        ScheduleCheck c = CheckSchedule(l.trace, l.header.budget, script, l.header.runtime);
-        if (f->json)
-          std::cout
-              << ScheduleCheckJson(l.trace, l.header, f->script, script.entries.size(), c).dump()
+void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f) {
+  AddProofBudgetFlags(cmd, f);
+  AddHeuristicFlag(cmd, f);
+  cmd->add_option("--at", f.at, "decision index (default: the run's OOM)")
+      ->check(IntegerIn(0, kMaxInt64));
+}
+
+int RunFrontier(const FrontierFlags& f) {
+  Loaded l = Load(f, "frontier");
+  l.header.heuristic = f.heuristic();
+  ReplayConfig config;
+  config.runtime = l.header.runtime;
+  config.heuristic = &FindHeuristic(f.heuristic());
+  config.budget = l.header.budget;
+  RematFrontier fr =
+      f.at >= 0 ? FrontierAtDecision(l.trace, config, f.at) : FrontierAtOom(l.trace, config);
+  if (f.json)
+    std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
+  else
+    PrintFrontierText(std::cout, l.trace, l.header, fr);
+  return 0;
+}
+
+void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
+  AddProofBudgetFlags(cmd, f);
+  cmd->add_option("--script", f.script, "eviction script (docs/eviction_script.md)")
+      ->required()
+      ->type_name("FILE");
+}
+
+int RunCheck(const CheckFlags& f) {
+  Loaded l = Load(f, "check");
+  EvictionScript script = LoadEvictionScript(f.script, l.trace);
+  ScheduleCheck c = CheckSchedule(l.trace, l.header.budget, script, l.header.runtime);
+  if (f.json)
+    std::cout << ScheduleCheckJson(l.trace, l.header, f.script, script.entries.size(), c).dump()
               << "\n";
-        else
-          PrintScheduleCheckText(std::cout, l.trace, l.header, f->script, script.entries.size(), c);
-        return c.passed() ? 0 : 2;
-      });
-    });
-  }
-  // explain
+  else
+    PrintScheduleCheckText(std::cout, l.trace, l.header, f.script, script.entries.size(), c);
+  return c.passed() ? kExitSuccess : kExitNegative;
+}
+
+void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
+  AddProofBudgetFlags(cmd, f);
+  AddHeuristicFlag(cmd, f, "eviction heuristic of the run, simrd's name");
+  AddProofFlags(cmd, f);
+  AddExpectFlag(cmd, f, {"policy-induced", "inherent", "undetermined"});
+}
+
+int RunExplain(const ProofFlags& f) {
+  Loaded l = Load(f, "explain");
+  l.header.heuristic = f.heuristic();
+  ReplayConfig config;
+  config.runtime = l.header.runtime;
+  config.heuristic = &FindHeuristic(f.heuristic());
+  config.budget = l.header.budget;
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
+  if (store) o.stored = store->Find(l.header.runtime);
+  Classification c;
   {
-    auto f = std::make_shared<ProofFlags>();
-    CLI::App* cmd = app.add_subcommand("explain",
-                                       "why a heuristic run ran out of memory: its frontier, and "
-                                       "whether the OOM is policy-induced or "
-                                       "inherent, with a certificate");
-    AddProofBudgetFlags(cmd, *f);
-    AddHeuristicFlag(cmd, *f, "eviction heuristic of the run, simrd's name (default DTR)");
-    AddProofFlags(cmd, *f);
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        Loaded l = Load(*f, "explain");
-        l.header.heuristic = f->heuristic();
-        ReplayConfig config;
-        config.runtime = l.header.runtime;
-        config.heuristic = &FindHeuristic(f->heuristic());
-        config.budget = l.header.budget;
-        std::unique_ptr<CertificateStore> store =
-            OpenStore(f->store, f->trace, l.trace, l.baseline.memory);
-        ClassifyOptions o = OptionsFrom(*f, l.header.runtime);
-        if (store) o.stored = store->Find(l.header.runtime);
-        Classification c;
-        {
-          ProgressBar bar("explain");
-          c = ExplainOom(l.trace, l.baseline, config, o,
-                         [&](const std::string& s) { bar.Status(s); });
-        }
-        SaveWitness(*f, l, c);
-        if (store)
-          SaveStore(store.get(),
-                    RecordClassification(*store, l.trace, l.header.runtime, c, "explain"));
-        return Print(l, "explain", *f, c);
-      });
-    });
+    ProgressBar bar("explain");
+    c = ExplainOom(l.trace, l.baseline, config, o, [&](const std::string& s) { bar.Status(s); });
   }
-  // prove
+  SaveWitness(f, l, c);
+  if (store)
+    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "explain"));
+  return Print(l, "explain", f, c);
+}
+
+void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
+  AddProofBudgetFlags(cmd, f);
+  AddProofFlags(cmd, f);
+  AddExpectFlag(cmd, f, {"feasible", "inherent", "undetermined"});
+}
+
+int RunProve(const ProofFlags& f) {
+  Loaded l = Load(f, "prove");
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
+  if (store) o.stored = store->Find(l.header.runtime);
+  Classification c;
   {
-    auto f = std::make_shared<ProofFlags>();
-    CLI::App* cmd = app.add_subcommand(
-        "prove",
-        "whether any eviction order fits a budget: feasible (verified script), inherent (proof) or "
-        "undetermined");
-    AddProofBudgetFlags(cmd, *f);
-    AddProofFlags(cmd, *f);
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        Loaded l = Load(*f, "prove");
-        std::unique_ptr<CertificateStore> store =
-            OpenStore(f->store, f->trace, l.trace, l.baseline.memory);
-        ClassifyOptions o = OptionsFrom(*f, l.header.runtime);
-        if (store) o.stored = store->Find(l.header.runtime);
-        Classification c;
-        {
-          ProgressBar bar("prove");
-          c = ProveBudget(l.trace, l.baseline, l.header.budget, o,
-                          [&](const std::string& s) { bar.Status(s); });
-        }
-        SaveWitness(*f, l, c);
-        if (store)
-          SaveStore(store.get(),
-                    RecordClassification(*store, l.trace, l.header.runtime, c, "prove"));
-        return Print(l, "prove", *f, c);
-      });
-    });
+    ProgressBar bar("prove");
+    c = ProveBudget(l.trace, l.baseline, l.header.budget, o,
+                    [&](const std::string& s) { bar.Status(s); });
   }
-  // bounds
+  SaveWitness(f, l, c);
+  if (store)
+    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "prove"));
+  return Print(l, "prove", f, c);
+}
+
+void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
+  AddTraceArgument(cmd, f.trace);
+  AddHeuristicsFlag(cmd, f);
+  AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
+  cmd->add_option("--ratios", f.grid,
+                  "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)")
+      ->type_name("GRID");
+  cmd->add_option("--fine-step", f.fine_step,
+                  "finer step around each first pass (default 0.001; '' for none)")
+      ->type_name("RATIO");
+  AddOverheadLimitFlag(cmd, f, "runs beyond this overhead count as not feasible");
+  AddJobsFlag(cmd, f);
+  AddWindowsFlag(cmd, f.windows, "Z3 windows bisected for the lower bound (default 3; 0: none)");
+  AddWindowOpsFlag(cmd, f.window_ops);
+  AddTimeoutFlag(cmd, f.timeout);
+  cmd->add_option("--search-seconds", f.search_seconds,
+                  "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
+                  "next-use, Z3 plans) below the best grid run (default 60; 0: none)")
+      ->check(NumberFrom(0));
+  cmd->add_option("--walk", f.walk,
+                  "walk-down budgets: gallop (a stride below the best peak, doubled after "
+                  "each find; default), step (one byte below) or bisect (halfway to the "
+                  "highest failed budget)")
+      ->check(CLI::IsMember({"step", "gallop", "bisect"}))
+      ->type_name("WALK");
+  cmd->add_option("--cut-seconds", f.cut_seconds,
+                  "seconds for the keep-or-recompute cut's bisection of the lower bound "
+                  "(default 300; 0: none)")
+      ->check(NumberFrom(0));
+  AddStoreFlag(cmd, f.store);
+  AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
+}
+
+int RunBounds(const BoundsFlags& f) {
+  BoundsOptions o;
+  o.search_seconds = f.search_seconds;
+  o.cut_seconds = f.cut_seconds;
+  o.walk = ParseWalkMode(f.walk);
+  for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
+  o.runtime = ParseRuntime(f.runtime);
+  RequireRuntimeV2(o.runtime, "bounds");
+  o.grid = f.grid;
+  ParseRatios(o.grid);  // bad grids fail before any work
+  o.fine_step = f.fine_step;
+  if (!o.fine_step.empty()) ParseRatio(o.fine_step);
+  o.overhead_limit = OverheadLimit(f);
+  o.jobs = f.jobs;
+  o.windows = f.windows;
+  o.window_ops = f.window_ops;
+  o.limits.timeout_seconds = f.timeout;
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, trace, baseline.memory);
+  ProofHeader h;
+  h.log = Summarize(f.trace, baseline).log;
+  h.baseline = baseline;
+  h.runtime = o.runtime;
+  BoundsReport r;
   {
-    struct Flags : ReplayFlags {
-      std::string grid = "0.01:1:0.01";
-      std::string fine_step = "0.001";
-      int32_t windows = 3;
-      int32_t window_ops = 6;
-      double timeout = 10;
-      double search_seconds = 60;
-      double cut_seconds = 300;
-      std::string walk = "gallop";
-      std::string store;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("bounds",
-                                       "per heuristic the smallest feasible ratio, the best "
-                                       "verified schedule and the proven lower bound");
-    AddTraceArgument(cmd, *f);
-    AddHeuristicsFlag(cmd, *f);
-    AddRuntimeFlag(cmd, *f, RuntimeChoice::kV2Only);
-    cmd->add_option("--ratios", f->grid,
-                    "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)");
-    cmd->add_option("--fine-step", f->fine_step,
-                    "finer step around each first pass (default 0.001; '' for none)");
-    AddOverheadLimitFlag(cmd, *f, "runs beyond this overhead count as not feasible");
-    AddJobsFlag(cmd, *f);
-    cmd->add_option("--windows", f->windows,
-                    "Z3 windows bisected for the lower bound (default 3; 0: none)");
-    cmd->add_option("--window-ops", f->window_ops, "operators per Z3 window (default 6)");
-    cmd->add_option("--timeout", f->timeout, "seconds per Z3 call (default 10)");
-    cmd->add_option("--search-seconds", f->search_seconds,
-                    "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
-                    "next-use, Z3 plans) below the best grid run (default 60; 0: none)");
-    cmd->add_option("--walk", f->walk,
-                    "walk-down budgets: gallop (a stride below the best peak, doubled after "
-                    "each find; default), step (one byte below) or bisect (halfway to the "
-                    "highest failed budget)")
-        ->check(CLI::IsMember({"step", "gallop", "bisect"}));
-    cmd->add_option("--cut-seconds", f->cut_seconds,
-                    "seconds for the keep-or-recompute cut's bisection of the lower bound "
-                    "(default 300; 0: none)");
-    AddStoreFlag(cmd, f->store);
-    AddJsonFlag(cmd, *f, "one JSON object (docs/proof_json.md)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        BoundsOptions o;
-        if (!(f->search_seconds >= 0))
-          throw Error(
-              fmt::format("--search-seconds must not be negative, got {}", f->search_seconds));
-        o.search_seconds = f->search_seconds;
-        if (!(f->cut_seconds >= 0))
-          throw Error(fmt::format("--cut-seconds must not be negative, got {}", f->cut_seconds));
-        o.cut_seconds = f->cut_seconds;
-        o.walk = ParseWalkMode(f->walk);
-        for (const std::string& h : f->heuristics) o.heuristics.push_back(&FindHeuristic(h));
-        o.runtime = ParseRuntime(f->runtime);
-        if (o.runtime == RuntimeKind::kV1)
-          throw Error("bounds needs a RuntimeV2 runtime, not RuntimeV1");
-        o.grid = f->grid;
-        ParseRatios(o.grid);  // bad grids fail before any work
-        o.fine_step = f->fine_step;
-        if (!o.fine_step.empty()) ParseRatio(o.fine_step);
-        o.overhead_limit = OverheadLimit(*f);
-        if (!(f->timeout > 0))
-          throw Error(fmt::format("--timeout must be positive, got {}", f->timeout));
-        o.jobs = f->jobs;
-        o.windows = f->windows;
-        o.window_ops = f->window_ops;
-        o.limits.timeout_seconds = f->timeout;
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        std::unique_ptr<CertificateStore> store =
-            OpenStore(f->store, f->trace, trace, baseline.memory);
-        ProofHeader h;
-        h.log = Summarize(f->trace, baseline).log;
-        h.baseline = baseline;
-        h.runtime = o.runtime;
-        BoundsReport r;
-        {
-          std::unique_ptr<ProgressBar> bar;
-          std::string stage;
-          r = ComputeBounds(
-              trace, baseline, o,
-              [&](const std::string& s, size_t d, size_t t) {
-                if (s != stage) {
-                  bar = std::make_unique<ProgressBar>(s);
-                  stage = s;
-                }
-                bar->Update(d, t);
-              },
-              [&](const std::string& text) {
-                if (bar) bar->Status(text);
-              });
-        }
-        if (store) SaveStore(store.get(), RecordBounds(*store, trace, o.runtime, r));
-        if (f->json)
-          std::cout << BoundsJson(h, r, &trace).dump() << "\n";
-        else
-          PrintBoundsText(std::cout, h, r, &trace);
-        return 0;
-      });
-    });
+    std::unique_ptr<ProgressBar> bar;
+    std::string stage;
+    r = ComputeBounds(
+        trace, baseline, o,
+        [&](const std::string& s, size_t d, size_t t) {
+          if (s != stage) {
+            bar = std::make_unique<ProgressBar>(s);
+            stage = s;
+          }
+          bar->Update(d, t);
+        },
+        [&](const std::string& text) {
+          if (bar) bar->Status(text);
+        });
   }
+  if (store) SaveStore(store.get(), RecordBounds(*store, trace, o.runtime, r));
+  if (f.json)
+    std::cout << BoundsJson(h, r, &trace).dump() << "\n";
+  else
+    PrintBoundsText(std::cout, h, r, &trace);
+  return 0;
 }
 
 }  // namespace dtr::cli

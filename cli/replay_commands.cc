@@ -1,4 +1,4 @@
-#include "cli/commands.h"
+#include "cli/replay_commands.h"
 
 #include <fmt/core.h>
 
@@ -12,9 +12,12 @@
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "cli/exit_status.h"
+#include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/decision_log.h"
+#include "model/echo.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
@@ -23,7 +26,8 @@ namespace dtr::cli {
 
 namespace {
 
-constexpr const char* kRunJsonHelp = "one JSON object per run, with the field names of simrd's reference files";
+constexpr const char* kRunJsonHelp =
+    "one JSON object per run, with the field names of simrd's reference files";
 
 void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json) {
   if (json) {
@@ -37,19 +41,21 @@ void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, 
 
 // "--override I=TENSOR": decision I evicts TENSOR's storage instead of the
 // heuristic's choice (as blame's fixes do). Sorted by decision index.
-std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std::string>& texts, const Trace& trace) {
+std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std::string>& texts,
+                                                          const Trace& trace) {
   std::vector<std::pair<int64_t, StorageId>> out;
   for (const std::string& text : texts) {
     size_t eq = text.find('=');
     int64_t index = -1;
-    if (eq != std::string::npos && eq > 0 && eq < 19 &&
-        text.find_first_not_of("0123456789") == eq)
+    if (eq != std::string::npos && eq > 0 && eq < 19 && text.find_first_not_of("0123456789") == eq)
       index = std::stoll(text.substr(0, eq));
     if (index < 0)
-      throw Error(fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", text));
+      throw Error(
+          fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", Echo(text)));
     StorageId storage = trace.tensor_named(text.substr(eq + 1)).storage;
     for (const auto& [i, s] : out)
-      if (i == index) throw Error(fmt::format("--override: decision {} is overridden twice", index));
+      if (i == index)
+        throw Error(fmt::format("--override: decision {} is overridden twice", index));
     out.emplace_back(index, storage);
   }
   std::sort(out.begin(), out.end());
@@ -58,129 +64,119 @@ std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std:
 
 }  // namespace
 
-void RegisterReplayCommands(CLI::App& app, Actions& actions) {
-  // info
-  {
-    auto f = std::make_shared<ReplayFlags>();
-    CLI::App* cmd = app.add_subcommand("info", "parse a trace and print its size and simrd baseline");
-    AddTraceArgument(cmd, *f);
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        Trace trace = LoadTrace(f->trace);
-        TraceSummary summary = Summarize(f->trace, ComputeBaseline(trace));
-        PrintTraceInfo(std::cout, trace, summary);
-        return 0;
-      });
-    });
+void AddInfoFlags(CLI::App* cmd, InfoFlags& f) { AddTraceArgument(cmd, f.trace); }
+
+int RunInfo(const InfoFlags& f) {
+  Trace trace = LoadTrace(f.trace);
+  TraceSummary summary = Summarize(f.trace, ComputeBaseline(trace));
+  PrintTraceInfo(std::cout, trace, summary);
+  return 0;
+}
+
+void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f) {
+  AddTraceArgument(cmd, f.trace);
+  AddBudgetFlags(cmd, f);
+  cmd->add_option(
+         "--emit-script", f.emit_script,
+         "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)")
+      ->type_name("FILE");
+  cmd->add_option("--storages", f.storages,
+                  "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
+      ->expected(0, 1)
+      ->default_str("20")
+      ->check(IntegerIn(0, kMaxInt32));
+  cmd->add_option("--override", f.overrides,
+                  "that decision evicts TENSOR's storage instead (repeatable; as blame's fixes)")
+      ->take_all()
+      ->type_name("DECISION=TENSOR");
+  AddReplayFlags(cmd, f);
+  cmd->add_flag("--fail-on-oom", f.fail_on_oom,
+                "exit status 1 unless the run passes (it ran out of memory or, with "
+                "--overhead-limit, thrashed)");
+  AddJsonFlag(cmd, f, kRunJsonHelp);
+  cmd->add_option("--record", f.record,
+                  "write every decision point and eager eviction to FILE (gzip'd JSON lines, "
+                  "docs/decision_log.md)")
+      ->type_name("FILE");
+}
+
+int RunReplay(const ReplayCommandFlags& f) {
+  RequireBudget(f, "replay");
+  RunSpec spec = SpecFrom(f);
+  if (!f.ratio.empty()) spec.ratio = ParseRatio(f.ratio);
+  if (f.budget >= 0) spec.budget = f.budget;
+  Trace trace = LoadTrace(f.trace);
+  spec.overrides = ParseOverrides(f.overrides, trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  // The script comes from an observer on the replay, and so does the
+  // decision log: with both flags the trace is replayed twice (one
+  // observer per replay); with --emit-script alone, once.
+  std::optional<ScriptedRun> scripted;
+  if (!f.emit_script.empty()) scripted = ScriptOfRun(trace, ConfigFor(spec, baseline));
+  RunRecord run;
+  if (!f.record.empty()) {
+    run = RunAndRecord(trace, baseline, spec, f.record, summary.log);
+  } else if (scripted) {
+    run.spec = spec;
+    run.result = scripted->run;
+    run.overhead = Overhead(run.result.clock, baseline.compute);
+  } else {
+    run = RunOne(trace, baseline, spec);
   }
-  // replay
-  {
-    struct Flags : ReplayFlags, BudgetFlags {
-      std::string emit_script;
-      int storages = -1;
-      std::string record;
-      std::vector<std::string> overrides;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("replay", "replay a trace under one budget, exactly as simrd does");
-    AddTraceArgument(cmd, *f);
-    AddBudgetFlags(cmd, *f);
-    cmd->add_option("--emit-script", f->emit_script,
-                    "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)");
-    cmd->add_option("--storages", f->storages,
-                    "also list per-storage eviction counts, the N most evicted (0: all; JSON: all)")
-        ->expected(0, 1)
-        ->default_str("20");
-    cmd->add_option("--override", f->overrides,
-                    "DECISION=TENSOR: that decision evicts TENSOR's storage instead (repeatable; as blame's fixes)")
-        ->take_all();
-    AddReplayFlags(cmd, *f);
-    AddJsonFlag(cmd, *f, kRunJsonHelp);
-    cmd->add_option("--record", f->record,
-                    "write every decision point and eager eviction to FILE (gzip'd JSON lines, docs/decision_log.md)");
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        RequireBudget(*f, "replay");
-        RunSpec spec = SpecFrom(*f);
-        if (!f->ratio.empty()) spec.ratio = ParseRatio(f->ratio);
-        if (f->budget >= 0) spec.budget = f->budget;
-        Trace trace = LoadTrace(f->trace);
-        spec.overrides = ParseOverrides(f->overrides, trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        // The script comes from an observer on the replay, and so does the
-        // decision log: with both flags the trace is replayed twice (one
-        // observer per replay); with --emit-script alone, once.
-        std::optional<ScriptedRun> scripted;
-        if (!f->emit_script.empty()) scripted = ScriptOfRun(trace, ConfigFor(spec, baseline));
-        RunRecord run;
-        if (!f->record.empty()) {
-          run = RunAndRecord(trace, baseline, spec, f->record, summary.log);
-        } else if (scripted) {
-          run.spec = spec;
-          run.result = scripted->run;
-          run.overhead = Overhead(run.result.clock, baseline.compute);
-        } else {
-          run = RunOne(trace, baseline, spec);
-        }
-        if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
-          throw Error(fmt::format("--override at decision {} was never taken: the run made {} decisions ({})",
-                                  spec.overrides.back().first, run.result.heuristic_evictions,
-                                  OutcomeName(run.result.outcome)));
-        if (scripted)
-          SaveEvictionScript(f->emit_script, trace, scripted->script,
-                             {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
-                                          run.result.budget, summary.log, OutcomeName(run.result.outcome)),
-                              fmt::format("valid at any budget >= {} (the run's peak)", run.result.max_memory)});
-        if (f->json) {
-          nlohmann::ordered_json j = RunJson(summary, run);
-          if (f->storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
-          std::cout << j.dump() << "\n";
-        } else {
-          PrintRunText(std::cout, summary, run);
-          if (f->storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f->storages);
-        }
-        return 0;
-      });
-    });
+  if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
+    throw Error(
+        fmt::format("--override at decision {} was never taken: the run made {} decisions ({})",
+                    spec.overrides.back().first, run.result.heuristic_evictions,
+                    OutcomeName(run.result.outcome)));
+  if (scripted)
+    SaveEvictionScript(
+        f.emit_script, trace, scripted->script,
+        {fmt::format("dtrcheck eviction script: {} at budget {} on {} ({})", spec.heuristic->name,
+                     run.result.budget, summary.log, OutcomeName(run.result.outcome)),
+         fmt::format("valid at any budget >= {} (the run's peak)", run.result.max_memory)});
+  if (f.json) {
+    nlohmann::ordered_json j = RunJson(summary, run);
+    if (f.storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
+    std::cout << j.dump() << "\n";
+  } else {
+    PrintRunText(std::cout, summary, run);
+    if (f.storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f.storages);
   }
-  // sweep
-  {
-    struct Flags : ReplayFlags {
-      std::string ratios;
-    };
-    auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("sweep", "replay a trace at many budgets (and heuristics), in parallel");
-    AddTraceArgument(cmd, *f);
-    cmd->add_option("--ratios", f->ratios, "A:B:STEP (decimal grid) or r1,r2,...")->required();
-    AddReplayFlags(cmd, *f, /*many_heuristics=*/true);
-    AddJsonFlag(cmd, *f, kRunJsonHelp);
-    AddJobsFlag(cmd, *f);
-    cmd->callback([f, &actions] {
-      actions.push_back([f] {
-        std::vector<Ratio> ratios = ParseRatios(f->ratios);
-        std::vector<RunSpec> specs;
-        for (const std::string& h : f->heuristics) {
-          RunSpec base = SpecFrom(*f, h);
-          for (const Ratio& r : ratios) {
-            RunSpec s = base;
-            s.ratio = r;
-            specs.push_back(s);
-          }
-        }
-        Trace trace = LoadTrace(f->trace);
-        Baseline baseline = ComputeBaseline(trace);
-        TraceSummary summary = Summarize(f->trace, baseline);
-        std::vector<RunRecord> runs;
-        {
-          ProgressBar bar("sweep");
-          runs = RunMany(trace, baseline, specs, f->jobs, [&](size_t d, size_t t) { bar.Update(d, t); });
-        }
-        PrintRuns(summary, runs, f->json);
-        return 0;
-      });
-    });
+  return f.fail_on_oom && run.result.outcome != Outcome::kPass ? kExitNegative : kExitSuccess;
+}
+
+void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
+  AddTraceArgument(cmd, f.trace);
+  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+      ->required()
+      ->type_name("GRID");
+  AddReplayFlags(cmd, f, /*many_heuristics=*/true);
+  AddJsonFlag(cmd, f, kRunJsonHelp);
+  AddJobsFlag(cmd, f);
+}
+
+int RunSweep(const SweepFlags& f) {
+  std::vector<Ratio> ratios = ParseRatios(f.ratios);
+  std::vector<RunSpec> specs;
+  for (const std::string& h : f.heuristics) {
+    RunSpec base = SpecFrom(f, h);
+    for (const Ratio& r : ratios) {
+      RunSpec s = base;
+      s.ratio = r;
+      specs.push_back(s);
+    }
   }
+  Trace trace = LoadTrace(f.trace);
+  Baseline baseline = ComputeBaseline(trace);
+  TraceSummary summary = Summarize(f.trace, baseline);
+  std::vector<RunRecord> runs;
+  {
+    ProgressBar bar("sweep");
+    runs = RunMany(trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); });
+  }
+  PrintRuns(summary, runs, f.json);
+  return 0;
 }
 
 }  // namespace dtr::cli

@@ -3,45 +3,69 @@
 #include <fmt/core.h>
 
 #include "checker/heuristic.h"
+#include "cli/flag_ranges.h"
 #include "model/error.h"
 
 namespace dtr::cli {
 
-void AddTraceArgument(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("trace", f.trace, "DTR execution log (JSON lines)")->required();
+void AddTraceArgument(CLI::App* cmd, std::string& trace) {
+  cmd->add_option("trace", trace, "DTR execution log (JSON lines)")->required()->type_name("FILE");
+}
+
+std::string HeuristicNameList() {
+  std::string names;
+  for (const HeuristicSpec& h : AllHeuristics())
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", h.name);
+  return names;
 }
 
 void AddHeuristicFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {
   f.heuristics.resize(1);
-  cmd->add_option("--heuristic", f.heuristics[0],
-                  help.empty() ? "eviction heuristic, simrd's name (default DTR)" : help);
+  cmd->add_option(
+         "--heuristic", f.heuristics[0],
+         fmt::format("{} (default DTR): {}",
+                     help.empty() ? "eviction heuristic, simrd's name" : help, HeuristicNameList()))
+      ->type_name("NAME");
 }
 
 void AddHeuristicsFlag(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("--heuristic", f.heuristics, "eviction heuristic(s), simrd's names (default DTR)")
-      ->delimiter(',');
+  cmd->add_option("--heuristic", f.heuristics,
+                  fmt::format("eviction heuristic(s), simrd's names, comma-separated (default "
+                              "DTR): {}",
+                              HeuristicNameList()))
+      ->delimiter(',')
+      ->type_name("NAME,...");
 }
 
-void AddRuntimeFlag(CLI::App* cmd, ReplayFlags& f, RuntimeChoice choice) {
-  cmd->add_option("--runtime", f.runtime,
-                  choice == RuntimeChoice::kAny
-                      ? "RuntimeV2EagerOptimized (default), RuntimeV2Optimized, RuntimeV1, ..."
-                      : "RuntimeV2EagerOptimized (default) or another RuntimeV2 variant");
+void AddRuntimeFlag(CLI::App* cmd, std::string& runtime, RuntimeChoice choice) {
+  std::string names;
+  for (std::string_view name : RuntimeNames())
+    if (choice == RuntimeChoice::kAny || name != RuntimeName(RuntimeKind::kV1))
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+  cmd->add_option("--runtime", runtime,
+                  fmt::format("simrd runtime (default RuntimeV2EagerOptimized): {}", names))
+      ->type_name("NAME");
 }
 
-void AddOverheadLimitFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {
+void AddOverheadLimitFlag(CLI::App* cmd, double& limit, const std::string& help) {
   cmd->add_option(
-      "--overhead-limit", f.overhead_limit,
-      help.empty() ? "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1)"
-                   : help);
+         "--overhead-limit", limit,
+         help.empty()
+             ? "end a run as 'thrash' once remat compute exceeds baseline compute * (X - 1) "
+               "(default: no limit)"
+             : help)
+      ->check(NumberFrom(1));
 }
 
 void AddSeedFlag(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("--seed", f.seed, "seed of RandomStorage / AbRandom (own RNG, not Python's)");
+  cmd->add_option("--seed", f.seed,
+                  "seed of RandomStorage / AbRandom (own RNG, not Python's; default 0)")
+      ->check(AnyUnsigned64());
 }
 
-void AddJobsFlag(CLI::App* cmd, ReplayFlags& f) {
-  cmd->add_option("-j,--jobs", f.jobs, "worker threads (default: one per core)");
+void AddJobsFlag(CLI::App* cmd, int& jobs) {
+  cmd->add_option("-j,--jobs", jobs, "worker threads (default: one per core)")
+      ->check(IntegerIn(1, 1024));
 }
 
 void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) {
@@ -60,8 +84,10 @@ void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics) {
 
 void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
   cmd->add_option("--ratio", f.ratio,
-                  "budget as a fraction of the baseline peak memory, e.g. 0.102");
-  cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)");
+                  "budget as a fraction of the baseline peak memory, e.g. 0.102")
+      ->type_name("RATIO");
+  cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)")
+      ->check(IntegerIn(0, kMaxInt64));
 }
 
 void RequireBudget(const BudgetFlags& f, const std::string& command) {
@@ -69,11 +95,27 @@ void RequireBudget(const BudgetFlags& f, const std::string& command) {
     throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
 }
 
-std::optional<double> OverheadLimit(const ReplayFlags& f) {
-  if (f.overhead_limit == 0) return std::nullopt;
-  if (!(f.overhead_limit >= 1))
-    throw Error(fmt::format("--overhead-limit must be at least 1, got {}", f.overhead_limit));
-  return f.overhead_limit;
+void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help) {
+  cmd->add_option("--cliff-factor", factor, help)->check(NumberAbove(1));
+}
+
+void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_prefix) {
+  cmd->add_option("--timeout", seconds, help_prefix + "seconds per Z3 call (default 10)")
+      ->check(NumberAbove(0, 86400));
+}
+
+void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help) {
+  cmd->add_option("--windows", windows, help)->check(IntegerIn(0, 1000));
+}
+
+void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& help_prefix) {
+  cmd->add_option("--window-ops", window_ops, help_prefix + "operators per Z3 window (default 6)")
+      ->check(IntegerIn(1, 1000));
+}
+
+std::optional<double> OverheadLimit(double limit) {
+  if (limit == 0) return std::nullopt;
+  return limit;
 }
 
 RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic) {

@@ -1,7 +1,8 @@
-// The flags every replaying subcommand shares (the trace, --heuristic,
-// --runtime, --overhead-limit, --seed, -j, --json, --ratio/--budget), added to
-// a CLI11 command in one place so that each flag has one name, one help text
-// and one check, and the RunSpec they describe is built in one place.
+// The flags several subcommands share (the trace, --heuristic, --runtime,
+// --overhead-limit, --seed, -j, --json, --ratio/--budget, the Z3 limits), added
+// to a CLI11 command in one place so that each flag has one name, one help
+// text and one range (cli/flag_ranges.h), and the RunSpec they describe is
+// built in one place.
 //
 // A command's own flag struct derives from ReplayFlags (and BudgetFlags when it
 // takes one budget) and calls the Add* functions in the order its --help
@@ -23,9 +24,9 @@ struct ReplayFlags {
   std::string trace;
   std::vector<std::string> heuristics{"DTR"};  // one entry unless added with AddHeuristicsFlag
   std::string runtime = "RuntimeV2EagerOptimized";
-  double overhead_limit = 0;  // 0: none
+  double overhead_limit = 0;  // 0: none (the flag itself is at least 1)
   uint64_t seed = 0;
-  int jobs = 0;  // 0: one per core
+  int jobs = 0;  // 0: one per core (the flag itself is at least 1)
   bool json = false;
 
   const std::string& heuristic() const { return heuristics[0]; }
@@ -34,24 +35,36 @@ struct ReplayFlags {
 // One budget, as a ratio of the baseline peak memory or in bytes.
 struct BudgetFlags {
   std::string ratio;
-  int64_t budget = -1;  // -1: not given
+  int64_t budget = -1;  // -1: not given (the flag itself is at least 0)
 };
 
 // The required positional trace argument.
-void AddTraceArgument(CLI::App* cmd, ReplayFlags& f);
+void AddTraceArgument(CLI::App* cmd, std::string& trace);
 
 // --heuristic NAME (one heuristic). `help` overrides the usual text where the
 // flag means something narrower (explain: the heuristic of the run explained).
 void AddHeuristicFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help = "");
 // --heuristic A,B,... (several heuristics, comma-separated).
 void AddHeuristicsFlag(CLI::App* cmd, ReplayFlags& f);
+// "DTR, DTREqClass, ...": every heuristic name, for help texts.
+std::string HeuristicNameList();
 
 enum class RuntimeChoice { kAny, kV2Only };
-void AddRuntimeFlag(CLI::App* cmd, ReplayFlags& f, RuntimeChoice choice = RuntimeChoice::kAny);
-// --overhead-limit X; `help` overrides the usual text (the thrash limit).
-void AddOverheadLimitFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help = "");
+void AddRuntimeFlag(CLI::App* cmd, std::string& runtime,
+                    RuntimeChoice choice = RuntimeChoice::kAny);
+inline void AddRuntimeFlag(CLI::App* cmd, ReplayFlags& f,
+                           RuntimeChoice choice = RuntimeChoice::kAny) {
+  AddRuntimeFlag(cmd, f.runtime, choice);
+}
+// --overhead-limit X, X >= 1; `help` overrides the usual text (the thrash limit).
+void AddOverheadLimitFlag(CLI::App* cmd, double& limit, const std::string& help = "");
+inline void AddOverheadLimitFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help = "") {
+  AddOverheadLimitFlag(cmd, f.overhead_limit, help);
+}
 void AddSeedFlag(CLI::App* cmd, ReplayFlags& f);
-void AddJobsFlag(CLI::App* cmd, ReplayFlags& f);
+// -j,--jobs N, 1..1024.
+void AddJobsFlag(CLI::App* cmd, int& jobs);
+inline void AddJobsFlag(CLI::App* cmd, ReplayFlags& f) { AddJobsFlag(cmd, f.jobs); }
 // --json, with the help text naming what the command prints.
 void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help);
 
@@ -64,12 +77,23 @@ void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f);
 // Throws "COMMAND needs --ratio R or --budget BYTES" when neither was given.
 void RequireBudget(const BudgetFlags& f, const std::string& command);
 
-// The overhead limit as a RunSpec carries it: none for 0, else X >= 1
-// (throws "--overhead-limit must be at least 1, got X" otherwise).
-std::optional<double> OverheadLimit(const ReplayFlags& f);
+// --cliff-factor X, X > 1, with the command's help text.
+void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help);
+// --timeout SECONDS per Z3 call, 0 < SECONDS <= 86400; `help_prefix` goes
+// before the usual text ("with --z3: ").
+void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_prefix = "");
+// --windows N (0..1000) with the command's help text, and --window-ops N (1..1000).
+void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help);
+void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& help_prefix = "");
+
+// The overhead limit as a RunSpec carries it: none for 0, else the flag's value.
+std::optional<double> OverheadLimit(double limit);
+inline std::optional<double> OverheadLimit(const ReplayFlags& f) {
+  return OverheadLimit(f.overhead_limit);
+}
 
 // heuristic, runtime, overhead limit and seed of one run; ratio and budget
-// unset. Throws Error for an unknown heuristic or runtime or a bad limit.
+// unset. Throws Error for an unknown heuristic or runtime.
 RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic);
 inline RunSpec SpecFrom(const ReplayFlags& f) { return SpecFrom(f, f.heuristic()); }
 

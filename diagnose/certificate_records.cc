@@ -76,26 +76,29 @@ std::string RecordClassification(CertificateStore& store, const Trace& trace, Ru
       s.script = w.script;
       schedule = store.OfferSchedule(runtime, s);
     }
-  } else if (c.verdict == Verdict::kInherent && c.proof) {
+  } else if (c.verdict == Verdict::kInherent && c.certificate) {
+    const Certificate& cert = *c.certificate;
     b.found_by = command;
-    switch (c.proof->kind) {
-      case InherentProof::Kind::kStaticBound:
+    switch (cert.kind) {
+      case CertificateKind::kStaticBound:
         b.bytes = c.static_bound.bytes;
         b.argument = BoundArgument::kStatic;
         b.description = "static bound";
         break;
-      case InherentProof::Kind::kCut:
+      case CertificateKind::kCut:
         b.bytes = c.budget + 1;
         b.argument = BoundArgument::kCut;
-        b.description = CutDescription(trace, c.proof->cut);
+        b.description = CutDescription(trace, *cert.cut);
         break;
-      case InherentProof::Kind::kWindowUnsat:
+      case CertificateKind::kUnsatWindow:
         b.bytes = c.budget + 1;
         b.argument = BoundArgument::kWindow;
-        b.window = c.proof->window.window;
+        b.window = cert.window->window;
         b.description = fmt::format("Z3 window {}..{} unsat at budget {}", b.window.first,
                                     b.window.last, c.budget);
         break;
+      case CertificateKind::kScript:
+        return "";
     }
     bound = store.OfferBound(runtime, b);
   }

@@ -64,7 +64,7 @@ DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace
                                      const DecisionLogHeader& header)
     : path_(path), trace_(trace) {
   file_ = gzopen(path.c_str(), "wb6");
-  if (!file_) throw Error(fmt::format("{}: cannot open for writing", path));
+  if (!file_) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
   ordered_json j;
   j["format"] = "dtrcheck-decision-log";
   j["version"] = 1;
@@ -89,15 +89,16 @@ void DecisionLogWriter::WriteLine(const std::string& line) {
   if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) !=
           static_cast<int>(line.size()) ||
       gzputc(file_, '\n') != '\n')
-    throw Error(fmt::format("{}: write error", path_));
+    throw InputError(SystemErrorMessage(path_, "write error"));
 }
 
-void DecisionLogWriter::OnDecision(const DecisionPoint& d) {
+Flow DecisionLogWriter::OnDecision(const DecisionPoint& d) {
   WriteLine(DecisionPointJson(trace_, d).dump());
   ++decisions_;
+  return Flow::kContinue;
 }
 
-void DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
+Flow DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   ordered_json j;
   j["kind"] = "eager";
   j["storage"] = StorageName(trace_, e.storage);
@@ -106,6 +107,7 @@ void DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   j["step"] = e.program_step;
   WriteLine(j.dump());
   ++eager_;
+  return Flow::kContinue;
 }
 
 void DecisionLogWriter::Finish(const RunRecord& run) {
@@ -119,7 +121,7 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   WriteLine(j.dump());
   int rc = gzclose(file_);
   file_ = nullptr;
-  if (rc != Z_OK) throw Error(fmt::format("{}: write error on close", path_));
+  if (rc != Z_OK) throw InputError(SystemErrorMessage(path_, "write error on close"));
 }
 
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
@@ -149,7 +151,7 @@ class LineReader {
  public:
   explicit LineReader(const std::string& path) : path_(path) {
     file_ = gzopen(path.c_str(), "rb");
-    if (!file_) throw Error(fmt::format("{}: cannot open", path));
+    if (!file_) throw InputError(SystemErrorMessage(path, "cannot open"));
   }
   ~LineReader() { gzclose(file_); }
   LineReader(const LineReader&) = delete;
@@ -168,7 +170,7 @@ class LineReader {
     int err = 0;
     gzerror(file_, &err);
     if (err != Z_OK && err != Z_STREAM_END)
-      throw Error(fmt::format("{}: read error (corrupt gzip data?)", path_));
+      throw InputError(fmt::format("{}: read error (corrupt gzip data?)", path_));
     return !line.empty();
   }
 
@@ -187,7 +189,7 @@ class LogParser {
     DecisionLogFile out;
     LineReader reader(path_);
     std::string text;
-    if (!reader.Next(text)) throw Error(fmt::format("{}: empty decision log", path_));
+    if (!reader.Next(text)) throw InputError(fmt::format("{}: empty decision log", path_));
     line_ = 1;
     ParseHeader(Json(text), out.header);
     while (reader.Next(text)) {
@@ -227,7 +229,7 @@ class LogParser {
 
  private:
   [[noreturn]] void Fail(const std::string& what) const {
-    throw Error(fmt::format("{}:{}: {}", path_, line_, what));
+    throw InputError(fmt::format("{}:{}: {}", path_, line_, what));
   }
 
   nlohmann::json Json(const std::string& text) const {

@@ -32,9 +32,13 @@ struct DecisionLog {
 // Collects a run's decision log in memory.
 class DecisionRecorder : public ReplayObserver {
  public:
-  void OnDecision(const DecisionPoint& d) override { log_.decisions.push_back(d); }
-  void OnEagerEviction(const EagerEviction& e) override {
+  Flow OnDecision(const DecisionPoint& d) override {
+    log_.decisions.push_back(d);
+    return Flow::kContinue;
+  }
+  Flow OnEagerEviction(const EagerEviction& e) override {
     log_.eager.push_back({e, static_cast<int64_t>(log_.decisions.size())});
+    return Flow::kContinue;
   }
   DecisionLog& log() { return log_; }
 
@@ -71,8 +75,8 @@ class DecisionLogWriter : public ReplayObserver {
   DecisionLogWriter(const DecisionLogWriter&) = delete;
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;
 
-  void OnDecision(const DecisionPoint& d) override;
-  void OnEagerEviction(const EagerEviction& e) override;
+  Flow OnDecision(const DecisionPoint& d) override;
+  Flow OnEagerEviction(const EagerEviction& e) override;
   // Writes the end line and closes the file. REQUIRES: called once, after the run.
   void Finish(const RunRecord& run);
 

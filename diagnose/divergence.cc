@@ -23,24 +23,6 @@ bool SamePoint(const DecisionPoint& x, const DecisionPoint& y) {
          x.memory_usage == y.memory_usage && x.pool_size == y.pool_size;
 }
 
-// Stops a replay once the decision of interest has been observed.
-struct StopReplay {};
-
-class DecisionProbe : public ReplayObserver {
- public:
-  explicit DecisionProbe(int64_t index) : index_(index) {}
-  void OnDecision(const DecisionPoint& d) override {
-    if (d.index == index_) {
-      seen = d;
-      throw StopReplay{};
-    }
-  }
-  std::optional<DecisionPoint> seen;
-
- private:
-  int64_t index_;
-};
-
 }  // namespace
 
 RunProfile ProfileRun(const RunRecord& run) {
@@ -165,17 +147,12 @@ std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
   for (const auto& o : c.overrides)
     if (o.first >= index)
       throw Error("TermsAtDecision: the run already overrides that decision or a later one");
-  c.overrides.emplace_back(index, storage);
-  DecisionProbe probe(index);
-  c.observer = &probe;
-  try {
-    Replay(trace, c);
-  } catch (const StopReplay&) {
-    return std::make_pair(probe.seen->score, probe.seen->terms);
-  } catch (const Error&) {
-    return std::nullopt;  // the override named a storage outside the pool
-  }
-  return std::nullopt;  // the run ended before that decision
+  ReplayState state = ReplayWithState(trace, c, index);
+  if (state.result.outcome != Outcome::kStopped) return std::nullopt;  // the run ended before that decision
+  if (storage < 0 || storage >= static_cast<StorageId>(trace.storages.size()) || !state.engine.Evictable(storage))
+    return std::nullopt;  // not in the pool then
+  ConfiguredPolicy policy(c);
+  return policy.Explain(state.engine, storage);
 }
 
 namespace {

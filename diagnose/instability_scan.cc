@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "diagnose/parallel.h"
 #include "model/error.h"
@@ -12,22 +11,6 @@
 namespace dtr {
 
 namespace {
-
-bool Within(double x, double y, double factor) {
-  if (x == y) return true;
-  if (x <= 0 || y <= 0) return false;
-  return std::max(x, y) / std::min(x, y) <= factor;
-}
-
-// The linking rule of regimes (see the header).
-bool Linked(const ScanPoint& p, const ScanPoint& q, double factor) {
-  if (p.outcome != q.outcome) return false;
-  if (p.outcome != Outcome::kPass) return true;
-  return Within(p.overhead, q.overhead, factor) &&
-         Within(p.evictions_per_storage(), q.evictions_per_storage(), factor);
-}
-
-int OutcomeRank(Outcome o) { return o == Outcome::kPass ? 0 : o == Outcome::kThrash ? 1 : 2; }
 
 RunSpec SpecFor(const ScanOptions& o) {
   RunSpec s;
@@ -110,137 +93,48 @@ ScanBoundary BoundaryFromAtlas(const BudgetAtlas& atlas, const ScanPoint& lower,
   return b;
 }
 
+void ReadBoundariesOffAtlas(const BudgetAtlas& atlas, const std::vector<ScanPoint>& points,
+                            ScanAnalysis& analysis, std::vector<ScanRegimeChange>* changes) {
+  auto boundary = [&](size_t lower, size_t upper) -> std::optional<ScanBoundary> {
+    if (IntervalAt(atlas, points[lower].budget) == IntervalAt(atlas, points[upper].budget))
+      return std::nullopt;
+    return BoundaryFromAtlas(atlas, points[lower], points[upper]);
+  };
+  for (ScanCliff& c : analysis.cliffs) c.boundary = boundary(c.lower, c.upper);
+  for (ScanInversion& v : analysis.inversions) {
+    v.lower_edge = boundary(v.feasible_below, v.oom_from);
+    v.upper_edge = boundary(v.oom_to, v.feasible_above);
+  }
+  if (!changes) return;
+  for (size_t i = 0; i + 1 < points.size(); ++i)
+    if (points[i].regime != points[i + 1].regime)
+      if (std::optional<ScanBoundary> b = boundary(i, i + 1)) changes->push_back({i, i + 1, *b});
+}
+
 std::vector<ExactInversion> FindExactInversions(const BudgetAtlas& atlas,
                                                 const std::vector<ScanPoint>& points,
                                                 const ScanAnalysis& analysis) {
   std::vector<ExactInversion> out;
   const std::vector<AtlasInterval>& ivs = atlas.intervals;
-  for (size_t i = 1; i + 1 < ivs.size();) {
-    if (ivs[i].behaviour.outcome != Outcome::kOom || !ivs[i - 1].feasible()) {
-      ++i;
-      continue;
+  std::vector<Outcome> outcomes;
+  for (const AtlasInterval& iv : ivs) outcomes.push_back(iv.behaviour.outcome);
+  for (const auto& [i, j] : FindInversionStretches(outcomes)) {
+    ExactInversion v;
+    v.last_feasible_byte = ivs[i - 1].hi;
+    v.first_oom_byte = ivs[i].lo;
+    v.last_oom_byte = ivs[j].hi;
+    v.first_feasible_byte = ivs[j + 1].lo;
+    v.first_interval = i;
+    v.last_interval = j;
+    for (size_t k = 0; k < analysis.inversions.size() && !v.grid_inversion; ++k) {
+      const ScanInversion& g = analysis.inversions[k];
+      for (size_t p = g.oom_from; p <= g.oom_to; ++p)
+        if (v.first_oom_byte <= points[p].budget && points[p].budget <= v.last_oom_byte) {
+          v.grid_inversion = k;
+          break;
+        }
     }
-    size_t j = i;
-    while (j + 1 < ivs.size() && ivs[j + 1].behaviour.outcome == Outcome::kOom) ++j;
-    if (j + 1 < ivs.size() && ivs[j + 1].feasible()) {
-      ExactInversion v;
-      v.last_feasible_byte = ivs[i - 1].hi;
-      v.first_oom_byte = ivs[i].lo;
-      v.last_oom_byte = ivs[j].hi;
-      v.first_feasible_byte = ivs[j + 1].lo;
-      v.first_interval = i;
-      v.last_interval = j;
-      for (size_t k = 0; k < analysis.inversions.size() && !v.grid_inversion; ++k) {
-        const ScanInversion& g = analysis.inversions[k];
-        for (size_t p = g.oom_from; p <= g.oom_to; ++p)
-          if (v.first_oom_byte <= points[p].budget && points[p].budget <= v.last_oom_byte) {
-            v.grid_inversion = k;
-            break;
-          }
-      }
-      out.push_back(v);
-    }
-    i = j + 1;
-  }
-  return out;
-}
-
-ScanPoint MakeScanPoint(const RunRecord& run) {
-  const RunResult& r = run.result;
-  ScanPoint p;
-  if (!run.spec.budget) p.ratio = run.spec.ratio;
-  p.budget = r.budget;
-  p.outcome = r.outcome;
-  p.overhead = run.overhead;
-  p.evictions = r.evictions();
-  p.distinct_evicted = r.distinct_evicted;
-  p.heuristic_evictions = r.heuristic_evictions;
-  p.distinct_heuristic_evicted = r.distinct_heuristic_evicted;
-  p.budget_lo = r.budget_lo;
-  p.budget_hi = r.budget_hi;
-  return p;
-}
-
-ScanAnalysis AnalyzeScan(std::vector<ScanPoint>& points, double cliff_factor) {
-  if (!(cliff_factor > 1)) throw Error("the cliff factor must be greater than 1");
-  ScanAnalysis out;
-  const size_t n = points.size();
-  // Regimes: connected components of Linked(), by union-find.
-  std::vector<size_t> parent(n);
-  std::iota(parent.begin(), parent.end(), 0);
-  auto find = [&](size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = i + 1; j < n; ++j)
-      if (find(i) != find(j) && Linked(points[i], points[j], cliff_factor))
-        parent[find(i)] = find(j);
-  std::vector<size_t> roots;
-  for (size_t i = 0; i < n; ++i)
-    if (find(i) == i) roots.push_back(i);
-  std::vector<ScanRegime> regimes(roots.size());
-  std::vector<int> regime_of_root(n, -1);
-  for (size_t r = 0; r < roots.size(); ++r) regime_of_root[roots[r]] = static_cast<int>(r);
-  for (size_t i = 0; i < n; ++i) {
-    ScanRegime& g = regimes[regime_of_root[find(i)]];
-    const ScanPoint& p = points[i];
-    double eps = p.evictions_per_storage();
-    if (g.runs == 0) {
-      g.outcome = p.outcome;
-      g.overhead_min = g.overhead_max = p.overhead;
-      g.per_storage_min = g.per_storage_max = eps;
-    }
-    g.overhead_min = std::min(g.overhead_min, p.overhead);
-    g.overhead_max = std::max(g.overhead_max, p.overhead);
-    g.per_storage_min = std::min(g.per_storage_min, eps);
-    g.per_storage_max = std::max(g.per_storage_max, eps);
-    ++g.runs;
-  }
-  // Number them: passing regimes by least overhead, then thrash, then OOM.
-  std::vector<size_t> order(regimes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::vector<size_t> first_point(regimes.size(), n);
-  for (size_t i = n; i-- > 0;) first_point[regime_of_root[find(i)]] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const ScanRegime &a = regimes[x], &b = regimes[y];
-    if (OutcomeRank(a.outcome) != OutcomeRank(b.outcome))
-      return OutcomeRank(a.outcome) < OutcomeRank(b.outcome);
-    if (a.overhead_min != b.overhead_min) return a.overhead_min < b.overhead_min;
-    return first_point[x] < first_point[y];
-  });
-  std::vector<int> renumber(regimes.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    renumber[order[k]] = static_cast<int>(k);
-    out.regimes.push_back(regimes[order[k]]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    points[i].regime = renumber[regime_of_root[find(i)]];
-    std::vector<GridRange>& ranges = out.regimes[points[i].regime].ranges;
-    if (i > 0 && points[i - 1].regime == points[i].regime)
-      ranges.back().to = i;
-    else
-      ranges.push_back({i, i});
-  }
-  // Cliffs.
-  for (size_t i = 0; i + 1 < n; ++i) {
-    const ScanPoint &p = points[i], &q = points[i + 1];
-    if (p.outcome != Outcome::kPass || q.outcome != Outcome::kPass) continue;
-    if (Within(p.overhead, q.overhead, cliff_factor)) continue;
-    out.cliffs.push_back(
-        {i, i + 1, std::max(p.overhead, q.overhead) / std::min(p.overhead, q.overhead), {}});
-  }
-  // Inversions: maximal OOM runs with a pass on each side.
-  for (size_t i = 1; i + 1 < n;) {
-    if (points[i].outcome != Outcome::kOom || points[i - 1].outcome != Outcome::kPass) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j + 1 < n && points[j + 1].outcome == Outcome::kOom) ++j;
-    if (j + 1 < n && points[j + 1].outcome == Outcome::kPass)
-      out.inversions.push_back({i - 1, i, j, j + 1, {}, {}});
-    i = j + 1;
+    out.push_back(v);
   }
   return out;
 }
@@ -352,23 +246,8 @@ void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector
     out.points.push_back(p);
   }
   out.analysis = AnalyzeScan(out.points, options.cliff_factor);
-  const std::vector<ScanPoint>& points = out.points;
-  // Adjacent grid points in one interval are the same run: no boundary between them.
-  auto boundary = [&](size_t lower, size_t upper) -> std::optional<ScanBoundary> {
-    if (IntervalAt(atlas, points[lower].budget) == IntervalAt(atlas, points[upper].budget))
-      return std::nullopt;
-    return BoundaryFromAtlas(atlas, points[lower], points[upper]);
-  };
-  for (ScanCliff& c : out.analysis.cliffs) c.boundary = boundary(c.lower, c.upper);
-  for (ScanInversion& v : out.analysis.inversions) {
-    v.lower_edge = boundary(v.feasible_below, v.oom_from);
-    v.upper_edge = boundary(v.oom_to, v.feasible_above);
-  }
-  for (size_t i = 0; i + 1 < points.size(); ++i)
-    if (points[i].regime != points[i + 1].regime)
-      if (std::optional<ScanBoundary> b = boundary(i, i + 1))
-        out.regime_changes.push_back({i, i + 1, *b});
-  out.exact_inversions = FindExactInversions(atlas, points, out.analysis);
+  ReadBoundariesOffAtlas(atlas, out.points, out.analysis, &out.regime_changes);
+  out.exact_inversions = FindExactInversions(atlas, out.points, out.analysis);
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ class Classifier {
     c.proven_infeasible_below = c.static_bound.bytes;
     if (c.budget < c.static_bound.bytes) {
       c.verdict = Verdict::kInherent;
-      c.proof = InherentProof{InherentProof::Kind::kStaticBound, c.static_bound.attained_by, {}, {}};
+      c.certificate = StaticBoundCertificate(c.budget, c.static_bound);
       Progress(
           fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
       return;
@@ -83,6 +83,7 @@ class Classifier {
         FindScheduleWitness(trace_, baseline_.memory, c.budget, o_.witness, progress_);
     if (c.witness_search.witness) {
       c.verdict = if_witness;
+      c.certificate = ScriptCertificate(c.budget, *c.witness_search.witness);
       return;
     }
     for (const OpWindow& w :
@@ -94,7 +95,7 @@ class Classifier {
       c.window_queries.push_back(q);
       if (q.answer == SolverAnswer::kUnsat) {
         c.verdict = Verdict::kInherent;
-        c.proof = InherentProof{InherentProof::Kind::kWindowUnsat, {}, {}, q};
+        c.certificate = UnsatWindowCertificate(c.budget, q);
         return;
       }
     }
@@ -119,7 +120,7 @@ class Classifier {
     Progress(fmt::format("keep-or-recompute cut at {}", c.budget));
     if (!RefuteByCut(trace_, c.static_bound, c.budget, co, &arg)) return false;
     c.verdict = Verdict::kInherent;
-    c.proof = InherentProof{InherentProof::Kind::kCut, {}, std::move(arg), {}};
+    c.certificate = CutCertificate(c.budget, arg);
     Progress(fmt::format("the cut refutes budget {}: inherent", c.budget));
     return true;
   }
@@ -135,7 +136,7 @@ class Classifier {
         CutArgument arg;
         if (RefuteByCut(trace_, c.static_bound, c.budget, co, &arg)) {
           c.verdict = Verdict::kInherent;
-          c.proof = InherentProof{InherentProof::Kind::kCut, {}, std::move(arg), {}};
+          c.certificate = CutCertificate(c.budget, arg);
           c.from_store = true;
           return true;
         }
@@ -147,7 +148,7 @@ class Classifier {
         c.window_queries.push_back(q);
         if (q.answer == SolverAnswer::kUnsat) {
           c.verdict = Verdict::kInherent;
-          c.proof = InherentProof{InherentProof::Kind::kWindowUnsat, {}, {}, q};
+          c.certificate = UnsatWindowCertificate(c.budget, q);
           c.from_store = true;
           return true;
         }
@@ -169,6 +170,7 @@ class Classifier {
         c.witness_search.witness = std::move(w);
         c.witness_search.attempts.push_back(
             {"certificate store", "the stored schedule", "pass"});
+        c.certificate = ScriptCertificate(c.budget, *c.witness_search.witness);
         c.verdict = if_witness;
         c.from_store = true;
         return true;

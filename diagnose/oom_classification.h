@@ -1,5 +1,6 @@
 // OOM classification: why did this budget fail, and could any eviction
-// order have fit it? Every verdict carries a certificate checked here:
+// order have fit it? Every verdict but "undetermined" carries a certificate
+// (diagnose/certificate.h) checked here:
 //  - policy-induced (explain) / feasible (prove): an eviction script the
 //    schedule checker passed at the budget (diagnose/schedule_witness.h);
 //  - inherent: the static memory bound exceeds the budget
@@ -21,6 +22,7 @@
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "checker/replay.h"
+#include "diagnose/certificate.h"
 #include "diagnose/certificate_store.h"
 #include "diagnose/remat_frontier.h"
 #include "diagnose/schedule_witness.h"
@@ -34,16 +36,8 @@ enum class Verdict {
   kInherent,       // no script fits (proven)
   kUndetermined,
 };
-std::string_view VerdictName(
-    Verdict v);  // "feasible", "policy-induced", "inherent", "undetermined"
-
-struct InherentProof {
-  enum class Kind { kStaticBound, kCut, kWindowUnsat };
-  Kind kind = Kind::kStaticBound;
-  OperatorNeed need;   // kStaticBound: what needs more than the budget (op -1: the final pins)
-  CutArgument cut;     // kCut: the frame whose cut (or kept storages) exceeds the budget
-  WindowQuery window;  // kWindowUnsat: the UNSAT query
-};
+// "feasible", "policy-induced", "inherent", "undetermined"
+std::string_view VerdictName(Verdict v);
 
 struct ClassifyOptions {
   WitnessOptions witness;  // its heuristics: explain puts the run's heuristic first
@@ -62,8 +56,10 @@ struct Classification {
   std::optional<RunResult> run;           // explain: the heuristic's run
   std::optional<RematFrontier> frontier;  // explain: at its OOM
   MemoryBound static_bound;
-  std::optional<InherentProof> proof;
-  WitnessSearch witness_search;
+  // What proves the verdict: kScript for feasible and policy-induced,
+  // kStaticBound, kCut or kUnsatWindow for inherent; none when undetermined.
+  std::optional<Certificate> certificate;
+  WitnessSearch witness_search;             // its witness, if any, is the script certificate's
   std::vector<WindowQuery> window_queries;  // in the order asked
   int64_t proven_infeasible_below = 0;  // every budget below is proven infeasible (static bound)
   bool from_store = false;  // the certificate came from the certificate store (checked again here)

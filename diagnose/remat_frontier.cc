@@ -3,12 +3,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <span>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
 
 #include "checker/eviction_script.h"
+#include "checker/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -29,22 +31,36 @@ StorageGraph BuildStorageGraph(const Trace& trace) {
 
 // Keeps the evicted storages only.
 struct Evicted {
-  const StepwiseRuntime* state = nullptr;
+  const Engine* state = nullptr;
   bool operator()(StorageGraph::vertex_descriptor v) const {
     return !state->material(static_cast<StorageId>(v));
   }
 };
 
-ScriptedRun RunForFrontier(const Trace& trace, const ReplayConfig& config) {
-  if (config.runtime == RuntimeKind::kV1)
-    throw Error("the frontier needs a RuntimeV2 runtime, not RuntimeV1");
+void CheckFrontierConfig(const ReplayConfig& config) {
+  RequireRuntimeV2(config.runtime, "the frontier");
   if (config.script) throw Error("the frontier analyses a heuristic run, not a scripted one");
-  return ScriptOfRun(trace, config);
 }
 
 }  // namespace
 
-RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
+std::string_view ArgStateName(ArgState s) {
+  switch (s) {
+    case ArgState::kPinned:
+      return "pinned";
+    case ArgState::kLocked:
+      return "locked";
+    case ArgState::kHeldAbove:
+      return "held-above";
+    case ArgState::kEvicted:
+      return "evicted";
+    case ArgState::kUnlocked:
+      return "unlocked";
+  }
+  return "?";
+}
+
+RematFrontier AnalyzeFrontier(const Engine& state, int64_t budget) {
   const Trace& trace = state.trace();
   const size_t ns = trace.storages.size();
   auto size = [&](StorageId s) { return trace.storages[s].size; };
@@ -76,7 +92,8 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
   std::vector<uint8_t> held_outside(ns, 0);  // locked by an outer frame
   std::vector<uint8_t> mark(ns, 0);
   for (size_t k = 0; k < frames.size(); ++k) {
-    const StepwiseRuntime::Frame& sf = frames[k];
+    const Engine::Frame& sf = frames[k];
+    const std::span<const TensorId> undefined_args = state.frame_args(sf);
     const Operator& op = trace.op_of(sf.tensor);
     FrontierFrame fr;
     fr.depth = static_cast<int32_t>(k);
@@ -84,10 +101,9 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
     fr.remat = sf.remat;
     fr.request = op.total_size;
     std::vector<TensorId> locked_args = op.args;
-    for (TensorId u : sf.undefined_args)
+    for (TensorId u : undefined_args)
       locked_args.erase(std::find(locked_args.begin(), locked_args.end(), u));
-    locked_args.insert(locked_args.end(), sf.undefined_args.begin(),
-                       sf.undefined_args.begin() + sf.next);
+    locked_args.insert(locked_args.end(), undefined_args.begin(), undefined_args.begin() + sf.next);
     for (TensorId a : locked_args) {
       StorageId s = trace.tensors[a].storage;
       ++occurrences[s];
@@ -96,9 +112,21 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
       fr.locks.push_back(s);
       if (!held_outside[s]) fr.new_locked_bytes += size(s);
     }
+    for (TensorId a : op.args) {
+      StorageId s = trace.tensors[a].storage;
+      if (std::any_of(fr.args.begin(), fr.args.end(),
+                      [&](const FrontierArg& x) { return x.storage == s; }))
+        continue;  // duplicates name one storage
+      ArgState st = state.pinned(s)      ? ArgState::kPinned
+                    : !state.material(s) ? ArgState::kEvicted
+                    : held_outside[s]    ? ArgState::kHeldAbove
+                    : mark[s]            ? ArgState::kLocked
+                                         : ArgState::kUnlocked;
+      fr.args.push_back({a, s, st});
+    }
     for (StorageId s : fr.locks) mark[s] = 0;
-    for (size_t i = sf.next + (sf.awaiting ? 1 : 0); i < sf.undefined_args.size(); ++i)
-      if (!state.defined(sf.undefined_args[i])) fr.missing.push_back(sf.undefined_args[i]);
+    for (size_t i = sf.next + (sf.awaiting ? 1 : 0); i < undefined_args.size(); ++i)
+      if (!state.defined(undefined_args[i])) fr.missing.push_back(undefined_args[i]);
     // Completion need: pinned, what the outer frames hold now, all of this
     // frame's (unpinned) arguments, and its request.
     int64_t need = f.pinned_bytes + fr.request;
@@ -160,7 +188,7 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
   }
 
   // The rest of this program step's recursion, evicting nothing.
-  StepwiseRuntime rest = state;
+  Engine rest = state;
   for (int64_t guard = 0; guard < 1'000'000; ++guard) {
     PredictedComputation pc;
     pc.tensor = rest.tensor();
@@ -177,21 +205,20 @@ RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget) {
 }
 
 RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
-  ScriptedRun sr = RunForFrontier(trace, config);
-  if (sr.run.outcome != Outcome::kOom || !sr.run.oom)
+  CheckFrontierConfig(config);
+  ReplayState run = ReplayWithState(trace, config);
+  if (run.result.outcome != Outcome::kOom || !run.result.oom)
     throw Error(fmt::format(
         "the run does not end in an OOM (result: {}); a decision point can be given instead",
-        OutcomeName(sr.run.outcome)));
-  const OomContext& oom = *sr.run.oom;
-  StepwiseRuntime state = StateAtEvent(trace, EagerEvictions(config.runtime), sr.script,
-                                       sr.script.entries.size(), oom.event);
-  RematFrontier f = AnalyzeFrontier(state, config.budget);
+        OutcomeName(run.result.outcome)));
+  const OomContext& oom = *run.result.oom;
+  RematFrontier f = AnalyzeFrontier(run.engine, config.budget);
   f.at_oom = true;
   if (f.memory_usage != oom.memory_usage || f.pinned_bytes != oom.pinned_memory ||
       f.locked_bytes != oom.locked_memory || f.request != oom.request ||
       static_cast<int32_t>(f.frames.size()) != oom.remat_depth + 1)
     throw Error(fmt::format(
-        "internal error: the reconstructed OOM state (memory {}, pinned {}, locked {}, depth {}) "
+        "internal error: the frontier's OOM state (memory {}, pinned {}, locked {}, depth {}) "
         "differs from the run's (memory {}, pinned {}, locked {}, depth {})",
         f.memory_usage, f.pinned_bytes, f.locked_bytes, f.frames.size() - 1, oom.memory_usage,
         oom.pinned_memory, oom.locked_memory, oom.remat_depth));
@@ -199,15 +226,15 @@ RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config) {
 }
 
 RematFrontier FrontierAtDecision(const Trace& trace, const ReplayConfig& config, int64_t decision) {
-  ScriptedRun sr = RunForFrontier(trace, config);
-  const int64_t decisions = static_cast<int64_t>(sr.script.entries.size());
-  if (decision < 0 || decision >= decisions)
-    throw Error(fmt::format("decision {} does not exist: the run has {} decisions (0..{})",
-                            decision, decisions, decisions - 1));
-  StepwiseRuntime state =
-      StateAtEvent(trace, EagerEvictions(config.runtime), sr.script, static_cast<size_t>(decision),
-                   sr.script.entries[decision].event);
-  RematFrontier f = AnalyzeFrontier(state, config.budget);
+  CheckFrontierConfig(config);
+  if (decision < 0) throw Error(fmt::format("decision {} does not exist: decisions count from 0", decision));
+  ReplayState run = ReplayWithState(trace, config, decision);
+  if (run.result.outcome != Outcome::kStopped) {
+    const int64_t decisions = run.engine.decisions();
+    throw Error(fmt::format("decision {} does not exist: the run has {} decisions (0..{})", decision,
+                            decisions, decisions - 1));
+  }
+  RematFrontier f = AnalyzeFrontier(run.engine, config.budget);
   f.decision = decision;
   return f;
 }

@@ -24,13 +24,31 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "checker/engine.h"
 #include "checker/replay.h"
-#include "checker/stepwise_runtime.h"
 #include "model/trace.h"
 
 namespace dtr {
+
+// The state of one argument storage of a frame's operator at the frontier.
+enum class ArgState {
+  kPinned,     // a pinned storage
+  kLocked,     // material, locked by this frame and by no outer one
+  kHeldAbove,  // material, locked by an outer frame already
+  kEvicted,    // not material: still to be rematerialized (or being so)
+  kUnlocked,   // material but not locked by this frame (yet)
+};
+// "pinned", "locked", "held-above", "evicted", "unlocked"
+std::string_view ArgStateName(ArgState s);
+
+struct FrontierArg {
+  TensorId tensor = 0;  // the first argument naming the storage
+  StorageId storage = 0;
+  ArgState state = ArgState::kEvicted;
+};
 
 struct FrontierFrame {
   int32_t depth =
@@ -43,6 +61,7 @@ struct FrontierFrame {
   int64_t completion_need = 0;   // see the file comment
   std::vector<TensorId>
       missing;  // arguments not defined yet (still to be materialized by this frame)
+  std::vector<FrontierArg> args;  // the operator's distinct argument storages, in argument order
 };
 
 struct LockedStorage {
@@ -89,11 +108,11 @@ struct RematFrontier {
 };
 
 // From a runtime state at a computation point.
-RematFrontier AnalyzeFrontier(const StepwiseRuntime& state, int64_t budget);
+RematFrontier AnalyzeFrontier(const Engine& state, int64_t budget);
 
 // At the OOM of the run `config` describes (a heuristic run; RuntimeV2
-// family). Throws Error if the run does not end in an OOM. The reconstructed
-// state is checked against the run's OOM context.
+// family). Throws Error if the run does not end in an OOM. The analysed
+// state is the engine's where the run stopped, checked against its OOM context.
 RematFrontier FrontierAtOom(const Trace& trace, const ReplayConfig& config);
 // Just before decision `decision` of that run (0-based). Throws Error if the
 // run has fewer decisions.

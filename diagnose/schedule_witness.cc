@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "checker/schedule_checker.h"
 #include "checker/script_builder.h"
-#include "checker/stepwise_runtime.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -46,7 +46,7 @@ class Searcher {
                                          const std::string& what) {
     try {
       return ScriptOfRun(trace_, c);
-    } catch (const Error& e) {
+    } catch (const SimrdAssertionError& e) {
       Note(source, what, e.what());
       return std::nullopt;
     }
@@ -146,7 +146,10 @@ class Searcher {
   // Records the decisions of the explained run, with their runner-ups.
   class DecisionLog : public ReplayObserver {
    public:
-    void OnDecision(const DecisionPoint& d) override { decisions.push_back(d); }
+    Flow OnDecision(const DecisionPoint& d) override {
+    decisions.push_back(d);
+    return Flow::kContinue;
+  }
     std::vector<DecisionPoint> decisions;
   };
 
@@ -159,7 +162,7 @@ class Searcher {
     c.observer = &log;
     try {
       Replay(trace_, c);
-    } catch (const Error& e) {
+    } catch (const SimrdAssertionError& e) {
       Note("counterfactual", fmt::format("{} at budget {}", h->name, budget_), e.what());
       return false;
     }
@@ -241,8 +244,7 @@ class Searcher {
       if (st.target == last + 1) stop_step = s;
     }
     // The run's state at the first computation of the window's first operator.
-    StepwiseRuntime rt =
-        StateBeforeStep(trace_, EagerEvictions(o_.runtime), first_run_->script, first_step);
+    Engine rt = ScriptedStateBeforeStep(trace_, o_.runtime, first_run_->script, first_step);
     std::vector<uint8_t> entry(trace_.storages.size(), 0);
     for (StorageId s = 0; s < static_cast<StorageId>(entry.size()); ++s) entry[s] = rt.material(s);
     std::string what =
@@ -316,8 +318,7 @@ class Searcher {
 
 WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
                                   const WitnessOptions& options, const WitnessProgress& progress) {
-  if (options.runtime == RuntimeKind::kV1)
-    throw Error("witness search needs a RuntimeV2 runtime, not RuntimeV1");
+  RequireRuntimeV2(options.runtime, "witness search");
   return Searcher(trace, baseline_memory, budget, options, progress).Run();
 }
 

@@ -3,12 +3,18 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "model/echo.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -16,7 +22,7 @@ namespace dtr {
 const Tensor& Trace::tensor_named(const std::string& name) const {
   for (const Tensor& t : tensors)
     if (t.name == name) return t;
-  throw Error(fmt::format("{}: no tensor named '{}'", source, name));
+  throw Error(fmt::format("{}: no tensor named '{}'", source, Echo(name)));
 }
 
 void BuildStorageAdjacency(Trace& trace) {
@@ -92,7 +98,7 @@ class Parser {
 
  private:
   [[noreturn]] void Fail(int line, const std::string& message) const {
-    throw Error(fmt::format("{}:{}: {}", trace_.source, line, message));
+    throw InputError(fmt::format("{}:{}: {}", trace_.source, line, message));
   }
 
   Instruction Decode(const std::string& text, int line) const;
@@ -116,6 +122,7 @@ class Parser {
   std::unordered_set<std::string> tensor_names_;     // every tensor name ever created
   std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
   std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
+  int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
 };
 
 const json& Parser::Field(const json& j, const char* key, int line) const {
@@ -134,21 +141,25 @@ std::string Parser::StringField(const json& j, const char* key, int line) const 
 // of decimal digits ("733881", "-1"). JSON integers are accepted too.
 int64_t Parser::IntegerField(const json& j, const char* key, int line) const {
   const json& v = Field(j, key, line);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    Fail(line, fmt::format("\"{}\" is too large: {} (at most {})", key, v.dump(), INT64_MAX));
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_string()) {
     const std::string& s = v.get_ref<const std::string&>();
-    size_t i = 0;
-    bool negative = false;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
-    if (i == s.size()) Fail(line, fmt::format("\"{}\" must be an integer, got \"{}\"", key, s));
+    // Python's int() takes a leading '+'; from_chars does not.
+    size_t skip = !s.empty() && s[0] == '+' ? 1 : 0;
+    const char* begin = s.data() + skip;
+    const char* end = s.data() + s.size();
     int64_t value = 0;
-    for (; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9')
-        Fail(line, fmt::format("\"{}\" must be an integer, got \"{}\"", key, s));
-      if (value > (INT64_MAX - 9) / 10) Fail(line, fmt::format("\"{}\" is too large: {}", key, s));
-      value = value * 10 + (s[i] - '0');
-    }
-    return negative ? -value : value;
+    auto [stop, ec] = std::from_chars(begin, end, value);
+    bool digits = begin != end && (std::isdigit(static_cast<unsigned char>(*begin)) ||
+                                   (*begin == '-' && skip == 0));
+    if (!digits || stop != end || (ec != std::errc() && ec != std::errc::result_out_of_range))
+      Fail(line, fmt::format("\"{}\" must be an integer, got \"{}\"", key, Echo(s)));
+    if (ec == std::errc::result_out_of_range)
+      Fail(line, *begin == '-' ? fmt::format("\"{}\" is too small: {} (at least {})", key, Echo(s), INT64_MIN)
+                               : fmt::format("\"{}\" is too large: {} (at most {})", key, Echo(s), INT64_MAX));
+    return value;
   }
   Fail(line, fmt::format("\"{}\" must be an integer", key));
 }
@@ -182,7 +193,7 @@ Instruction Parser::Decode(const std::string& text, int line) const {
     in.kind = Kind::kMemory;
     in.name = StringField(j, "NAME", line);
     in.number = IntegerField(j, "MEMORY", line);
-    if (in.number < 0) Fail(line, fmt::format("MEMORY of {} is negative", in.name));
+    if (in.number < 0) Fail(line, fmt::format("MEMORY of {} is negative", Echo(in.name)));
   } else if (instr == "COPY" || instr == "COPY_FROM") {
     in.kind = instr == "COPY" ? Kind::kCopy : Kind::kCopyFrom;
     in.name = StringField(j, "DST", line);
@@ -196,7 +207,7 @@ Instruction Parser::Decode(const std::string& text, int line) const {
     in.name = StringField(j, "NAME", line);
     in.args = StringList(j, "ARGS", line);
     in.number = IntegerField(j, "TIME", line);
-    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", in.name));
+    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
   } else if (instr == "MUTATE") {
     in.kind = Kind::kMutate;
     in.name = StringField(j, "NAME", line);
@@ -208,7 +219,7 @@ Instruction Parser::Decode(const std::string& text, int line) const {
       in.mutate.push_back(e.get<int64_t>());
     }
     in.number = IntegerField(j, "TIME", line);
-    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", in.name));
+    if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
   } else if (instr == "ANNOTATE") {
     in.kind = Kind::kAnnotate;
     in.name = StringField(j, "ANNOTATION", line);
@@ -217,7 +228,7 @@ Instruction Parser::Decode(const std::string& text, int line) const {
     in.name = StringField(j, "NAME", line);
     in.number = IntegerField(j, "ALIAS", line);
   } else {
-    Fail(line, fmt::format("unknown instruction \"{}\"", instr));
+    Fail(line, fmt::format("unknown instruction \"{}\"", Echo(instr)));
   }
   return in;
 }
@@ -234,14 +245,14 @@ Trace Parser::Parse(std::istream& in) {
       text.pop_back();
     code.push_back(Decode(text, line));
   }
-  if (in.bad()) throw Error(fmt::format("{}: read error", trace_.source));
-  if (line == 0) throw Error(fmt::format("{}: empty trace", trace_.source));
+  if (in.bad()) throw InputError(SystemErrorMessage(trace_.source, "read error"));
+  if (line == 0) throw InputError(fmt::format("{}: empty trace", trace_.source));
   size_t start = 0;
   while (start < code.size() &&
          !(code[start].kind == Kind::kAnnotate && code[start].name == "START"))
     ++start;
   if (start == code.size())
-    throw Error(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
+    throw InputError(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
   Build(code, start + 1);
   BuildStorageAdjacency(trace_);
   return std::move(trace_);
@@ -249,7 +260,7 @@ Trace Parser::Parse(std::istream& in) {
 
 TensorId Parser::Lookup(const std::string& name, int line, const char* role) const {
   auto it = names_.find(name);
-  if (it == names_.end()) Fail(line, fmt::format("{} '{}' is not defined", role, name));
+  if (it == names_.end()) Fail(line, fmt::format("{} '{}' is not defined", role, Echo(name)));
   return it->second;
 }
 
@@ -266,7 +277,7 @@ void Parser::Bind(const std::string& name, TensorId t) {
 void Parser::Get(TensorId t, int line, const std::string& what) {
   if (storage_refs_[trace_.tensors[t].storage] <= 0)
     Fail(line, fmt::format("{} refers to '{}' after its last reference was released", what,
-                           trace_.tensors[t].name));
+                           Echo(trace_.tensors[t].name)));
   ++storage_refs_[trace_.tensors[t].storage];
   ++tensor_refs_[t];
   trace_.program.push_back({StepKind::kGet, t, line});
@@ -275,7 +286,7 @@ void Parser::Get(TensorId t, int line, const std::string& what) {
 void Parser::Release(TensorId t, int line, const std::string& what) {
   if (tensor_refs_[t] <= 0 || storage_refs_[trace_.tensors[t].storage] <= 0)
     Fail(line, fmt::format("{} releases '{}', which holds no reference any more", what,
-                           trace_.tensors[t].name));
+                           Echo(trace_.tensors[t].name)));
   --storage_refs_[trace_.tensors[t].storage];
   --tensor_refs_[t];
   trace_.program.push_back({StepKind::kRelease, t, line});
@@ -285,6 +296,22 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
                     const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
                     const std::vector<std::string>& names, bool constant, int line) {
   OpId id = static_cast<OpId>(trace_.ops.size());
+  // Every sum the replay forms (memory in use, a budget comparison, region
+  // compute) stays below 2^63 when all sizes, and all compute, sum to at
+  // most 2^62: memory in use never exceeds all storages plus one operator's
+  // copies. Clock and remat compute can still grow past that by
+  // recomputation; the engine checks those additions.
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (int64_t size : sizes) {
+    if (size > kLimit - size_sum_)
+      Fail(line, fmt::format("the trace's MEMORY sizes sum to more than 2^62 bytes here; dtrcheck's memory "
+                             "arithmetic would overflow"));
+    size_sum_ += size;
+  }
+  if (compute > kLimit - compute_sum_)
+    Fail(line, fmt::format("the trace's TIME values sum to more than 2^62 here; dtrcheck's clock arithmetic "
+                           "would overflow"));
+  compute_sum_ += compute;
   Operator op;
   op.name = fmt::format("{}/{}", base, id);
   op.compute = compute;
@@ -295,7 +322,7 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   op.line = line;
   for (size_t i = 0; i < names.size(); ++i) {
     if (!tensor_names_.insert(names[i]).second)
-      Fail(line, fmt::format("tensor name '{}' is defined twice", names[i]));
+      Fail(line, fmt::format("tensor name '{}' is defined twice", Echo(names[i])));
     TensorId tid = static_cast<TensorId>(trace_.tensors.size());
     Tensor t;
     t.name = names[i];
@@ -336,14 +363,14 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
   auto next = [&](const Instruction& owner, Kind want, const std::string& result) -> const Instruction& {
     if (pc >= code.size())
       Fail(owner.line, fmt::format("{} result {} has no {} line (the trace ends)", KindName(owner.kind),
-                                   result, KindName(want)));
+                                   Echo(result), KindName(want)));
     const Instruction& in = code[pc++];
     if (in.kind != want)
       Fail(in.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
-                                KindName(owner.kind), result, KindName(in.kind)));
+                                KindName(owner.kind), Echo(result), KindName(in.kind)));
     if (in.name != result)
       Fail(in.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
-                                in.name, KindName(owner.kind), result));
+                                Echo(in.name), KindName(owner.kind), Echo(result)));
     return in;
   };
 
@@ -351,7 +378,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
     const Instruction& in = code[pc++];
     switch (in.kind) {
       case Kind::kConstant: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", in.name));
+        if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
         const Instruction& mem = next(in, Kind::kMemory, in.name);
         OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
         TensorId t = trace_.ops[op].first_output;
@@ -360,7 +387,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         break;
       }
       case Kind::kCopy: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("COPY destination '{}' is already defined", in.name));
+        if (names_.count(in.name)) Fail(in.line, fmt::format("COPY destination '{}' is already defined", Echo(in.name)));
         TensorId t = Lookup(in.src, in.line, "COPY source");
         Get(t, in.line, "COPY");
         Bind(in.name, t);
@@ -372,17 +399,17 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         break;
       }
       case Kind::kCall: {
-        if (in.results.empty()) Fail(in.line, fmt::format("CALL {} has no results", in.name));
+        if (in.results.empty()) Fail(in.line, fmt::format("CALL {} has no results", Echo(in.name)));
         std::vector<TensorId> args;
         for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
         std::vector<int64_t> sizes, aliases;
         for (const std::string& r : in.results) {
-          if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", r));
+          if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
           const Instruction& mem = next(in, Kind::kMemory, r);
           const Instruction& alias = next(in, Kind::kAlias, r);
           if (alias.number < -1 || alias.number >= static_cast<int64_t>(args.size()))
-            Fail(alias.line, fmt::format("ALIAS of {} is {}, but {} has {} arguments", r, alias.number,
-                                         in.name, args.size()));
+            Fail(alias.line, fmt::format("ALIAS of {} is {}, but {} has {} arguments", Echo(r),
+                                         alias.number, Echo(in.name), args.size()));
           aliases.push_back(alias.number);
           sizes.push_back(alias.number != -1 ? 0 : mem.number);
         }
@@ -426,7 +453,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
       case Kind::kMemory:
       case Kind::kAlias:
         Fail(in.line, fmt::format("{} line for '{}' does not follow a CONSTANT or CALL", KindName(in.kind),
-                                  in.name));
+                                  Echo(in.name)));
     }
   }
 
@@ -449,8 +476,12 @@ Trace ParseTraceString(std::string_view text, const std::string& source) {
 }
 
 Trace LoadTrace(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a trace file", path));
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open the trace file", path));
+  if (!in) throw InputError(SystemErrorMessage(path, "cannot open the trace file"));
   return ParseTrace(in, path);
 }
 

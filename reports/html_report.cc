@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/instability_report.h"
 #include "reports/number_format.h"
+#include "reports/proof_report.h"
 #include "reports/report_json.h"
 #include "reports/report_text.h"
 #include "reports/svg_plot.h"
@@ -136,15 +138,12 @@ double RowRatio(const ReportModel& m, const BudgetRow& row) {
 
 std::string BytesAxisLabel(double v) { return CompactBytes(static_cast<int64_t>(std::llround(v))); }
 
-// The atlas' feasibility holes narrower than the grid's mean step.
-std::vector<FeasibilityHole> NarrowHoles(const ReportModel& m) {
-  std::vector<FeasibilityHole> out;
-  if (!m.atlas || m.atlas->atlas.stopped || m.rows.size() < 2) return out;
-  const double base = static_cast<double>(m.trace.baseline.memory);
-  double step = (RowRatio(m, m.rows.back()) - RowRatio(m, m.rows.front())) /
-                static_cast<double>(m.rows.size() - 1);
-  for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
-    if (static_cast<double>(h.width()) / base < step) out.push_back(h);
+// The atlas' feasibility inversions that no grid inversion contains.
+std::vector<ExactInversion> MissedInversions(const ReportModel& m) {
+  std::vector<ExactInversion> out;
+  if (!m.curve.exact_inversions) return out;
+  for (const ExactInversion& v : *m.curve.exact_inversions)
+    if (v.missed_by_grid()) out.push_back(v);
   return out;
 }
 
@@ -201,16 +200,14 @@ std::string BudgetCurveSvg(const ReportModel& m) {
                              ByteInterval(lo, hi), GroupedInt(hi - lo + 1)),
                  2.0);
   } else {
-    for (const OomBand& b : m.curve.oom_bands) {
-      double a = b.first_run > 0
-                     ? (RowRatio(m, rows[b.first_run - 1]) + RowRatio(m, rows[b.first_run])) / 2
-                     : xlo;
-      double z = b.last_run + 1 < rows.size()
-                     ? (RowRatio(m, rows[b.last_run]) + RowRatio(m, rows[b.last_run + 1])) / 2
+    for (const OomStretch& b : m.curve.oom_stretches) {
+      double a = b.from > 0 ? (RowRatio(m, rows[b.from - 1]) + RowRatio(m, rows[b.from])) / 2 : xlo;
+      double z = b.to + 1 < rows.size()
+                     ? (RowRatio(m, rows[b.to]) + RowRatio(m, rows[b.to + 1])) / 2
                      : xhi;
       plot.VBand(a, z, "band-grid",
-                 fmt::format("OOM on the grid: ratios {} to {}", RatioLabel(rows[b.first_run]),
-                             RatioLabel(rows[b.last_run])));
+                 fmt::format("OOM on the grid: ratios {} to {}", RatioLabel(rows[b.from]),
+                             RatioLabel(rows[b.to])));
       for (const auto& [lo, hi] : b.known_oom) {
         double hi_ratio = hi == kInfiniteBudget ? xhi : (static_cast<double>(hi) + 1) / base;
         plot.VBand(static_cast<double>(lo) / base, hi_ratio, "band-exact",
@@ -245,24 +242,25 @@ std::string BudgetCurveSvg(const ReportModel& m) {
     else
       plot.Triangle(RowRatio(m, r), yhi, 5, "pt-thrash", title);
   }
-  for (const OomBand& b : m.curve.oom_bands) {
-    if (!(b.feasible_below && b.feasible_above)) continue;
-    double mid = (RowRatio(m, rows[b.first_run]) + RowRatio(m, rows[b.last_run])) / 2;
+  for (const ScanInversion& v : m.curve.analysis.inversions) {
+    double mid = (RowRatio(m, rows[v.oom_from]) + RowRatio(m, rows[v.oom_to])) / 2;
     plot.Triangle(mid, yhi, 7, "inv-mark",
-                  "feasibility inversion: OOM with feasible budgets below and above");
+                  "feasibility inversion: OOM with feasible budgets right below and right above");
     plot.Label(mid, yhi, "inversion", "inv-label", 0, 24, "middle");
   }
-  // Holes narrower than the grid step: a mark on top, as no grid point can
-  // show them.
-  for (const FeasibilityHole& h : NarrowHoles(m)) {
-    double x = (static_cast<double>(h.lo) + static_cast<double>(h.width()) / 2) / base;
-    plot.Triangle(x, yhi, 4, "hole-mark",
-                  fmt::format("feasibility hole narrower than the grid step: {} bytes ({} wide)",
-                              ByteInterval(h.lo, h.hi), GroupedInt(h.width())));
+  // Inversions of the atlas that the grid steps over: a mark on top, as no
+  // grid point can show them.
+  for (const ExactInversion& v : MissedInversions(m)) {
+    double x =
+        (static_cast<double>(v.first_oom_byte) + static_cast<double>(v.oom_width()) / 2) / base;
+    plot.Triangle(
+        x, yhi, 4, "hole-mark",
+        fmt::format("feasibility inversion between grid points: {} bytes ({} wide)",
+                    ByteInterval(v.first_oom_byte, v.last_oom_byte), GroupedInt(v.oom_width())));
   }
-  for (const Cliff& c : m.curve.cliffs) {
-    double x = (RowRatio(m, rows[c.low_run]) + RowRatio(m, rows[c.high_run])) / 2;
-    double y = std::max(rows[c.low_run].run.overhead, rows[c.high_run].run.overhead);
+  for (const ScanCliff& c : m.curve.analysis.cliffs) {
+    double x = (RowRatio(m, rows[c.lower]) + RowRatio(m, rows[c.upper])) / 2;
+    double y = std::max(rows[c.lower].run.overhead, rows[c.upper].run.overhead);
     plot.Label(x, y, fmt::format("x{:.2f}", c.factor), "cliff-label", 0, -10, "middle");
   }
   return plot.Finish("budget curve: overhead against budget ratio");
@@ -272,22 +270,21 @@ std::string CurveLegend(const ReportModel& m) {
   bool thrash = false;
   for (const BudgetRow& r : m.rows) thrash |= r.run.result.outcome == Outcome::kThrash;
   const bool exact = m.atlas && !m.atlas->atlas.stopped;
-  const bool narrow_holes = exact && !NarrowHoles(m).empty();
+  const bool missed = exact && !MissedInversions(m).empty();
   std::string regimes;
   std::vector<std::string> lines = RegimeLines(m);
-  for (size_t i = 0; i < m.curve.regimes.size(); ++i)
-    if (m.curve.regimes[i].outcome == Outcome::kPass)
+  for (size_t i = 0; i < m.curve.analysis.regimes.size(); ++i)
+    if (m.curve.analysis.regimes[i].outcome == Outcome::kPass)
       regimes += fmt::format("<span><span class=\"sw reg{}\"></span>{}</span>", i % 8, H(lines[i]));
   return std::string("<div class=\"legend\">") +
          "<span><span class=\"sw\" style=\"background:var(--pass)\"></span>feasible runs "
          "(overhead; points coloured by regime)</span>" +
          (exact ? "<span><span class=\"sw\" style=\"background:var(--oom-hard)\"></span>budgets "
                   "that fail, exact to the byte (atlas)</span>" +
-                      std::string(narrow_holes
-                                      ? "<span><span class=\"sw\" "
-                                        "style=\"background:var(--oom)\"></span>&#9660; hole "
-                                        "narrower than the grid step</span>"
-                                      : "")
+                      std::string(missed ? "<span><span class=\"sw\" "
+                                           "style=\"background:var(--oom)\"></span>&#9660; "
+                                           "inversion between grid points</span>"
+                                         : "")
                 : "<span><span class=\"sw\" style=\"background:var(--oom-soft)\"></span>OOM on the "
                   "grid</span><span><span class=\"sw\" "
                   "style=\"background:var(--oom-hard)\"></span>budgets proven to OOM (exact byte "
@@ -300,25 +297,25 @@ std::string CurveLegend(const ReportModel& m) {
          "</div><div class=\"legend\">" + regimes + "</div>";
 }
 
-// The atlas findings and its holes, under the budget curve.
+// The atlas findings and its feasibility inversions, under the budget curve.
 void WriteAtlas(std::ostream& out, const ReportModel& m) {
   fmt::print(out, "<h3>Exact budget atlas</h3>");
   for (const std::string& f : AtlasFindings(m)) fmt::print(out, "<p>{}</p>", H(f));
-  if (!m.atlas || m.atlas->atlas.summary.holes.empty()) return;
+  if (!m.curve.exact_inversions || m.curve.exact_inversions->empty()) return;
   const double base = static_cast<double>(m.trace.baseline.memory);
   fmt::print(out,
-             "<table><thead><tr><th>feasibility hole (bytes)</th><th class=\"num\">width "
-             "(bytes)</th><th>ratios</th><th>outcome</th><th class=\"num\">intervals</th></tr>"
-             "</thead><tbody>");
-  for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
+             "<table><thead><tr><th>feasibility inversion: OOM budgets (bytes)</th><th "
+             "class=\"num\">width (bytes)</th><th>ratios</th><th class=\"num\">intervals</th>"
+             "<th>on the grid</th></tr></thead><tbody>");
+  for (const ExactInversion& v : *m.curve.exact_inversions)
     fmt::print(out,
                "<tr class=\"oom\"><td class=\"mono\">{}</td><td class=\"num\">{}</td><td "
-               "class=\"mono\">{:.9f} to {:.9f}</td><td>{}</td><td class=\"num\">{}</td></tr>",
-               ByteInterval(h.lo, h.hi), GroupedInt(h.width()), h.lo / base, h.hi / base,
-               h.has_oom && h.has_thrash ? "oom and thrash"
-               : h.has_thrash            ? "thrash"
-                                         : "oom",
-               h.last - h.first + 1);
+               "class=\"mono\">{:.9f} to {:.9f}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+               ByteInterval(v.first_oom_byte, v.last_oom_byte), GroupedInt(v.oom_width()),
+               v.first_oom_byte / base, v.last_oom_byte / base,
+               v.last_interval - v.first_interval + 1,
+               v.grid_inversion ? fmt::format("inversion {}", *v.grid_inversion + 1)
+                                : std::string("missed by the grid"));
   fmt::print(out, "</tbody></table>");
 }
 
@@ -383,8 +380,8 @@ std::string TimelineLegend() {
 
 // Cumulative bars: what is held when each pending frame is reached, against
 // the budget line; the last bar adds the request that did not fit.
-std::string FrontierSvg(const ReportModel& m, const OomFrontier& f) {
-  const OomContext& o = f.oom;
+std::string FrontierSvg(const Trace& trace, const ReportModel& m, const OomFrontier& f) {
+  const RematFrontier& r = f.frontier;
   const int64_t budget = m.rows[f.runs.front()].run.result.budget;
   struct Bar {
     std::string label, value;
@@ -392,52 +389,58 @@ std::string FrontierSvg(const ReportModel& m, const OomFrontier& f) {
     std::string css, title;
   };
   std::vector<Bar> bars;
-  int64_t cum = o.pinned_memory;
-  bars.push_back({"pinned (constants and pinned outputs)", GroupedInt(o.pinned_memory), 0, cum,
+  int64_t cum = r.pinned_bytes;
+  bars.push_back({"pinned (constants and pinned outputs)", GroupedInt(r.pinned_bytes), 0, cum,
                   "bar-pinned", "pinned storages in memory"});
+  auto op_name = [&](const FrontierFrame& fr) { return trace.op_of(fr.tensor).name; };
   // Runs of three or more frames that lock nothing new (their arguments are
   // being rematerialized, or already held above) are drawn as one row.
-  for (size_t i = 0; i < f.frames.size();) {
+  for (size_t i = 0; i < r.frames.size();) {
     size_t j = i;
-    while (j < f.frames.size() && f.frames[j].locked_bytes == 0) ++j;
+    while (j < r.frames.size() && r.frames[j].new_locked_bytes == 0) ++j;
     if (j - i >= 3) {
       std::string ops;
       for (size_t k = i; k < j && k < i + 12; ++k)
-        ops += fmt::format("\n  depth {}: {}", f.frames[k].depth, f.frames[k].op);
+        ops += fmt::format("\n  depth {}: {}", r.frames[k].depth, op_name(r.frames[k]));
       if (j - i > 12) ops += "\n  ...";
       bars.push_back(
-          {fmt::format("depths {}-{}: {} frames locking nothing new", f.frames[i].depth,
-                       f.frames[j - 1].depth, j - i),
+          {fmt::format("depths {}-{}: {} frames locking nothing new", r.frames[i].depth,
+                       r.frames[j - 1].depth, j - i),
            "+0", cum, cum, "bar-locked",
            "pending rematerializations whose arguments are evicted or held above:" + ops});
       i = j;
       continue;
     }
-    const ReportFrame& fr = f.frames[i++];
+    const FrontierFrame& fr = r.frames[i++];
     std::string args;
     for (const FrontierArg& a : fr.args)
-      args += fmt::format("\n  {} {} bytes: {}", a.tensor, GroupedInt(a.storage_size), a.state);
+      args += fmt::format("\n  {} {} bytes: {}", trace.tensors[a.tensor].name,
+                          GroupedInt(trace.storages[a.storage].size), ArgStateName(a.state));
     std::string label =
         fmt::format("{}{} {}", fr.depth == 0 ? "program op " : fmt::format("depth {}: ", fr.depth),
-                    fr.op, fr.depth == 0 ? "" : "(remat)");
-    bars.push_back({label, fmt::format("+{}", GroupedInt(fr.locked_bytes)), cum,
-                    cum + fr.locked_bytes, "bar-locked",
-                    fmt::format("{} computing {}; arguments:{}", fr.op, fr.tensor, args)});
-    cum += fr.locked_bytes;
+                    op_name(fr), fr.depth == 0 ? "" : "(remat)");
+    bars.push_back({label, fmt::format("+{}", GroupedInt(fr.new_locked_bytes)), cum,
+                    cum + fr.new_locked_bytes, "bar-locked",
+                    fmt::format("{} computing {}; arguments:{}", op_name(fr),
+                                trace.tensors[fr.tensor].name, args)});
+    cum += fr.new_locked_bytes;
   }
-  if (o.locked_memory != f.frame_locked_bytes) {
-    int64_t other = o.locked_memory - f.frame_locked_bytes;
+  int64_t frame_locked = 0;
+  for (const FrontierFrame& fr : r.frames) frame_locked += fr.new_locked_bytes;
+  if (r.locked_bytes != frame_locked) {
+    int64_t other = r.locked_bytes - frame_locked;
     bars.push_back({"other locked storages", fmt::format("{:+}", other), cum, cum + other,
                     "bar-other", "locked storages not attributed to a frame"});
     cum += other;
   }
-  bars.push_back({fmt::format("request of {}", o.op), fmt::format("+{}", GroupedInt(o.request)),
-                  cum, cum + o.request, "bar-request", "the allocation that did not fit"});
+  const std::string inner_op = op_name(r.frames.back());
+  bars.push_back({fmt::format("request of {}", inner_op), fmt::format("+{}", GroupedInt(r.request)),
+                  cum, cum + r.request, "bar-request", "the allocation that did not fit"});
   const int row_h = bars.size() > 30 ? 16 : 26;
   const int label_w = 360, value_w = 110;
   const int height = 34 + row_h * static_cast<int>(bars.size()) + 44;
   SvgPlot plot(kPlotWidth, height, label_w, value_w, 30, 44);
-  double xmax = static_cast<double>(std::max(budget, cum + o.request)) * 1.06;
+  double xmax = static_cast<double>(std::max(budget, cum + r.request)) * 1.06;
   plot.SetX({0, xmax, false, "bytes held (cumulative)", BytesAxisLabel, {}});
   plot.SetY({0, 1, false, "", nullptr, {0}});
   for (double v : LinearTicks(0, xmax, 8)) {
@@ -479,9 +482,10 @@ void WriteSummary(std::ostream& out, const ReportModel& m) {
     oom += r.run.result.outcome == Outcome::kOom;
     thrash += r.run.result.outcome == Outcome::kThrash;
   }
-  int inversion_bands = 0;
-  for (const OomBand& b : m.curve.oom_bands)
-    inversion_bands += b.feasible_below && b.feasible_above;
+  const std::vector<ScanInversion>& inversions = m.curve.analysis.inversions;
+  size_t inversion_runs = 0;
+  for (const ScanInversion& v : inversions) inversion_runs += v.oom_to - v.oom_from + 1;
+  const size_t missed = MissedInversions(m).size();
   const TraceFacts& t = m.trace;
   fmt::print(out, "<section id=\"summary\"><h2>Trace and baseline</h2><div class=\"cards\">");
   auto card = [&](const std::string& k, const std::string& v, const std::string& d, bool alert) {
@@ -502,11 +506,13 @@ void WriteSummary(std::ostream& out, const ReportModel& m) {
       "runs", GroupedInt(static_cast<int64_t>(m.rows.size())),
       fmt::format("{} pass, {} OOM{}", pass, oom, thrash ? fmt::format(", {} thrash", thrash) : ""),
       false);
-  card("feasibility inversions", std::to_string(inversion_bands),
-       fmt::format("{} OOM runs above a feasible budget", m.curve.inversions.size()),
-       inversion_bands > 0);
-  card("cliffs", std::to_string(m.curve.cliffs.size()),
-       fmt::format("overhead jumps of x{} or more", ShortDouble(m.cliff_factor)), false);
+  card("feasibility inversions", std::to_string(inversions.size()),
+       fmt::format("{} OOM run{} between feasible budgets{}", inversion_runs,
+                   inversion_runs == 1 ? "" : "s",
+                   missed ? fmt::format("; {} more between grid points (atlas)", missed) : ""),
+       !inversions.empty() || missed > 0);
+  card("cliffs", std::to_string(m.curve.analysis.cliffs.size()),
+       fmt::format("overhead jumps of more than x{}", ShortDouble(m.cliff_factor)), false);
   fmt::print(out,
              "</div><p class=\"note\">Constant memory {} bytes; bottleneck memory (largest "
              "operator with its "
@@ -519,8 +525,15 @@ void WriteSummary(std::ostream& out, const ReportModel& m) {
 std::string VerdictCell(const ReportModel& m, size_t run) {
   const BudgetVerdict* v = VerdictOf(m, run);
   if (!v) return "";
-  return fmt::format("<a href=\"#verdict-{}\" class=\"verdict-{}\">{}</a>", run, H(v->verdict),
-                     H(v->verdict));
+  return fmt::format("<a href=\"#verdict-{}\" class=\"verdict-{}\">{}</a>", run,
+                     H(VerdictLabel(*v)), H(VerdictLabel(*v)));
+}
+
+// Whether the certificate's recorded check holds, and what checked it.
+std::string CheckedCell(const BudgetVerdict& v) {
+  const std::optional<Certificate>& c = v.classification.certificate;
+  if (!c) return "no";
+  return fmt::format("{} ({})", c->Holds() ? "yes" : "NO", CheckedByName(c->checked_by));
 }
 
 void WriteRunsTable(std::ostream& out, const ReportModel& m) {
@@ -549,7 +562,7 @@ void WriteRunsTable(std::ostream& out, const ReportModel& m) {
             ? fmt::format("{:.4f}", row.run.overhead)
             : fmt::format("<span class=\"note\">({:.4f} at failure)</span>", row.run.overhead),
         H(RegimeLabel(row)), VerdictCell(m, i), GroupedInt(r.evictions()),
-        r.distinct_evicted ? fmt::format("{:.2f}", row.evictions_per_evicted_storage) : "-",
+        r.distinct_evicted ? fmt::format("{:.2f}", m.curve.points[i].evictions_per_storage()) : "-",
         GroupedInt(r.heuristic_evals), ByteInterval(r.budget_lo, r.budget_hi));
   }
   fmt::print(
@@ -564,9 +577,15 @@ void WriteRunsTable(std::ostream& out, const ReportModel& m) {
       "every memory comparison the same way: the whole interval has this outcome.</p></section>\n");
 }
 
-void WriteFrontiers(std::ostream& out, const ReportModel& m) {
-  fmt::print(out, "<section id=\"frontier\"><h2>Pinned frontier of each OOM</h2>");
-  if (m.frontiers.empty()) {
+void WriteFrontiers(std::ostream& out, const Trace& trace, const ReportModel& m) {
+  fmt::print(out, "<section id=\"frontier\"{}><h2>Pinned frontier of each OOM</h2>",
+             m.frontiers ? "" : " class=\"pending\"");
+  if (!m.frontiers) {
+    fmt::print(out, "<p>{}</p></section>\n", H(NotComputed(m.frontiers_skipped)));
+    return;
+  }
+  const std::vector<OomFrontier>& frontiers = *m.frontiers;
+  if (frontiers.empty()) {
     fmt::print(out, "<p>No run ran out of memory.</p></section>\n");
     return;
   }
@@ -578,19 +597,19 @@ void WriteFrontiers(std::ostream& out, const ReportModel& m) {
              "frame, from the program operator down to the innermost rematerialization; the last "
              "bar adds the "
              "allocation that did not fit. One chart per distinct OOM run.</p>");
-  for (size_t k = 0; k < m.frontiers.size(); ++k) {
-    const OomFrontier& f = m.frontiers[k];
+  for (size_t k = 0; k < frontiers.size(); ++k) {
+    const OomFrontier& f = frontiers[k];
     bool inversion = false;
-    for (size_t i : f.runs) inversion |= m.rows[i].inversion;
+    for (size_t i : f.runs) inversion |= m.rows[i].inversion.has_value();
     const BudgetVerdict* v = VerdictOf(m, f.runs.front());
-    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}{}</h3><p>{}</p>", k + 1, m.frontiers.size(),
+    fmt::print(out, "<h3>OOM {} of {}: ratio {}{}{}</h3><p>{}</p>", k + 1, frontiers.size(),
                H(RatioLabel(m.rows[f.runs.front()])),
                inversion ? " <span class=\"badge inv\">inversion</span>" : "",
                v ? fmt::format(" &middot; verdict at {}: {}", H(RatioLabel(m.rows[f.runs.front()])),
                                VerdictCell(m, f.runs.front()))
                  : "",
-               H(FrontierSummary(m, f)));
-    fmt::print(out, "{}\n", FrontierSvg(m, f));
+               H(FrontierSummary(trace, m, f)));
+    fmt::print(out, "{}\n", FrontierSvg(trace, m, f));
   }
   fmt::print(
       out,
@@ -606,7 +625,7 @@ void WriteFrontiers(std::ostream& out, const ReportModel& m) {
 
 }  // namespace
 
-void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
+void WriteHtmlReport(std::ostream& out, const Trace& trace, const ReportModel& m) {
   fmt::print(out,
              "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -639,7 +658,7 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
               "and the highest memory of its events.</p>"
             : "");
   }
-  WriteFrontiers(out, m);
+  WriteFrontiers(out, trace, m);
 
   fmt::print(out,
              "<section id=\"verdicts\" class=\"{}\"><h2>Verdicts and certificates</h2><p>{}</p>",
@@ -655,8 +674,8 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
                  "<tr id=\"verdict-{}\"><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
                  "class=\"verdict-{}\">{}</td><td>{}<br><code>{}</code></td><td>{}</td></tr>",
                  v.run, H(RatioLabel(m.rows[v.run])), GroupedInt(v.classification.budget),
-                 H(v.verdict), H(v.verdict), H(CertificateOrReason(v)), H(v.command),
-                 v.certificate_checked ? "yes" : "no");
+                 H(VerdictLabel(v)), H(VerdictLabel(v)), H(CertificateOrReason(trace, v)),
+                 H(v.command), CheckedCell(v));
     fmt::print(out, "</tbody></table></div>");
   }
   fmt::print(out,
@@ -665,11 +684,9 @@ void WriteHtmlReport(std::ostream& out, const ReportModel& m) {
              m.divergence ? "" : "pending", HCode(DivergenceIntro(m)));
   if (m.divergence) {
     for (const RegimeDivergence& d : *m.divergence)
-      fmt::print(
-          out,
-          "<h3>Ratios {} / {} ({})</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
-          H(RatioLabel(m.rows[d.run_a])), H(RatioLabel(m.rows[d.run_b])), H(d.edge), H(d.summary),
-          H(d.command), H(d.text));
+      fmt::print(out, "<h3>{}</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
+                 H(DivergenceTitle(m, d)), H(DivergenceSummary(trace, d.comparison)), H(d.command),
+                 H(DiffText(trace, m, d)));
   }
   fmt::print(
       out,

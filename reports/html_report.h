@@ -5,10 +5,11 @@
 
 #include <ostream>
 
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
 
 namespace dtr {
 
-void WriteHtmlReport(std::ostream& out, const ReportModel& model);
+// `trace` is the trace the model was built from (it names tensors and operators).
+void WriteHtmlReport(std::ostream& out, const Trace& trace, const ReportModel& model);
 
 }  // namespace dtr

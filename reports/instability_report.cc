@@ -134,7 +134,9 @@ ordered_json InversionJson(const ScanInversion& v, const std::vector<ScanPoint>&
   return j;
 }
 
-ordered_json AnalysisJson(const ScanAnalysis& a, const std::vector<ScanPoint>& points) {
+}  // namespace
+
+ordered_json CurveAnalysisJson(const ScanAnalysis& a, const std::vector<ScanPoint>& points) {
   ordered_json j;
   ordered_json regimes = ordered_json::array(), cliffs = ordered_json::array(),
                inversions = ordered_json::array();
@@ -147,6 +149,8 @@ ordered_json AnalysisJson(const ScanAnalysis& a, const std::vector<ScanPoint>& p
   j["inversions"] = inversions;
   return j;
 }
+
+namespace {
 
 std::string RangesText(const ScanRegime& g, const std::vector<ScanPoint>& points) {
   std::string s;
@@ -166,7 +170,9 @@ std::string BriefText(const ScanPoint& p) {
 // `exact`: the boundary was read off the atlas, not found by replays.
 void PrintBoundaryText(std::ostream& out, const ScanBoundary& b, const std::string& lower,
                        const std::string& upper, const char* indent, bool exact) {
-  std::string source = exact ? "from the atlas" : fmt::format("{} replays", b.replays);
+  std::string source = exact            ? std::string("from the atlas")
+                       : b.replays == 0 ? std::string("from the two runs' own intervals")
+                                        : fmt::format("{} replays", b.replays);
   fmt::print(out, "{}byte {}: {};  byte {}: {}", indent, b.last_byte, BriefText(b.below),
              b.first_byte, BriefText(b.above));
   if (b.sharp()) {
@@ -236,9 +242,39 @@ std::string GridInversionText(const ScanInversion& v, const std::vector<ScanPoin
                      RatioText(points[v.feasible_above]));
 }
 
+}  // namespace
+
+ordered_json ExactInversionsJson(const TraceSummary& summary, const BudgetAtlas& atlas,
+                                 const std::vector<ExactInversion>& exact_inversions) {
+  auto ratio = [&](int64_t bytes) { return AtlasRatio(summary, bytes); };
+  ordered_json inversions = ordered_json::array();
+  for (const ExactInversion& v : exact_inversions) {
+    ordered_json k;
+    k["feasible_below"] = ratio(v.last_feasible_byte);
+    k["oom_from"] = ratio(v.first_oom_byte);
+    k["oom_to"] = ratio(v.last_oom_byte);
+    k["feasible_above"] = ratio(v.first_feasible_byte);
+    k["last_feasible_byte"] = v.last_feasible_byte;
+    k["first_oom_byte"] = v.first_oom_byte;
+    k["last_oom_byte"] = v.last_oom_byte;
+    k["first_feasible_byte"] = v.first_feasible_byte;
+    k["oom_width"] = v.oom_width();
+    k["intervals"] = v.last_interval - v.first_interval + 1;
+    k["grid_inversion"] =
+        v.grid_inversion ? ordered_json(*v.grid_inversion) : ordered_json(nullptr);
+    k["missed_by_grid"] = v.missed_by_grid();
+    const std::vector<AtlasInterval>& ivs = atlas.intervals;
+    k["below"] = BriefJson(PointOfInterval(ivs[v.first_interval - 1], v.last_feasible_byte));
+    k["above"] = BriefJson(PointOfInterval(ivs[v.last_interval + 1], v.first_feasible_byte));
+    inversions.push_back(k);
+  }
+  return inversions;
+}
+
+namespace {
+
 ordered_json ExactJson(const TraceSummary& summary, const ScanResult& scan) {
   const BudgetAtlas& atlas = *scan.atlas;
-  auto ratio = [&](int64_t bytes) { return AtlasRatio(summary, bytes); };
   ordered_json j;
   ordered_json a;
   a["budget_lo"] = atlas.lo;
@@ -260,28 +296,7 @@ ordered_json ExactJson(const TraceSummary& summary, const ScanResult& scan) {
     changes.push_back(k);
   }
   j["regime_changes"] = changes;
-  ordered_json inversions = ordered_json::array();
-  for (const ExactInversion& v : scan.exact_inversions) {
-    ordered_json k;
-    k["feasible_below"] = ratio(v.last_feasible_byte);
-    k["oom_from"] = ratio(v.first_oom_byte);
-    k["oom_to"] = ratio(v.last_oom_byte);
-    k["feasible_above"] = ratio(v.first_feasible_byte);
-    k["last_feasible_byte"] = v.last_feasible_byte;
-    k["first_oom_byte"] = v.first_oom_byte;
-    k["last_oom_byte"] = v.last_oom_byte;
-    k["first_feasible_byte"] = v.first_feasible_byte;
-    k["oom_width"] = v.oom_width();
-    k["intervals"] = v.last_interval - v.first_interval + 1;
-    k["grid_inversion"] =
-        v.grid_inversion ? ordered_json(*v.grid_inversion) : ordered_json(nullptr);
-    k["missed_by_grid"] = v.missed_by_grid();
-    const std::vector<AtlasInterval>& ivs = atlas.intervals;
-    k["below"] = BriefJson(PointOfInterval(ivs[v.first_interval - 1], v.last_feasible_byte));
-    k["above"] = BriefJson(PointOfInterval(ivs[v.last_interval + 1], v.first_feasible_byte));
-    inversions.push_back(k);
-  }
-  j["exact_inversions"] = inversions;
+  j["exact_inversions"] = ExactInversionsJson(summary, atlas, scan.exact_inversions);
   return j;
 }
 
@@ -473,7 +488,7 @@ ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan) {
   ordered_json points = ordered_json::array();
   for (const ScanPoint& p : scan.points) points.push_back(PointJson(p));
   j["points"] = points;
-  ordered_json analysis = AnalysisJson(scan.analysis, scan.points);
+  ordered_json analysis = CurveAnalysisJson(scan.analysis, scan.points);
   for (auto& [k, v] : analysis.items()) j[k] = v;
   j["refine_replays"] = scan.refine_replays;
   j["exact"] = scan.atlas.has_value();
@@ -500,6 +515,12 @@ void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanRes
 
 ordered_json DiffJson(const TraceSummary& summary, const Trace& trace, const RunComparison& cmp) {
   ordered_json j = Header("diff", summary, cmp.a.spec.heuristic, cmp.a.spec.runtime);
+  j.update(ComparisonJson(trace, cmp));
+  return j;
+}
+
+ordered_json ComparisonJson(const Trace& trace, const RunComparison& cmp) {
+  ordered_json j;
   j["a"] = ProfileJson(cmp.a);
   j["b"] = ProfileJson(cmp.b);
   j["overhead_ratio"] = cmp.overhead_ratio;
@@ -588,6 +609,54 @@ void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& 
   }
 }
 
+std::string DivergenceSummary(const Trace& trace, const RunComparison& c) {
+  const FirstDivergence& f = c.first;
+  std::string first;
+  switch (f.kind) {
+    case DivergenceKind::kNone:
+      first = "no divergence (same decisions, same outcome)";
+      break;
+    case DivergenceKind::kExtraDecision: {
+      const DecisionPoint& d = f.in == 'a' ? *f.a : *f.b;
+      first = fmt::format(
+          "decision {} exists only in run {} (event {}: {} in use + {} requested for {} > its "
+          "budget, fits the other's)",
+          f.index, f.in, d.event, d.memory_usage, d.request, trace.tensors[d.tensor].name);
+      break;
+    }
+    case DivergenceKind::kRankedDifferently:
+      first =
+          fmt::format("decision {} (event {}) evicted {} in run a, {} in run b", f.index,
+                      f.a->event, StorageName(trace, f.a->chosen), StorageName(trace, f.b->chosen));
+      break;
+    case DivergenceKind::kRunEnded:
+      first = fmt::format("run {} ended ({}) after {} identical decisions", f.in,
+                          OutcomeName(f.in == 'a' ? c.a.outcome : c.b.outcome), f.index);
+      break;
+  }
+  std::string why;
+  if (c.first_term_flip && c.first_term_flip->flip) {
+    const RankFlip& k = *c.first_term_flip->flip;
+    std::string sets;
+    for (const std::vector<ScoreTerm>& set : k.flipping_terms) {
+      if (!sets.empty()) sets += " or ";
+      for (size_t i = 0; i < set.size(); ++i) {
+        if (i > 0) sets += "+";
+        sets += ScoreTermName(set[i]);
+      }
+    }
+    why = fmt::format("; first choice decided by the scores: a's decision {} / b's {}, {}",
+                      c.first_term_flip->a.index, c.first_term_flip->b.index,
+                      sets.empty() ? std::string("no change of terms reverses the order")
+                                   : "the order flips with the " + sets + " term alone");
+  }
+  return fmt::format(
+      "{}; from there on, {} of the {} decisions ({} in run a, {} in run b) have no "
+      "same-choice partner in the other run{}; all evictions: a {}, b {}",
+      first, c.after.differing(), c.after.after_a + c.after.after_b, c.after.after_a,
+      c.after.after_b, why, StatsText(c.a.all), StatsText(c.b.all));
+}
+
 ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const BlameResult& blame) {
   ordered_json j = Header("blame", summary, blame.run.spec.heuristic, blame.run.spec.runtime);
   j["run"] = ProfileJson(blame.run);
@@ -669,7 +738,7 @@ ordered_json AblateJson(const TraceSummary& summary, const AblationResult& resul
     ordered_json points = ordered_json::array();
     for (const ScanPoint& p : a.points) points.push_back(PointJson(p));
     s["points"] = points;
-    ordered_json analysis = AnalysisJson(a.analysis, a.points);
+    ordered_json analysis = CurveAnalysisJson(a.analysis, a.points);
     for (auto& [k, v] : analysis.items()) s[k] = v;
     return s;
   };

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "diagnose/ablation.h"
 #include "diagnose/counterfactual.h"
@@ -16,10 +18,21 @@
 namespace dtr {
 
 nlohmann::ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan);
+// The parts of ScanJson the budget report writes too, so that both name the
+// same things the same way: {regimes, cliffs, inversions} of a curve, and
+// the list of exact inversions of an atlas.
+nlohmann::ordered_json CurveAnalysisJson(const ScanAnalysis& analysis,
+                                         const std::vector<ScanPoint>& points);
+nlohmann::ordered_json ExactInversionsJson(const TraceSummary& summary, const BudgetAtlas& atlas,
+                                           const std::vector<ExactInversion>& inversions);
 void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanResult& scan);
 
 nlohmann::ordered_json DiffJson(const TraceSummary& summary, const Trace& trace,
                                 const RunComparison& cmp);
+// DiffJson without the header: the comparison's own fields.
+nlohmann::ordered_json ComparisonJson(const Trace& trace, const RunComparison& cmp);
+// One line for people: the first divergence, what differs after it and why.
+std::string DivergenceSummary(const Trace& trace, const RunComparison& cmp);
 void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& trace,
                    const RunComparison& cmp);
 

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include "reports/instability_report.h"
 #include "reports/number_format.h"
+#include "reports/proof_report.h"
 #include "reports/report_text.h"
 
 namespace dtr {
@@ -19,7 +21,7 @@ std::string Cell(std::string s) {
 
 }  // namespace
 
-void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
+void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportModel& m) {
   const TraceFacts& t = m.trace;
   fmt::print(out, "# dtrcheck report: {}\n\n", t.name);
   fmt::print(out, "{} with {} on {}, ratios `{}`.\n\n", t.source, m.heuristic, m.runtime,
@@ -52,12 +54,13 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
     std::string result(OutcomeName(r.outcome));
     if (row.inversion) result += " (inversion)";
     const BudgetVerdict* v = VerdictOf(m, i);
-    fmt::print(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row),
-               GroupedInt(r.budget), result,
-               r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
-               RegimeLabel(row), v ? v->verdict : "", GroupedInt(r.evictions()),
-               r.distinct_evicted ? fmt::format("{:.2f}", row.evictions_per_evicted_storage) : "-",
-               ByteInterval(r.budget_lo, r.budget_hi));
+    fmt::print(
+        out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row),
+        GroupedInt(r.budget), result,
+        r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
+        RegimeLabel(row), v ? VerdictLabel(*v) : "", GroupedInt(r.evictions()),
+        r.distinct_evicted ? fmt::format("{:.2f}", m.curve.points[i].evictions_per_storage()) : "-",
+        ByteInterval(r.budget_lo, r.budget_hi));
   }
   fmt::print(out,
              "\nOverhead is the final clock over the baseline compute (simrd's definition; the "
@@ -66,61 +69,69 @@ void WriteMarkdownReport(std::ostream& out, const ReportModel& m) {
 
   fmt::print(out, "### Exact budget atlas\n\n");
   for (const std::string& f : AtlasFindings(m)) fmt::print(out, "{}\n\n", f);
-  if (m.atlas && !m.atlas->atlas.summary.holes.empty()) {
+  if (m.curve.exact_inversions && !m.curve.exact_inversions->empty()) {
     const int64_t base = m.trace.baseline.memory;
     fmt::print(out,
-               "Feasibility holes (budgets that fail with feasible budgets right below and "
-               "right above):\n\n| budgets (bytes) | width (bytes) | ratios | outcome | "
-               "intervals |\n|---|---:|---|---|---:|\n");
-    for (const FeasibilityHole& h : m.atlas->atlas.summary.holes)
-      fmt::print(out, "| {} | {} | {:.9f} to {:.9f} | {} | {} |\n", ByteInterval(h.lo, h.hi),
-                 GroupedInt(h.width()), static_cast<double>(h.lo) / base,
-                 static_cast<double>(h.hi) / base,
-                 h.has_oom && h.has_thrash ? "oom and thrash"
-                 : h.has_thrash            ? "thrash"
-                                           : "oom",
-                 h.last - h.first + 1);
+               "Feasibility inversions of the atlas (budgets that run out of memory with passing "
+               "budgets right below and right above):\n\n| OOM budgets (bytes) | width (bytes) | "
+               "ratios | intervals | on the grid |\n|---|---:|---|---:|---|\n");
+    for (const ExactInversion& v : *m.curve.exact_inversions)
+      fmt::print(out, "| {} | {} | {:.9f} to {:.9f} | {} | {} |\n",
+                 ByteInterval(v.first_oom_byte, v.last_oom_byte), GroupedInt(v.oom_width()),
+                 static_cast<double>(v.first_oom_byte) / base,
+                 static_cast<double>(v.last_oom_byte) / base,
+                 v.last_interval - v.first_interval + 1,
+                 v.grid_inversion ? fmt::format("inversion {}", *v.grid_inversion + 1)
+                                  : std::string("missed by the grid"));
     fmt::print(out, "\n");
   }
 
   fmt::print(out, "## Memory timeline\n\n{}\n\n", TimelineSummary(m));
 
   fmt::print(out, "## Pinned frontier of each OOM\n\n");
-  if (m.frontiers.empty()) fmt::print(out, "No run ran out of memory.\n\n");
-  for (const OomFrontier& f : m.frontiers) {
-    fmt::print(
-        out,
-        "{}\n\n| depth | operator | tensor | output | locked here | arguments (state, bytes) |\n"
-        "|---:|---|---|---:|---:|---|\n",
-        FrontierSummary(m, f));
-    for (const ReportFrame& fr : f.frames) {
-      std::string args;
-      for (const FrontierArg& a : fr.args)
-        args += fmt::format("{}{} ({}, {})", args.empty() ? "" : ", ", a.tensor, a.state,
-                            GroupedInt(a.storage_size));
-      fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", fr.depth, Cell(fr.op), Cell(fr.tensor),
-                 GroupedInt(fr.output_size), GroupedInt(fr.locked_bytes), Cell(args));
+  if (!m.frontiers) fmt::print(out, "{}\n\n", NotComputed(m.frontiers_skipped));
+  if (m.frontiers && m.frontiers->empty()) fmt::print(out, "No run ran out of memory.\n\n");
+  if (m.frontiers)
+    for (const OomFrontier& f : *m.frontiers) {
+      fmt::print(
+          out,
+          "{}\n\n| depth | operator | tensor | output | locked here | arguments (state, bytes) |\n"
+          "|---:|---|---|---:|---:|---|\n",
+          FrontierSummary(trace, m, f));
+      for (const FrontierFrame& fr : f.frontier.frames) {
+        std::string args;
+        for (const FrontierArg& a : fr.args)
+          args +=
+              fmt::format("{}{} ({}, {})", args.empty() ? "" : ", ", trace.tensors[a.tensor].name,
+                          ArgStateName(a.state), GroupedInt(trace.storages[a.storage].size));
+        fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", fr.depth,
+                   Cell(trace.op_of(fr.tensor).name), Cell(trace.tensors[fr.tensor].name),
+                   GroupedInt(fr.request), GroupedInt(fr.new_locked_bytes), Cell(args));
+      }
+      fmt::print(out, "\n");
     }
-    fmt::print(out, "\n");
-  }
 
   fmt::print(out, "## Verdicts and certificates\n\n{}\n\n", VerdictsIntro(m));
   if (m.verdicts && !m.verdicts->empty()) {
     fmt::print(out,
                "| ratio | budget (bytes) | verdict | certificate | checked | by hand |\n"
                "|---|---:|---|---|---|---|\n");
-    for (const BudgetVerdict& v : *m.verdicts)
+    for (const BudgetVerdict& v : *m.verdicts) {
+      const std::optional<Certificate>& c = v.classification.certificate;
       fmt::print(out, "| {} | {} | {} | {} | {} | `{}` |\n", RatioLabel(m.rows[v.run]),
-                 GroupedInt(v.classification.budget), v.verdict, Cell(CertificateOrReason(v)),
-                 v.certificate_checked ? "yes" : "no", Cell(v.command));
+                 GroupedInt(v.classification.budget), VerdictLabel(v),
+                 Cell(CertificateOrReason(trace, v)),
+                 c ? fmt::format("{} ({})", c->Holds() ? "yes" : "NO", CheckedByName(c->checked_by))
+                   : "no",
+                 Cell(v.command));
+    }
     fmt::print(out, "\n");
   }
   fmt::print(out, "## Divergence between regimes\n\n{}\n\n", DivergenceIntro(m));
   if (m.divergence) {
     for (const RegimeDivergence& d : *m.divergence) {
-      fmt::print(out, "### Ratios {} / {} ({})\n\n{}\n\n`{}`:\n\n```text\n{}```\n\n",
-                 RatioLabel(m.rows[d.run_a]), RatioLabel(m.rows[d.run_b]), d.edge, d.summary,
-                 d.command, d.text);
+      fmt::print(out, "### {}\n\n{}\n\n`{}`:\n\n```text\n{}```\n\n", DivergenceTitle(m, d),
+                 DivergenceSummary(trace, d.comparison), d.command, DiffText(trace, m, d));
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "reports/lower_bound_report.h"
 
@@ -80,6 +81,12 @@ ordered_json QueryJson(const WindowQuery& q) {
 
 ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFrontier& f) {
   ordered_json j = HeaderJson("frontier", h);
+  j.update(FrontierFieldsJson(t, f));
+  return j;
+}
+
+ordered_json FrontierFieldsJson(const Trace& t, const RematFrontier& f) {
+  ordered_json j;
   j["at"] = f.at_oom ? "oom" : "decision";
   j["decision"] = f.decision ? ordered_json(*f.decision) : ordered_json(nullptr);
   j["event"] = f.event;
@@ -104,8 +111,14 @@ ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFront
   j["holders_consistent"] = f.holders_consistent;
   ordered_json frames = ordered_json::array();
   for (const FrontierFrame& fr : f.frames) {
-    ordered_json locks = ordered_json::array(), missing = ordered_json::array();
+    ordered_json locks = ordered_json::array(), missing = ordered_json::array(),
+                 args = ordered_json::array();
     for (StorageId s : fr.locks) locks.push_back(StorageName(t, s));
+    for (const FrontierArg& a : fr.args)
+      args.push_back({{"tensor", t.tensors[a.tensor].name},
+                      {"storage", StorageName(t, a.storage)},
+                      {"size", t.storages[a.storage].size},
+                      {"state", std::string(ArgStateName(a.state))}});
     for (TensorId m : fr.missing) missing.push_back(t.tensors[m].name);
     frames.push_back({{"depth", fr.depth},
                       {"tensor", t.tensors[fr.tensor].name},
@@ -115,7 +128,8 @@ ordered_json FrontierJson(const Trace& t, const ProofHeader& h, const RematFront
                       {"locks", locks},
                       {"new_locked_memory", fr.new_locked_bytes},
                       {"completion_need", fr.completion_need},
-                      {"missing", missing}});
+                      {"missing", missing},
+                      {"args", args}});
   }
   j["frames"] = frames;
   ordered_json locked = ordered_json::array();
@@ -267,49 +281,56 @@ void PrintScheduleCheckText(std::ostream& out, const Trace& t, const ProofHeader
 
 // ---------------------------------------------------------------- explain / prove
 
-ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std::string& kind,
-                                const Classification& c) {
-  ordered_json j = HeaderJson(kind.c_str(), h);
+ordered_json CertificateJson(const Trace& t, const Certificate& c) {
+  ordered_json j;
+  j["type"] = std::string(CertificateKindName(c.kind));
+  j["budget"] = c.budget;
+  j["checked_by"] = std::string(CheckedByName(c.checked_by));
+  j["checked"] = c.Holds();
+  switch (c.kind) {
+    case CertificateKind::kScript: {
+      const Witness& w = *c.script;
+      j["source"] = w.source;
+      j["description"] = w.description;
+      j["entries"] = w.script.entries.size();
+      j["check"] = {{"budget", w.check.budget},
+                    {"result", std::string(OutcomeName(w.check.outcome))},
+                    {"max_memory", w.check.run.max_memory},
+                    {"events", w.check.run.events},
+                    {"clock", w.check.run.clock}};
+      break;
+    }
+    case CertificateKind::kStaticBound:
+      j["bound"] = c.bound;
+      j["need"] = NeedJson(t, c.need);
+      break;
+    case CertificateKind::kUnsatWindow:
+      j["window"] = QueryJson(*c.window);
+      break;
+    case CertificateKind::kCut:
+      j["argument"] = CutArgumentJson(t, *c.cut);
+      break;
+  }
+  return j;
+}
+
+namespace {
+
+// The verdict fields of ClassificationJson, with the frontier (if any) right
+// after the run's.
+void WriteVerdictFields(ordered_json& j, const Trace& t, const Baseline& baseline,
+                        const Classification& c, bool with_frontier) {
   j["verdict"] = std::string(VerdictName(c.verdict));
   if (c.run) {
     j["result"] = std::string(OutcomeName(c.run->outcome));
     j["oom_event"] = c.run->oom ? ordered_json(c.run->oom->event) : ordered_json(nullptr);
   }
-  if (c.frontier) {
-    ordered_json f = FrontierJson(t, h, *c.frontier);
-    for (const char* k :
-         {"kind", "log", "baseline_memory", "heuristic", "runtime", "ratio", "budget"})
-      f.erase(k);
-    j["frontier"] = f;
-  }
-  ordered_json cert = nullptr;
-  if (c.witness_search.witness) {
-    const Witness& w = *c.witness_search.witness;
-    cert = {{"type", "script"},
-            {"source", w.source},
-            {"description", w.description},
-            {"entries", w.script.entries.size()},
-            {"check",
-             {{"budget", w.check.budget},
-              {"result", std::string(OutcomeName(w.check.outcome))},
-              {"max_memory", w.check.run.max_memory},
-              {"events", w.check.run.events},
-              {"clock", w.check.run.clock}}}};
-  } else if (c.proof) {
-    if (c.proof->kind == InherentProof::Kind::kStaticBound)
-      cert = {{"type", "static-bound"},
-              {"bound", c.static_bound.bytes},
-              {"need", NeedJson(t, c.proof->need)}};
-    else if (c.proof->kind == InherentProof::Kind::kCut)
-      cert = {{"type", "cut"}, {"argument", CutArgumentJson(t, c.proof->cut)}};
-    else
-      cert = {{"type", "unsat-window"}, {"window", QueryJson(c.proof->window)}};
-  }
-  if (!cert.is_null()) cert["from_store"] = c.from_store;
-  j["certificate"] = cert;
+  if (with_frontier && c.frontier) j["frontier"] = FrontierFieldsJson(t, *c.frontier);
+  j["certificate"] = c.certificate ? CertificateJson(t, *c.certificate) : ordered_json(nullptr);
+  if (c.certificate) j["certificate"]["from_store"] = c.from_store;
   j["store_notes"] = c.store_notes;
   j["static_bound"] = {{"bytes", c.static_bound.bytes},
-                       {"ratio", RatioOf(c.static_bound.bytes, h.baseline)},
+                       {"ratio", RatioOf(c.static_bound.bytes, baseline)},
                        {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
   ordered_json attempts = ordered_json::array();
   for (const WitnessAttempt& a : c.witness_search.attempts)
@@ -320,6 +341,20 @@ ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std:
   for (const WindowQuery& q : c.window_queries) windows.push_back(QueryJson(q));
   j["windows"] = windows;
   j["notes"] = c.witness_search.notes;
+}
+
+}  // namespace
+
+ordered_json ClassificationJson(const Trace& t, const ProofHeader& h, const std::string& kind,
+                                const Classification& c) {
+  ordered_json j = HeaderJson(kind.c_str(), h);
+  WriteVerdictFields(j, t, h.baseline, c, true);
+  return j;
+}
+
+ordered_json VerdictFieldsJson(const Trace& t, const Baseline& baseline, const Classification& c) {
+  ordered_json j;
+  WriteVerdictFields(j, t, baseline, c, false);
   return j;
 }
 
@@ -333,50 +368,68 @@ void PrintClassificationText(std::ostream& out, const Trace& t, const ProofHeade
   PrintVerdictText(out, t, h, c, verbose);
 }
 
-void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
-                      const Classification& c, bool verbose) {
-  fmt::print(out, "verdict: {}\n", VerdictName(c.verdict));
-  switch (c.verdict) {
-    case Verdict::kFeasible:
-    case Verdict::kPolicyInduced: {
-      const Witness& w = *c.witness_search.witness;
-      if (c.verdict == Verdict::kPolicyInduced)
-        fmt::print(out,
-                   "  the heuristic ran out of memory, but an eviction script fits this budget:\n");
+void PrintCertificateText(std::ostream& out, const Trace& t, const Certificate& c) {
+  switch (c.kind) {
+    case CertificateKind::kScript: {
+      const Witness& w = *c.script;
       fmt::print(out, "  certificate: a script of {} evictions from {}: {}\n",
                  w.script.entries.size(), w.source, w.description);
       fmt::print(out, "  schedule checker at budget {}: {}\n", w.check.budget,
                  DescribeScheduleCheck(w.check));
       break;
     }
-    case Verdict::kInherent:
-      if (c.proof->kind == InherentProof::Kind::kStaticBound)
-        fmt::print(
-            out, "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
-            c.static_bound.bytes, NeedText(t, c.proof->need));
-      else if (c.proof->kind == InherentProof::Kind::kCut)
-        fmt::print(out, "  certificate: {}\n", CutArgumentText(t, c.proof->cut));
-      else
-        fmt::print(out,
-                   "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
-                   "budget (unsat in "
-                   "{:.1f}s, {} storages tracked); the encoding over-approximates every schedule\n",
-                   c.proof->window.window.first, c.proof->window.window.last,
-                   t.ops[c.proof->window.window.first].name,
-                   t.ops[c.proof->window.window.last].name, c.proof->window.seconds,
-                   c.proof->window.storages);
+    case CertificateKind::kStaticBound:
+      fmt::print(out,
+                 "  certificate: static bound {} bytes > budget: {} needs it whatever is evicted\n",
+                 c.bound, NeedText(t, c.need));
       break;
-    case Verdict::kUndetermined: {
-      int unknown = 0;
-      for (const WindowQuery& q : c.window_queries) unknown += q.answer == SolverAnswer::kUnknown;
-      fmt::print(
-          out,
-          "  no verified script and no proof: {} witness attempts failed, {} Z3 windows were sat "
-          "(the relaxation fits) and {} hit a limit\n",
-          c.witness_search.attempts.size(), c.window_queries.size() - unknown, unknown);
+    case CertificateKind::kUnsatWindow: {
+      const WindowQuery& q = *c.window;
+      fmt::print(out,
+                 "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
+                 "budget (unsat in "
+                 "{:.1f}s, {} storages tracked); the encoding over-approximates every schedule\n",
+                 q.window.first, q.window.last, t.ops[q.window.first].name,
+                 t.ops[q.window.last].name, q.seconds, q.storages);
       break;
     }
+    case CertificateKind::kCut:
+      fmt::print(out, "  certificate: {}\n", CutArgumentText(t, *c.cut));
+      break;
   }
+}
+
+std::string CertificateLine(const Trace& t, const Certificate& c) {
+  std::ostringstream text;
+  PrintCertificateText(text, t, c);
+  std::string out, line;
+  std::istringstream in(text.str());
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(' ');
+    if (b != std::string::npos) out += (out.empty() ? "" : "; ") + line.substr(b);
+  }
+  return out;
+}
+
+std::string UndeterminedLine(const Classification& c) {
+  int unknown = 0;
+  for (const WindowQuery& q : c.window_queries) unknown += q.answer == SolverAnswer::kUnknown;
+  return fmt::format(
+      "no verified script and no proof: {} witness attempts failed, {} Z3 windows were sat "
+      "(the relaxation fits) and {} hit a limit",
+      c.witness_search.attempts.size(), c.window_queries.size() - unknown, unknown);
+}
+
+void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
+                      const Classification& c, bool verbose) {
+  fmt::print(out, "verdict: {}\n", VerdictName(c.verdict));
+  if (c.verdict == Verdict::kPolicyInduced)
+    fmt::print(out,
+               "  the heuristic ran out of memory, but an eviction script fits this budget:\n");
+  if (c.certificate)
+    PrintCertificateText(out, t, *c.certificate);
+  else
+    fmt::print(out, "  {}\n", UndeterminedLine(c));
   if (c.from_store)
     fmt::print(out, "  (the certificate comes from the certificate store, checked again at this "
                     "budget)\n");
@@ -579,6 +632,11 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   for (const WindowBound& w : r.windows) {
     if (!w.skipped.empty()) {
       fmt::print(out, "  window {}..{}: skipped, {}\n", w.window.first, w.window.last, w.skipped);
+      continue;
+    }
+    if (w.queries == 0) {
+      fmt::print(out, "  window {}..{}: not asked (the bounds are closer than the resolution)\n",
+                 w.window.first, w.window.last);
       continue;
     }
     fmt::print(out,

@@ -30,6 +30,9 @@ struct ProofHeader {
 
 nlohmann::ordered_json FrontierJson(const Trace& trace, const ProofHeader& header,
                                     const RematFrontier& f);
+// FrontierJson without the header: the frontier's own fields (what the budget
+// report writes for each OOM state).
+nlohmann::ordered_json FrontierFieldsJson(const Trace& trace, const RematFrontier& f);
 void PrintFrontierText(std::ostream& out, const Trace& trace, const ProofHeader& header,
                        const RematFrontier& f);
 
@@ -44,6 +47,22 @@ void PrintScheduleCheckText(std::ostream& out, const Trace& trace, const ProofHe
 // kind: "explain" or "prove".
 nlohmann::ordered_json ClassificationJson(const Trace& trace, const ProofHeader& header,
                                           const std::string& kind, const Classification& c);
+// ClassificationJson without the header and the frontier: the verdict, its
+// certificate, the bounds and what was tried (what the budget report writes
+// for each OOM budget).
+nlohmann::ordered_json VerdictFieldsJson(const Trace& trace, const Baseline& baseline,
+                                         const Classification& c);
+// A certificate as data: `type` (CertificateKindName), `budget`,
+// `checked_by`, `checked` (Certificate::Holds), then the script, the bound or
+// the window.
+nlohmann::ordered_json CertificateJson(const Trace& trace, const Certificate& c);
+// The certificate as the lines explain prints (indented by two spaces, each
+// ending in a newline).
+void PrintCertificateText(std::ostream& out, const Trace& trace, const Certificate& c);
+// The same lines, trimmed and joined with "; ": one table cell.
+std::string CertificateLine(const Trace& trace, const Certificate& c);
+// For a verdict without a certificate: what was tried and failed, one line.
+std::string UndeterminedLine(const Classification& c);
 void PrintClassificationText(std::ostream& out, const Trace& trace, const ProofHeader& header,
                              const Classification& c, bool verbose);
 // The part of PrintClassificationText after the header or frontier: the

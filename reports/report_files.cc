@@ -13,26 +13,28 @@
 
 namespace dtr {
 
-std::vector<std::string> WriteReportFiles(const ReportModel& model, const std::string& dir) {
+std::vector<std::string> WriteReportFiles(const Trace& trace, const ReportModel& model,
+                                          const std::string& dir) {
   std::ostringstream md, html;
-  WriteMarkdownReport(md, model);
-  WriteHtmlReport(html, model);
+  WriteMarkdownReport(md, trace, model);
+  WriteHtmlReport(html, trace, model);
   std::vector<std::pair<std::string, std::string>> files = {
-      {"report.json", ReportJson(model).dump(1) + "\n"},
+      {"report.json", ReportJson(trace, model).dump(1) + "\n"},
       {"report.md", md.str()},
       {"report.html", html.str()}};
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    throw Error(fmt::format("{}: cannot create the report directory ({})", dir, ec.message()));
+    throw InputError(
+        fmt::format("{}: cannot create the report directory ({})", dir, ec.message()));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(fmt::format("{}: cannot open for writing", path));
+    if (!out) throw InputError(SystemErrorMessage(path, "cannot open for writing"));
     out << text;
     out.close();
-    if (!out) throw Error(fmt::format("{}: write failed", path));
+    if (!out) throw InputError(SystemErrorMessage(path, "write failed"));
     written.push_back(path);
   }
   return written;

@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
 
 namespace dtr {
 
 // Creates `dir` if needed; returns the paths written. Throws Error on I/O failure.
-std::vector<std::string> WriteReportFiles(const ReportModel& model, const std::string& dir);
+std::vector<std::string> WriteReportFiles(const Trace& trace, const ReportModel& model,
+                                          const std::string& dir);
 
 }  // namespace dtr

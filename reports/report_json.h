@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
 
 namespace dtr {
 
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
-nlohmann::ordered_json ReportJson(const ReportModel& model);
+// `trace` is the trace the model was built from (it names tensors and
+// operators).
+nlohmann::ordered_json ReportJson(const Trace& trace, const ReportModel& model);
 
 }  // namespace dtr

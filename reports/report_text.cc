@@ -2,7 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <sstream>
+
+#include "reports/instability_report.h"
 #include "reports/number_format.h"
+#include "reports/proof_report.h"
 
 namespace dtr {
 
@@ -23,10 +27,11 @@ std::string Percent(int64_t bytes, int64_t baseline) {
 std::vector<std::string> CurveFindings(const ReportModel& m) {
   std::vector<std::string> out;
   const int64_t base = m.trace.baseline.memory;
-  for (const OomBand& b : m.curve.oom_bands) {
-    const BudgetRow& first = m.rows[b.first_run];
-    const BudgetRow& last = m.rows[b.last_run];
-    std::string where = b.first_run == b.last_run
+  const size_t n = m.rows.size();
+  for (const OomStretch& b : m.curve.oom_stretches) {
+    const BudgetRow& first = m.rows[b.from];
+    const BudgetRow& last = m.rows[b.to];
+    std::string where = b.from == b.to
                             ? fmt::format("ratio {}", RatioLabel(first))
                             : fmt::format("ratios {} to {}", RatioLabel(first), RatioLabel(last));
     auto describe = [&](int64_t lo, int64_t hi) {
@@ -42,15 +47,17 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
       for (const auto& [lo, hi] : b.known_oom)
         known += (known.empty() ? "" : ", ") + describe(lo, hi);
     }
-    std::string kind = b.feasible_below && b.feasible_above ? "Feasibility inversion"
-                       : b.feasible_above                   ? "OOM below the feasible budgets"
-                       : b.feasible_below                   ? "OOM above feasible budgets"
-                                                            : "OOM everywhere on the grid";
+    std::string kind = b.inversion                    ? "Feasibility inversion"
+                       : b.from == 0 && b.to + 1 == n ? "OOM everywhere on the grid"
+                       : b.from == 0                  ? "OOM at the lowest budgets of the grid"
+                       : b.to + 1 == n ? "OOM at the highest budgets of the grid (no budget above "
+                                         "it passes on the grid: not an inversion)"
+                                       : "OOM next to thrashing budgets (not an inversion)";
     std::string edges;
-    if (b.feasible_below) edges += b.exact_lower_edge ? " Its lower edge is exact." : "";
-    if (b.feasible_above) edges += b.exact_upper_edge ? " Its upper edge is exact." : "";
-    // With a complete atlas, the failing stretch around the band is known to
-    // the byte: say so instead of the grid's partial knowledge.
+    if (b.exact_lower_edge) edges += " Its lower edge is exact.";
+    if (b.exact_upper_edge) edges += " Its upper edge is exact.";
+    // With a complete atlas, the failing stretch around the first OOM row is
+    // known to the byte: say so instead of the grid's partial knowledge.
     if (m.atlas && !m.atlas->atlas.stopped) {
       const int64_t first_budget = first.run.result.budget;
       for (const auto& [lo, hi] : m.atlas->infeasible) {
@@ -58,12 +65,12 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
         known = fmt::format("every budget in {} fails ({} bytes wide)", describe(lo, hi),
                             GroupedInt(hi - lo + 1));
         if (last.run.result.budget > hi)
-          known +=
-              fmt::format("; the band's higher grid points lie in {} more failing stretches", [&] {
-                int n = 0;
+          known += fmt::format(
+              "; the stretch's higher grid points lie in {} more failing stretches", [&] {
+                int k = 0;
                 for (const auto& [l2, h2] : m.atlas->infeasible)
-                  n += l2 > hi && l2 <= last.run.result.budget;
-                return n;
+                  k += l2 > hi && l2 <= last.run.result.budget;
+                return k;
               }());
         edges.clear();
         break;
@@ -73,9 +80,9 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
         "{}: OOM at {}. {}{}.{}", kind, where,
         known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ", known, edges));
   }
-  for (const Cliff& c : m.curve.cliffs) {
-    const BudgetRow& lo = m.rows[c.low_run];
-    const BudgetRow& hi = m.rows[c.high_run];
+  for (const ScanCliff& c : m.curve.analysis.cliffs) {
+    const BudgetRow& lo = m.rows[c.lower];
+    const BudgetRow& hi = m.rows[c.upper];
     out.push_back(fmt::format(
         "Cliff: overhead {} at ratio {} and {} at ratio {} (x{:.2f} between neighbouring "
         "feasible budgets).",
@@ -108,7 +115,7 @@ std::string TimelineSummary(const ReportModel& m) {
   return s;
 }
 
-std::string FrontierSummary(const ReportModel& m, const OomFrontier& f) {
+std::string FrontierSummary(const Trace& trace, const ReportModel& m, const OomFrontier& f) {
   std::string ratios;
   if (f.runs.size() > 4) {
     ratios = fmt::format("{} to {}, {} grid points", RatioLabel(m.rows[f.runs.front()]),
@@ -125,17 +132,19 @@ std::string FrontierSummary(const ReportModel& m, const OomFrontier& f) {
                 f.budget_intervals.size(),
                 ByteInterval(f.budget_intervals.front().first, f.budget_intervals.front().second),
                 ByteInterval(f.budget_intervals.back().first, f.budget_intervals.back().second));
-  const OomContext& o = f.oom;
+  const RematFrontier& r = f.frontier;
+  const int64_t depth = static_cast<int64_t>(r.frames.size()) - 1;
   return fmt::format(
       "Ratios {} ({}): while computing {}, {}. In use {} "
       "(pinned {}, locked {} in {} storages) + request {} = {} bytes, more than any of "
       "these budgets, and nothing was left to evict.",
-      ratios, runs, o.program_op,
-      o.remat_depth == 0 ? std::string("with no rematerialization pending")
-                         : fmt::format("{} rematerialization{} pending below it (innermost: {})",
-                                       o.remat_depth, o.remat_depth == 1 ? " was" : "s were", o.op),
-      GroupedInt(o.memory_usage), GroupedInt(o.pinned_memory), GroupedInt(o.locked_memory),
-      o.locked_storages, GroupedInt(o.request), GroupedInt(o.memory_usage + o.request));
+      ratios, runs, trace.op_of(r.frames.front().tensor).name,
+      depth == 0
+          ? std::string("with no rematerialization pending")
+          : fmt::format("{} rematerialization{} pending below it (innermost: {})", depth,
+                        depth == 1 ? " was" : "s were", trace.op_of(r.frames.back().tensor).name),
+      GroupedInt(r.memory_usage), GroupedInt(r.pinned_bytes), GroupedInt(r.locked_bytes),
+      r.locked.size(), GroupedInt(r.request), GroupedInt(r.memory_usage + r.request));
 }
 
 std::vector<std::string> AtlasFindings(const ReportModel& m) {
@@ -156,6 +165,12 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
     return out;
   }
   const AtlasSummary& s = a.atlas.summary;
+  size_t inversions = 0, missed = 0;
+  if (m.curve.exact_inversions)
+    for (const ExactInversion& v : *m.curve.exact_inversions) {
+      ++inversions;
+      missed += v.missed_by_grid();
+    }
   std::string extremes;
   if (s.smallest_feasible)
     extremes += fmt::format(" The smallest feasible budget in the range is {} bytes ({}).",
@@ -166,10 +181,10 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
   out.push_back(fmt::format(
       "Every budget from {} to {} bytes was replayed exactly (no sampling): {} intervals of "
       "identical runs ({} distinct behaviours) from {} replays; {} bytes feasible, {} bytes "
-      "infeasible, {} feasibility hole{}.{}",
+      "infeasible, {} feasibility inversion{} ({} missed by the grid).{}",
       GroupedInt(a.lo), GroupedInt(a.hi), GroupedInt(static_cast<int64_t>(s.intervals)),
       s.distinct_behaviours, a.atlas.runs, GroupedInt(s.feasible_width),
-      GroupedInt(s.infeasible_width), s.holes.size(), s.holes.size() == 1 ? "" : "s", extremes));
+      GroupedInt(s.infeasible_width), inversions, inversions == 1 ? "" : "s", missed, extremes));
   return out;
 }
 
@@ -179,8 +194,8 @@ std::string RegimeLabel(const BudgetRow& row) {
 
 std::vector<std::string> RegimeLines(const ReportModel& m) {
   std::vector<std::string> out;
-  for (size_t i = 0; i < m.curve.regimes.size(); ++i) {
-    const ScanRegime& r = m.curve.regimes[i];
+  for (size_t i = 0; i < m.curve.analysis.regimes.size(); ++i) {
+    const ScanRegime& r = m.curve.analysis.regimes[i];
     std::string ranges;
     for (const GridRange& g : r.ranges)
       ranges += (ranges.empty() ? "" : ", ") +
@@ -206,25 +221,24 @@ const BudgetVerdict* VerdictOf(const ReportModel& m, size_t run) {
   return nullptr;
 }
 
-std::string CertificateOrReason(const BudgetVerdict& v) {
-  if (!v.certificate.empty()) return v.certificate;
-  // Undetermined: what was tried, and the bound found (explain's lines).
-  std::string out;
-  for (const char* start : {"no verified script", "static bound:"}) {
-    size_t p = v.text.find(start);
-    if (p == std::string::npos) continue;
-    out += (out.empty() ? "" : "; ") + v.text.substr(p, v.text.find('\n', p) - p);
-  }
-  return out;
+std::string VerdictLabel(const BudgetVerdict& v) {
+  return std::string(VerdictName(v.classification.verdict));
+}
+
+std::string CertificateOrReason(const Trace& trace, const BudgetVerdict& v) {
+  const Classification& c = v.classification;
+  if (c.certificate) return CertificateLine(trace, *c.certificate);
+  return fmt::format("{}; static bound: {} bytes", UndeterminedLine(c),
+                     GroupedInt(c.static_bound.bytes));
 }
 
 std::string VerdictsIntro(const ReportModel& m) {
   if (!m.verdicts) return NotComputed(m.verdicts_skipped);
   int policy = 0, inherent = 0, undetermined = 0;
   for (const BudgetVerdict& v : *m.verdicts) {
-    policy += v.verdict == "policy-induced";
-    inherent += v.verdict == "inherent";
-    undetermined += v.verdict == "undetermined";
+    policy += v.classification.verdict == Verdict::kPolicyInduced;
+    inherent += v.classification.verdict == Verdict::kInherent;
+    undetermined += v.classification.verdict == Verdict::kUndetermined;
   }
   std::string example =
       m.verdicts->empty() ? std::string() : fmt::format(" (`{}`)", m.verdicts->front().command);
@@ -236,6 +250,17 @@ std::string VerdictsIntro(const ReportModel& m) {
       m.explain_flags.empty() ? std::string(" with its default options")
                               : fmt::format(" with `{}`", m.explain_flags.substr(1)),
       example, policy, inherent, undetermined);
+}
+
+std::string DivergenceTitle(const ReportModel& m, const RegimeDivergence& d) {
+  return fmt::format("Ratios {} / {} ({})", RatioLabel(m.rows[d.run_a]),
+                     RatioLabel(m.rows[d.run_b]), RegimeEdgeName(d.edge));
+}
+
+std::string DiffText(const Trace& trace, const ReportModel& m, const RegimeDivergence& d) {
+  std::ostringstream text;
+  PrintDiffText(text, TraceSummary{m.trace.name, m.trace.baseline}, trace, d.comparison);
+  return text.str();
 }
 
 std::string DivergenceIntro(const ReportModel& m) {

@@ -1,23 +1,27 @@
 // Sentences shared by the Markdown and HTML reports, so that both say the
-// same thing about the same model.
+// same thing about the same model. They describe what the model holds; none
+// of them decides what is a cliff, an inversion, a regime or a frontier.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "reports/report_model.h"
+#include "diagnose/report_model.h"
+#include "model/trace.h"
 
 namespace dtr {
 
 std::string RatioLabel(const BudgetRow& row);  // the ratio as written on the grid, or "-"
-// One sentence per OOM band, inversion and cliff, in budget order.
+// One sentence per OOM stretch (saying whether it is a feasibility
+// inversion) and per cliff, in budget order.
 std::vector<std::string> CurveFindings(const ReportModel& model);
 // Why the timeline run was selected and what happened in it.
 std::string TimelineSummary(const ReportModel& model);
 // The headline of an OOM frontier: how the chain exceeds the budget.
-std::string FrontierSummary(const ReportModel& model, const OomFrontier& frontier);
-// What the exact atlas found: its coverage, then one sentence per feasibility
-// hole (exact widths); or why it is absent or incomplete.
+std::string FrontierSummary(const Trace& trace, const ReportModel& model,
+                            const OomFrontier& frontier);
+// What the exact atlas found: its coverage and its feasibility inversions; or
+// why it is absent or incomplete.
 std::vector<std::string> AtlasFindings(const ReportModel& model);
 // The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
 std::string RegimeLabel(const BudgetRow& row);
@@ -25,11 +29,17 @@ std::string RegimeLabel(const BudgetRow& row);
 std::vector<std::string> RegimeLines(const ReportModel& model);
 // The verdict of row `run`, or nullptr if it has none.
 const BudgetVerdict* VerdictOf(const ReportModel& model, size_t run);
+// The verdict's name ("policy-induced", ...).
+std::string VerdictLabel(const BudgetVerdict& v);
 // The certificate line, or for an undetermined verdict what was tried.
-std::string CertificateOrReason(const BudgetVerdict& v);
+std::string CertificateOrReason(const Trace& trace, const BudgetVerdict& v);
 // The header paragraph of the verdicts section: what was run, with which
 // options, how to redo one by hand; and a count per verdict.
 std::string VerdictsIntro(const ReportModel& model);
+// The header of one divergence: "Ratios A / B (edge)".
+std::string DivergenceTitle(const ReportModel& model, const RegimeDivergence& d);
+// What `dtrcheck diff` prints for the pair, verbatim.
+std::string DiffText(const Trace& trace, const ReportModel& model, const RegimeDivergence& d);
 // The header paragraph of the divergence section.
 std::string DivergenceIntro(const ReportModel& model);
 // "Not computed: REASON." for an absent optional section.

@@ -107,8 +107,8 @@ TEST_CASE(
   }
 }
 
-std::filesystem::path TempPath(const char* name) {
-  std::filesystem::path p = std::filesystem::temp_directory_path() / name;
+std::filesystem::path FreshTempPath(const char* name) {
+  std::filesystem::path p = TempPath(name);
   std::filesystem::remove(p);
   return p;
 }
@@ -124,7 +124,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   RunSpec spec = DtrSpec();
   BudgetAtlas whole = BuildAtlas(trace, baseline, spec, 0, 60, 1);
   AtlasWalkKey key = WalkKeyOf(trace, "inversion5.log", baseline, spec, 0, 60);
-  std::filesystem::path path = TempPath("dtrcheck_atlas_checkpoint_test.jsonl");
+  std::filesystem::path path = FreshTempPath("dtrcheck_atlas_checkpoint_test.jsonl");
   {
     AtlasCheckpoint fresh(path.string(), key, baseline);
     CHECK(fresh.finished().empty());
@@ -163,7 +163,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   CHECK(Slurp(path).back() == '\n');
 
   // Not a checkpoint at all: refused, nothing cut.
-  std::filesystem::path junk = TempPath("dtrcheck_atlas_checkpoint_junk.txt");
+  std::filesystem::path junk = FreshTempPath("dtrcheck_atlas_checkpoint_junk.txt");
   std::ofstream(junk) << "lo,hi\n1,2";
   CHECK_THROWS_AS(AtlasCheckpoint(junk.string(), key, baseline), Error);
   CHECK(Slurp(junk) == "lo,hi\n1,2");

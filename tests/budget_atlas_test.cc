@@ -25,8 +25,14 @@ namespace {
 struct DecisionLog : ReplayObserver {
   std::vector<std::tuple<int64_t, int64_t, StorageId>> decisions;
   std::vector<std::pair<int64_t, StorageId>> eager;
-  void OnDecision(const DecisionPoint& d) override { decisions.emplace_back(d.index, d.event, d.chosen); }
-  void OnEagerEviction(const EagerEviction& e) override { eager.emplace_back(e.event, e.storage); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    decisions.emplace_back(d.index, d.event, d.chosen);
+    return Flow::kContinue;
+  }
+  Flow OnEagerEviction(const EagerEviction& e) override {
+    eager.emplace_back(e.event, e.storage);
+    return Flow::kContinue;
+  }
   bool operator==(const DecisionLog& o) const { return decisions == o.decisions && eager == o.eager; }
 };
 

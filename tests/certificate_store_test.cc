@@ -261,9 +261,11 @@ TEST_CASE("prove answers below a stored cut bound by running the cut again there
   Classification c = ProveBudget(tf.trace, tf.baseline, cut.bytes - 1, o);
   CHECK(c.verdict == Verdict::kInherent);
   CHECK(c.from_store);
-  REQUIRE(c.proof);
-  CHECK(c.proof->kind == InherentProof::Kind::kCut);
-  CHECK(c.proof->cut.budget == cut.bytes - 1);
+  REQUIRE(c.certificate);
+  CHECK(c.certificate->kind == CertificateKind::kCut);
+  CHECK(c.certificate->checked_by == CheckedBy::kCutArgument);
+  CHECK(c.certificate->Holds());
+  CHECK(c.certificate->cut->budget == cut.bytes - 1);
   // A stored bound above what the argument proves is not believed.
   stored.bound->bytes = tf.baseline.memory;
   Classification high = ProveBudget(tf.trace, tf.baseline, cut.bytes, o);

@@ -15,13 +15,12 @@
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
 #include "tests/test_runs.h"
+#include "tests/test_paths.h"
 
 namespace dtr::testing {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("dtrcheck_test_" + name)).string();
-}
+std::string TestFile(const std::string& name) { return TempPath("dtrcheck_test_" + name).string(); }
 
 DecisionLog Record(const Trace& trace, int64_t budget, RunResult* result = nullptr) {
   Baseline baseline = ComputeBaseline(trace);
@@ -88,7 +87,7 @@ TEST_CASE("decision log: chain4 at budgets 40, 20 and 15") {
 TEST_CASE("decision log: a file round trip gives back every field") {
   Trace trace = Remat4();
   Baseline baseline = ComputeBaseline(trace);
-  std::string path = TempPath("remat4.jsonl.gz");
+  std::string path = TestFile("remat4.jsonl.gz");
   RunRecord run = RunAndRecord(trace, baseline, SpecAtBudget(28), path, "remat4.log");
   DecisionLog direct = Record(trace, 28);
   DecisionLogFile file = ReadDecisionLog(path, trace);
@@ -132,7 +131,7 @@ TEST_CASE("decision log: a file round trip gives back every field") {
 
 TEST_CASE("decision log: the reader names the line of a bad record") {
   Trace trace = Chain4();
-  std::string path = TempPath("bad.jsonl");
+  std::string path = TestFile("bad.jsonl");
   {
     std::ofstream out(path);
     out << R"({"format":"dtrcheck-decision-log","version":1,"trace":"chain4.log","heuristic":"DTR",)"
@@ -156,7 +155,7 @@ TEST_CASE("decision log: the reader names the line of a bad record") {
 TEST_CASE("decision log: a ResNet-32 log is gzip'd, and every score equals its terms' quotient") {
   const auto [trace, baseline] = LoadWithBaseline("resnet32");
   RunSpec spec = SpecAtRatio("0.102");
-  std::string path = TempPath("resnet32.jsonl.gz");
+  std::string path = TestFile("resnet32.jsonl.gz");
   RunRecord run = RunAndRecord(trace, baseline, spec, path, "resnet32.log");
   {
     std::ifstream in(path, std::ios::binary);

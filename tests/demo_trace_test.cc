@@ -1,4 +1,4 @@
-// The embedded demo trace must show what the README says it shows: on its
+// The embedded demo trace must show what docs/demo.md says it shows: on its
 // default grid, DTR runs out of memory at a budget with feasible budgets below
 // and above (a feasibility inversion). Expectations are derived from replays,
 // not pasted numbers.
@@ -15,7 +15,10 @@ namespace {
 
 class EvictionRecorder : public ReplayObserver {
  public:
-  void OnDecision(const DecisionPoint& d) override { script.push_back({d.event, d.chosen}); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    script.push_back({d.event, d.chosen});
+    return Flow::kContinue;
+  }
   std::vector<ScriptedEviction> script;
 };
 

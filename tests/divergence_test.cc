@@ -13,6 +13,7 @@
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
 #include "tests/test_runs.h"
+#include "tests/test_paths.h"
 
 namespace dtr::testing {
 namespace {
@@ -135,9 +136,9 @@ TEST_CASE("diff: ResNet-32 0.101 vs 0.102, confirmed by both runs' decision logs
   RunSpec a = SpecAtRatio("0.101"), b = SpecAtRatio("0.102");
   RunComparison cmp = CompareRuns(trace, baseline, a, b);
   std::string pa =
-      (std::filesystem::temp_directory_path() / "dtrcheck_test_r101.jsonl.gz").string();
+      TempPath("dtrcheck_test_r101.jsonl.gz").string();
   std::string pb =
-      (std::filesystem::temp_directory_path() / "dtrcheck_test_r102.jsonl.gz").string();
+      TempPath("dtrcheck_test_r102.jsonl.gz").string();
   RunAndRecord(trace, baseline, a, pa, "resnet32");
   RunAndRecord(trace, baseline, b, pb, "resnet32");
   DecisionLogFile la = ReadDecisionLog(pa, trace), lb = ReadDecisionLog(pb, trace);

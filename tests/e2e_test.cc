@@ -1,7 +1,9 @@
 // Golden end-to-end tests stored as data: tests/e2e/<case>.args holds the
 // command line ($TRACES is the shared traces folder, $SRC the source tree),
 // <case>.out the expected stdout, <case>.err the expected stderr (empty if
-// absent) and <case>.code the exit status (0 if absent). The golden files are
+// absent) and <case>.code the exit status (0 if absent). In .err and .args
+// $SRC and $TRACES stand for the folders; in stdout the source folder is
+// replaced by $SRC before the comparison. The golden files are
 // written and reviewed by a person; never regenerate them to make a test pass.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -40,7 +42,7 @@ TEST_CASE("end-to-end golden cases") {
     if (e.path().extension() == ".args") cases.push_back(e.path());
   std::sort(cases.begin(), cases.end());
   REQUIRE(cases.size() >= 5);
-  std::filesystem::path err_file = std::filesystem::temp_directory_path() / "dtrcheck_e2e_stderr.txt";
+  std::filesystem::path err_file = TempPath("dtrcheck_e2e_stderr.txt");
   for (const auto& args_path : cases) {
     std::string name = args_path.stem().string();
     auto sibling = [&](const char* ext) { return dir / (name + ext); };
@@ -56,6 +58,8 @@ TEST_CASE("end-to-end golden cases") {
     int want_code = std::filesystem::exists(sibling(".code")) ? std::stoi(Slurp(sibling(".code"))) : 0;
     std::string want_err = std::filesystem::exists(sibling(".err")) ? Substitute(Slurp(sibling(".err"))) + "\n" : "";
     CHECK(code == want_code);
+    for (size_t pos; (pos = out.find(DTRCHECK_SOURCE_DIR)) != std::string::npos;)
+      out.replace(pos, std::string(DTRCHECK_SOURCE_DIR).size(), "$SRC");
     CHECK(out == Slurp(sibling(".out")));
     CHECK(Slurp(err_file) == want_err);
   }

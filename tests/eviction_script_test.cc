@@ -62,6 +62,12 @@ TEST_CASE("eviction script: errors give file, line and what was expected") {
   CHECK(error_of("1 a b\n") == "s.txt:1: expected 'EVENT STORAGE', got '1 a b'");
   CHECK(error_of("-1 a\n") == "s.txt:1: EVENT must be a non-negative integer, got '-1'");
   CHECK(error_of("1 zz\n") == "s.txt:1: 'zz' is not a tensor of chain.log");
+  // Regression: the largest 64-bit event was refused as "must be a non-negative integer".
+  CHECK(ParseEvictionScriptString("9223372036854775807 a\n", "s.txt", t).entries[0].event ==
+        INT64_MAX);
+  CHECK(error_of("9223372036854775808 a\n") ==
+        "s.txt:1: EVENT 9223372036854775808 is too large (at most 9223372036854775807)");
+  CHECK(error_of("1x a\n") == "s.txt:1: EVENT must be a non-negative integer, got '1x'");
   CHECK(error_of("3 a\n# x\n2 b\n") ==
         "s.txt:3: event 2 comes after event 3 (line 1); entries must be sorted by event");
 }

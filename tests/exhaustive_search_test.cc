@@ -1,7 +1,6 @@
 // Exhaustive search against the schedule checker and the static bound, on a
-// hand-made trace and random tiny traces (seeds printed on failure). The
-// runtime it searches on is compared with the engine in
-// tests/stepwise_runtime_test.cc.
+// hand-made trace and random tiny traces (seeds printed on failure). It
+// steps the replay engine itself (tests/engine_test.cc checks the step API).
 #include "checker/exhaustive_search.h"
 
 #include <doctest/doctest.h>

@@ -95,7 +95,7 @@ namespace {
 // Z3 plans as witnesses: at the optimum, the whole-program plan with the
 // empty entry state is SAT (the relaxation admits the real schedule), and a
 // script built by following it is, when the builder completes, passed by the
-// engine's checker: the stepwise runtime and the engine agree.
+// engine's checker.
 TEST_CASE("feasibility: Z3 whole-program plans turn into checked scripts") {
   SolverLimits limits;
   int built = 0, tried = 0;

@@ -46,7 +46,7 @@ TEST_CASE("cli: scan --json reports the ResNet-32 inversion with ratios") {
 
 TEST_CASE("cli: replay --record writes a log with one line per decision") {
   std::string path =
-      (std::filesystem::temp_directory_path() / "dtrcheck_cli_record.jsonl.gz").string();
+      TempPath("dtrcheck_cli_record.jsonl.gz").string();
   Output o = Run("replay " + TracePath("resnet32") + " --ratio 0.102 --json --record " + path);
   REQUIRE(o.status == 0);
   nlohmann::json run = nlohmann::json::parse(o.text);
@@ -61,11 +61,11 @@ TEST_CASE("cli: replay --record writes a log with one line per decision") {
 
 TEST_CASE("cli: bad flags are one-line errors") {
   Output o = Run("diff " + TracePath("resnet32") + " --ratios 0.1,0.2,0.3");
-  CHECK(o.status == 1);
+  CHECK(o.status == 2);
   CHECK(o.text == "dtrcheck: diff needs exactly two ratios, got 3\n");
   o = Run("scan " + TracePath("resnet32") + " --ratios 0.1,0.2 --cliff-factor 1");
-  CHECK(o.status == 1);
-  CHECK(o.text == "dtrcheck: --cliff-factor must be greater than 1, got 1\n");
+  CHECK(o.status == 2);
+  CHECK(o.text == "dtrcheck: --cliff-factor: 1 is outside the range (1, inf) (see --help)\n");
 }
 
 }  // namespace

@@ -30,24 +30,28 @@ void CheckAgainstOptimum(const Trace& trace, const Classification& c, int64_t op
   switch (c.verdict) {
     case Verdict::kInherent:
       CHECK(c.budget < optimum);
-      REQUIRE(c.proof);
-      if (c.proof->kind == InherentProof::Kind::kStaticBound)
+      REQUIRE(c.certificate);
+      if (c.certificate->kind == CertificateKind::kStaticBound)
         CHECK(c.static_bound.bytes > c.budget);
-      else if (c.proof->kind == InherentProof::Kind::kCut)
-        CHECK(c.proof->cut.budget == c.budget);
+      else if (c.certificate->kind == CertificateKind::kCut)
+        CHECK(c.certificate->cut->budget == c.budget);
       else
-        CHECK(c.proof->window.answer == SolverAnswer::kUnsat);
+        CHECK(c.certificate->window->answer == SolverAnswer::kUnsat);
+      CHECK(c.certificate->Holds());
       break;
     case Verdict::kFeasible:
     case Verdict::kPolicyInduced: {
       CHECK(c.budget >= optimum);
       REQUIRE(c.witness_search.witness);
       CHECK(CheckSchedule(trace, c.budget, c.witness_search.witness->script).passed());
+      REQUIRE(c.certificate);
+      CHECK(c.certificate->kind == CertificateKind::kScript);
+      CHECK(c.certificate->Holds());
       break;
     }
     case Verdict::kUndetermined:
       CHECK(!c.witness_search.witness);
-      CHECK(!c.proof);
+      CHECK(!c.certificate);
       break;
   }
 }
@@ -105,7 +109,9 @@ TEST_CASE("classification: prove and explain never contradict exhaustive search 
   CrossCheckVerdicts(1, 16);
 }
 
-TEST_CASE("classification: long cross-check (run with --no-skip)" * doctest::skip()) { CrossCheckVerdicts(1000, 200); }
+TEST_CASE("classification: long cross-check (run with --no-skip)" * doctest::skip()) {
+  CrossCheckVerdicts(1000, 200);
+}
 
 TEST_CASE("classification: ResNet-32 at 0.102 (DTR) is policy-induced, at 0.05 inherent") {
   Trace t = LoadTrace(TracePath("resnet32"));
@@ -129,9 +135,11 @@ TEST_CASE("classification: ResNet-32 at 0.102 (DTR) is policy-induced, at 0.05 i
   config.budget = BudgetForRatio(b.memory, 0.05);
   Classification low = ExplainOom(t, b, config, options);
   CHECK(low.verdict == Verdict::kInherent);
-  REQUIRE(low.proof);
-  CHECK(low.proof->kind == InherentProof::Kind::kStaticBound);
-  CHECK(t.ops[low.proof->need.op].name == "cudnn_convolution_backward/473");
+  REQUIRE(low.certificate);
+  CHECK(low.certificate->kind == CertificateKind::kStaticBound);
+  CHECK(low.certificate->checked_by == CheckedBy::kMemoryBound);
+  CHECK(low.certificate->Holds());
+  CHECK(t.ops[low.certificate->need.op].name == "cudnn_convolution_backward/473");
 }
 
 }  // namespace

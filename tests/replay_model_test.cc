@@ -18,7 +18,10 @@ namespace {
 
 struct DecisionRecorder : ReplayObserver {
   std::vector<StorageId> chosen;
-  void OnDecision(const DecisionPoint& d) override { chosen.push_back(d.chosen); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    chosen.push_back(d.chosen);
+    return Flow::kContinue;
+  }
 };
 
 void ExpectSame(const RunResult& fast, const NaiveRun& naive, const std::vector<StorageId>& fast_decisions) {

@@ -11,12 +11,12 @@
 #include "checker/heuristic.h"
 #include "diagnose/divergence.h"
 #include "diagnose/oom_classification.h"
+#include "diagnose/report_model.h"
 #include "model/trace_parser.h"
 #include "reports/html_report.h"
 #include "reports/instability_report.h"
 #include "reports/proof_report.h"
 #include "reports/report_json.h"
-#include "reports/report_model.h"
 #include "reports/report_text.h"
 #include "tests/hand_traces.h"
 #include "tests/test_paths.h"
@@ -36,14 +36,17 @@ ReportOptions AnalysesOptions(const std::string& ratios) {
   return o;
 }
 
-// What `dtrcheck explain` computes and prints for the budget of `row`.
+// What `dtrcheck explain` computes and prints for the budget of `row` (or,
+// given `printed`, what it prints for that classification).
 Classification ExplainByHand(const Trace& trace, const ReportModel& m, const BudgetRow& row,
-                             const VerdictOptions& options, std::string* text) {
+                             const VerdictOptions& options, std::string* text,
+                             const Classification* printed = nullptr) {
   Baseline baseline = ComputeBaseline(trace);
   ReplayConfig config;
   config.heuristic = &FindHeuristic("DTR");
   config.budget = row.run.result.budget;
-  Classification c = ExplainOom(trace, baseline, config, ClassifyOptionsFor(options));
+  Classification c =
+      printed ? *printed : ExplainOom(trace, baseline, config, ClassifyOptionsFor(options));
   ProofHeader h;
   h.log = m.trace.name;
   h.baseline = baseline;
@@ -68,10 +71,13 @@ void CheckVerdictsAreExplains(const Trace& trace, const ReportModel& m,
     INFO("ratio ", row.run.spec.ratio->text);
     std::string text;
     Classification c = ExplainByHand(trace, m, row, options, &text);
-    CHECK(v.verdict == VerdictName(c.verdict));
+    CHECK(VerdictLabel(v) == VerdictName(c.verdict));
     CHECK(v.classification.verdict == c.verdict);
     CHECK(v.classification.budget == c.budget);
-    CHECK(v.text == text);
+    // The report's classification prints exactly what explain prints.
+    std::string mine;
+    ExplainByHand(trace, m, row, options, &mine, &v.classification);
+    CHECK(mine == text);
     CHECK(v.command ==
           "dtrcheck explain t.log --ratio " + row.run.spec.ratio->text + ExplainFlagsFor(options));
     REQUIRE(v.classification.witness_search.witness.has_value() ==
@@ -85,17 +91,15 @@ void CheckVerdictsAreExplains(const Trace& trace, const ReportModel& m,
       CHECK(mine.check.passed());
       CHECK(mine.check.budget == row.run.result.budget);
       CHECK(mine.check.run.max_memory == theirs.check.run.max_memory);
-      CHECK(v.certificate_checked);
-      CHECK(v.certificate.find("schedule checker at budget " +
-                               std::to_string(row.run.result.budget) + ": pass") !=
-            std::string::npos);
+      REQUIRE(v.classification.certificate);
+      CHECK(v.classification.certificate->Holds());
+      CHECK(CertificateLine(trace, *v.classification.certificate)
+                .find("schedule checker at budget " + std::to_string(row.run.result.budget) +
+                      ": pass") != std::string::npos);
     }
-    REQUIRE(v.classification.proof.has_value() == c.proof.has_value());
-    if (c.proof) CHECK(v.classification.proof->kind == c.proof->kind);
-    if (c.verdict == Verdict::kUndetermined) {
-      CHECK_FALSE(v.certificate_checked);
-      CHECK(v.certificate.empty());
-    }
+    REQUIRE(v.classification.certificate.has_value() == c.certificate.has_value());
+    if (c.certificate) CHECK(v.classification.certificate->kind == c.certificate->kind);
+    if (c.verdict == Verdict::kUndetermined) CHECK_FALSE(v.classification.certificate);
   }
 }
 
@@ -116,19 +120,33 @@ TEST_CASE("report verdicts on a hand trace are explain's: inherent and policy-in
   const BudgetVerdict* mid = VerdictOf(m, 1);
   REQUIRE(low);
   REQUIRE(mid);
-  CHECK(low->verdict == "inherent");
-  CHECK(low->certificate_checked);
-  CHECK(low->certificate.rfind("certificate: static bound 31 bytes > budget: g/", 0) == 0);
-  CHECK(mid->verdict == "policy-induced");
+  CHECK(VerdictLabel(*low) == "inherent");
+  REQUIRE(low->classification.certificate);
+  CHECK(low->classification.certificate->Holds());
+  CHECK(CertificateLine(trace, *low->classification.certificate)
+            .rfind("certificate: static bound 31 bytes > budget: g/", 0) == 0);
+  CHECK(VerdictLabel(*mid) == "policy-induced");
   CHECK(mid->classification.witness_search.witness->source == "counterfactual");
   CHECK(VerdictOf(m, 2) == nullptr);  // passes
 
-  nlohmann::json j = nlohmann::json::parse(ReportJson(m).dump());
-  CHECK(j["verdicts"][0]["certificate_type"] == "static-bound");
-  CHECK(j["verdicts"][0]["static_bound"] == 31);
-  CHECK(j["verdicts"][1]["certificate_type"] == "script");
-  CHECK(j["verdicts"][1]["script"]["check"]["result"] == "pass");
-  CHECK(j["verdicts"][1]["script"]["check"]["budget"] == 31);
+  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump());
+  CHECK(j["verdicts"][0]["certificate"]["type"] == "static-bound");
+  CHECK(j["verdicts"][0]["certificate"]["checked_by"] == "memory-bound");
+  CHECK(j["verdicts"][0]["certificate"]["checked"] == true);
+  CHECK(j["verdicts"][0]["static_bound"]["bytes"] == 31);
+  CHECK(j["verdicts"][1]["certificate"]["type"] == "script");
+  CHECK(j["verdicts"][1]["certificate"]["check"]["result"] == "pass");
+  CHECK(j["verdicts"][1]["certificate"]["check"]["budget"] == 31);
+  // The same certificate objects as `dtrcheck explain --json` writes.
+  for (size_t k : {0, 1}) {
+    ProofHeader h;
+    h.log = "t.log";
+    h.baseline = m.trace.baseline;
+    nlohmann::json e = nlohmann::json::parse(
+        ClassificationJson(trace, h, "explain", (*m.verdicts)[k].classification).dump());
+    CHECK(e["certificate"] == j["verdicts"][k]["certificate"]);
+    CHECK(e["static_bound"] == j["verdicts"][k]["static_bound"]);
+  }
 }
 
 TEST_CASE("report verdicts on ResNet-32 are explain's at 0.093, 0.102 and 0.104") {
@@ -142,10 +160,10 @@ TEST_CASE("report verdicts on ResNet-32 are explain's at 0.093, 0.102 and 0.104"
   ReportModel m = BuildReport(trace, o);
   CheckVerdictsAreExplains(trace, m, o.verdict_options);
   REQUIRE(m.verdicts->size() == 3);
-  CHECK((*m.verdicts)[0].verdict == "undetermined");
+  CHECK(VerdictLabel((*m.verdicts)[0]) == "undetermined");
   for (size_t k : {1, 2}) {
     const BudgetVerdict& v = (*m.verdicts)[k];
-    CHECK(v.verdict == "policy-induced");
+    CHECK(VerdictLabel(v) == "policy-induced");
     CHECK(v.classification.witness_search.witness->source == "lower-budget run");
   }
 }
@@ -168,16 +186,16 @@ TEST_CASE("report divergences are diff's, at the inversion's edges") {
     RunComparison by_hand = CompareRuns(trace, baseline, a.spec, b.spec);
     std::ostringstream text;
     PrintDiffText(text, TraceSummary{"t.log", baseline}, trace, by_hand);
-    CHECK(d.text == text.str());
-    CHECK(d.first_divergent_decision == by_hand.first.index);
+    CHECK(DiffText(trace, m, d) == text.str());
+    CHECK(d.comparison.first.index == by_hand.first.index);
     CHECK(d.command ==
           "dtrcheck diff t.log --ratios " + a.spec.ratio->text + "," + b.spec.ratio->text);
-    if (d.edge == "last pass / first OOM") {
+    if (d.edge == RegimeEdge::kInversionLowerEdge) {
       lower_edge = true;
       CHECK(a.result.outcome == Outcome::kPass);
       CHECK(m.rows[d.run_b].inversion);
     }
-    if (d.edge == "last OOM / first pass") {
+    if (d.edge == RegimeEdge::kInversionUpperEdge) {
       upper_edge = true;
       CHECK(m.rows[d.run_a].inversion);
       CHECK(b.result.outcome == Outcome::kPass);
@@ -194,7 +212,7 @@ TEST_CASE("report divergences are diff's, at the inversion's edges") {
 
 TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes") {
   // The demo passes at ratios 0.49 and 0.55 and fails at every budget of
-  // [5767168, 6291455] between them (docs/readme/reports.md). A grid of just
+  // [5767168, 6291455] between them (docs/demo.md). A grid of just
   // those two points sees no OOM; the atlas over their range finds the hole.
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportOptions o = AnalysesOptions("0.49,0.55");
@@ -218,12 +236,19 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
     s.budget = b;
     CHECK(RunOne(trace, ComputeBaseline(trace), s).result.outcome == Outcome::kOom);
   }
+  // The hole is a feasibility inversion the grid missed, as `scan --exact` names it.
+  REQUIRE(m.curve.exact_inversions);
+  REQUIRE(m.curve.exact_inversions->size() == 1);
+  CHECK((*m.curve.exact_inversions)[0].first_oom_byte == 5767168);
+  CHECK((*m.curve.exact_inversions)[0].last_oom_byte == 6291455);
+  CHECK((*m.curve.exact_inversions)[0].missed_by_grid());
   std::ostringstream html;
-  WriteHtmlReport(html, m);
+  WriteHtmlReport(html, trace, m);
   CHECK(html.str().find("class=\"band-exact\"") != std::string::npos);
   CHECK(html.str().find("[5,767,168, 6,291,455]") != std::string::npos);
-  nlohmann::json j = nlohmann::json::parse(ReportJson(m).dump());
-  CHECK(j["atlas"]["holes"][0]["width"] == 524288);
+  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump());
+  CHECK(j["curve"]["exact_inversions"][0]["oom_width"] == 524288);
+  CHECK(j["curve"]["exact_inversions"][0]["missed_by_grid"] == true);
   CHECK(j["atlas"]["complete"] == true);
 
   SUBCASE("over the cap, the atlas stops and says so") {
@@ -236,7 +261,7 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
     REQUIRE(f.size() == 1);
     CHECK(f[0].rfind("Not computed: the exact atlas", 0) == 0);
     CHECK(f[0].find("stopped after 2 replays") != std::string::npos);
-    nlohmann::json jc = nlohmann::json::parse(ReportJson(capped).dump());
+    nlohmann::json jc = nlohmann::json::parse(ReportJson(trace, capped).dump());
     CHECK(jc["atlas"]["complete"] == false);
     CHECK(jc["atlas"]["intervals"].is_null());
   }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,7 +18,8 @@
 #include "reports/markdown_report.h"
 #include "reports/report_files.h"
 #include "reports/report_json.h"
-#include "reports/report_model.h"
+#include "reports/report_text.h"
+#include "diagnose/report_model.h"
 #include "reports/svg_plot.h"
 #include "tests/test_paths.h"
 #include "traces/demo.h"
@@ -49,26 +51,41 @@ TEST_CASE("AnalyzeCurve: OOM bands, inversions, exact edges and cliffs") {
       Row(Outcome::kPass, 1.0, 500, kInfiniteBudget),  // 7: 1.1, no cliff at 1.25
   };
   CurveShape c = AnalyzeCurve(rows, 1.25);
-  REQUIRE(c.oom_bands.size() == 2);
-  CHECK(c.oom_bands[0].first_run == 0);
-  CHECK_FALSE(c.oom_bands[0].feasible_below);
-  CHECK(c.oom_bands[0].feasible_above);
-  CHECK(c.oom_bands[0].exact_upper_edge);  // 99 + 1 == 100
-  const OomBand& inv = c.oom_bands[1];
-  CHECK(inv.first_run == 2);
-  CHECK(inv.last_run == 4);
+  REQUIRE(c.oom_stretches.size() == 2);
+  CHECK(c.oom_stretches[0].from == 0);
+  CHECK_FALSE(c.oom_stretches[0].inversion);  // nothing passes below it
+  CHECK(c.oom_stretches[0].exact_upper_edge);  // 99 + 1 == 100
+  const OomStretch& inv = c.oom_stretches[1];
+  CHECK(inv.from == 2);
+  CHECK(inv.to == 4);
   CHECK(inv.known_oom == std::vector<std::pair<int64_t, int64_t>>{{200, 260}, {280, 290}});
-  CHECK(inv.feasible_below);
-  CHECK(inv.feasible_above);
+  CHECK(inv.inversion == size_t{0});
   CHECK(inv.exact_lower_edge);
   CHECK_FALSE(inv.exact_upper_edge);
-  CHECK(c.inversions == std::vector<size_t>{2, 3, 4});
+  REQUIRE(c.analysis.inversions.size() == 1);
+  const ScanInversion& v = c.analysis.inversions[0];
+  CHECK(v.feasible_below == 1);
+  CHECK(v.oom_from == 2);
+  CHECK(v.oom_to == 4);
+  CHECK(v.feasible_above == 5);
+  // The exact lower edge is the inversion's boundary, known from the runs alone.
+  REQUIRE(v.lower_edge);
+  CHECK(v.lower_edge->last_byte == 199);
+  CHECK(v.lower_edge->first_byte == 200);
+  CHECK(v.lower_edge->sharp());
+  CHECK(v.lower_edge->replays == 0);
+  CHECK_FALSE(v.upper_edge);
   CHECK_FALSE(rows[0].inversion);
-  CHECK(rows[3].inversion);
-  REQUIRE(c.cliffs.size() == 1);
-  CHECK(c.cliffs[0].low_run == 5);
-  CHECK(c.cliffs[0].high_run == 6);
-  CHECK(c.cliffs[0].factor == doctest::Approx(1.5 / 1.1));
+  CHECK(rows[2].inversion == size_t{0});
+  CHECK(rows[3].inversion == size_t{0});
+  CHECK(rows[4].inversion == size_t{0});
+  CHECK_FALSE(rows[5].inversion);
+  REQUIRE(c.analysis.cliffs.size() == 1);
+  CHECK(c.analysis.cliffs[0].lower == 5);
+  CHECK(c.analysis.cliffs[0].upper == 6);
+  CHECK(c.analysis.cliffs[0].factor == doctest::Approx(1.5 / 1.1));
+  // Regimes are the scan's, row by row.
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(rows[i].regime == c.points[i].regime);
 }
 
 ReportOptions Options(const std::string& ratios) {
@@ -87,17 +104,22 @@ ReportOptions Options(const std::string& ratios) {
 void CheckModelInvariants(const ReportModel& m) {
   for (size_t i = 1; i < m.rows.size(); ++i)
     CHECK(m.rows[i - 1].run.result.budget <= m.rows[i].run.result.budget);
+  REQUIRE(m.frontiers);
   size_t oom_rows = 0, in_frontiers = 0;
   for (const BudgetRow& r : m.rows) oom_rows += r.run.result.outcome == Outcome::kOom;
-  for (const OomFrontier& f : m.frontiers) {
+  for (const OomFrontier& f : *m.frontiers) {
     in_frontiers += f.runs.size();
-    CHECK(f.frames.size() == static_cast<size_t>(f.oom.remat_depth) + 1);
-    CHECK(f.pinned_bytes == f.oom.pinned_memory);
-    CHECK(f.frame_locked_bytes == f.oom.locked_memory);
+    const OomContext& oom = *m.rows[f.runs.front()].run.result.oom;
+    const RematFrontier& r = f.frontier;
+    CHECK(r.frames.size() == static_cast<size_t>(oom.remat_depth) + 1);
+    CHECK(r.pinned_bytes == oom.pinned_memory);
+    int64_t frame_locked = 0;
+    for (const FrontierFrame& fr : r.frames) frame_locked += fr.new_locked_bytes;
+    CHECK(frame_locked == oom.locked_memory);
     int64_t locked_args = 0;
-    for (const ReportFrame& fr : f.frames)
-      for (const FrontierArg& a : fr.args) locked_args += a.state == "locked" ? 1 : 0;
-    CHECK(locked_args == f.oom.locked_storages);
+    for (const FrontierFrame& fr : r.frames)
+      for (const FrontierArg& a : fr.args) locked_args += a.state == ArgState::kLocked ? 1 : 0;
+    CHECK(locked_args == oom.locked_storages);
     for (size_t i : f.runs) CHECK(m.rows[i].run.result.outcome == Outcome::kOom);
   }
   CHECK(in_frontiers == oom_rows);
@@ -108,10 +130,10 @@ TEST_CASE(
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options(DemoRatios()));
   CheckModelInvariants(m);
-  REQUIRE_FALSE(m.curve.inversions.empty());
+  REQUIRE_FALSE(m.curve.analysis.inversions.empty());
   REQUIRE(m.timeline);
   const MemoryTimeline& t = *m.timeline;
-  CHECK(t.run == m.curve.inversions.front());
+  CHECK(t.run == m.curve.analysis.inversions.front().oom_from);
   CHECK(t.selection == "first feasibility inversion");
   CHECK_FALSE(t.reduced);
   CHECK(static_cast<int64_t>(t.points.size()) == t.events);
@@ -163,15 +185,25 @@ TEST_CASE(
   o.divergence = false;
   ReportModel m = BuildReport(trace, o);
   CheckModelInvariants(m);
-  CHECK(m.curve.inversions == std::vector<size_t>{2});
-  CHECK(m.frontiers.size() == 2);
+  REQUIRE(m.curve.analysis.inversions.size() == 1);
+  CHECK(m.curve.analysis.inversions[0].oom_from == 2);
+  CHECK(m.curve.analysis.inversions[0].oom_to == 2);
+  CHECK(m.frontiers->size() == 2);
 }
 
-// The schema table of docs/report_json.md: path -> allowed JSON types.
-std::map<std::string, std::set<std::string>> DocumentedSchema() {
+// The schema table of docs/report_json.md: path -> allowed JSON types; the
+// paths whose type column says they appear "only" in some cases; and the
+// paths documented by reference ("see `docs/X.md`"), with those documents.
+struct DocumentedSchema {
+  std::map<std::string, std::set<std::string>> types;
+  std::set<std::string> conditional;
+  std::map<std::string, std::vector<std::string>> by_reference;
+};
+
+DocumentedSchema ReadDocumentedSchema() {
   std::ifstream in(std::string(DTRCHECK_SOURCE_DIR) + "/docs/report_json.md");
   REQUIRE(in);
-  std::map<std::string, std::set<std::string>> schema;
+  DocumentedSchema schema;
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("| `", 0) != 0) continue;
@@ -179,12 +211,41 @@ std::map<std::string, std::set<std::string>> DocumentedSchema() {
     std::string path = line.substr(a, b - a);
     size_t c = line.find('|', b) + 1, d = line.find('|', c);
     std::string types = line.substr(c, d - c);
+    if (types.find("only") != std::string::npos) schema.conditional.insert(path);
+    for (size_t p = types.find("`docs/"); p != std::string::npos; p = types.find("`docs/", p + 1))
+      schema.by_reference[path].push_back(types.substr(p + 1, types.find('`', p + 1) - p - 1));
     std::set<std::string> allowed;
     for (const char* t : {"integer", "number", "string", "boolean", "array", "object", "null"})
       if (types.find(t) != std::string::npos) allowed.insert(t);
-    schema[path] = allowed;
+    schema.types[path] = allowed;
   }
   return schema;
+}
+
+// The documents that cover `path` by reference (those of its nearest
+// documented ancestor that has some), or none.
+std::vector<std::string> ReferencesFor(const DocumentedSchema& schema, std::string path) {
+  while (true) {
+    size_t cut = path.find_last_of(".[");
+    if (cut == std::string::npos) return {};
+    path = path.substr(0, cut);
+    auto it = schema.by_reference.find(path);
+    if (it != schema.by_reference.end()) return it->second;
+    if (schema.types.count(path)) return {};
+  }
+}
+
+// Whether `key` is named in one of `docs` (as `key` or "key").
+bool NamedIn(const std::vector<std::string>& docs, const std::string& key) {
+  for (const std::string& doc : docs) {
+    std::ifstream in(std::string(DTRCHECK_SOURCE_DIR) + "/" + doc);
+    REQUIRE_MESSAGE(in, "cannot read ", doc);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("`" + key + "`") != std::string::npos ||
+        text.find("\"" + key + "\"") != std::string::npos)
+      return true;
+  }
+  return false;
 }
 
 std::string TypeOf(const json& v) {
@@ -213,16 +274,24 @@ void CollectPaths(const json& v, const std::string& path,
 }
 
 TEST_CASE("report.json follows the schema table of docs/report_json.md") {
-  std::map<std::string, std::set<std::string>> schema = DocumentedSchema();
+  DocumentedSchema documented = ReadDocumentedSchema();
+  std::map<std::string, std::set<std::string>>& schema = documented.types;
   REQUIRE(schema.size() > 50);
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
-  json j = json::parse(ReportJson(BuildReport(trace, Options(DemoRatios()))).dump());
+  json j = json::parse(ReportJson(trace, BuildReport(trace, Options(DemoRatios()))).dump());
   CHECK(j["schema_version"] == kReportSchemaVersion);
   std::map<std::string, std::vector<const json*>> seen;
   CollectPaths(j, "", seen);
   for (const auto& [path, values] : seen) {
     INFO("field ", path);
-    REQUIRE(schema.count(path));
+    if (!schema.count(path)) {
+      // Inside an object documented by reference: its key must be named there.
+      std::vector<std::string> docs = ReferencesFor(documented, path);
+      REQUIRE_MESSAGE(!docs.empty(), "undocumented");
+      std::string key = path.substr(path.find_last_of('.') + 1);
+      CHECK_MESSAGE(NamedIn(docs, key), "not named in the documents it refers to");
+      continue;
+    }
     for (const json* v : values) {
       std::string type = TypeOf(*v);
       bool ok = schema[path].count(type) || (type == "integer" && schema[path].count("number"));
@@ -230,12 +299,13 @@ TEST_CASE("report.json follows the schema table of docs/report_json.md") {
     }
   }
   // Every documented field appears in the demo's report (the demo has OOM
-  // runs, an inversion, a cliff, frontiers, an atlas hole, policy-induced
-  // and inherent verdicts, divergences), except the fields of an object that
-  // is null wherever it appears (e.g. `verdicts[].unsat_window`: no Z3 here).
+  // runs, an inversion, a cliff, frontiers, an inversion of the atlas,
+  // policy-induced and inherent verdicts, divergences), except the fields of
+  // an object that is null wherever it appears, and fields documented as
+  // appearing "only" in some cases (e.g. an UNSAT window: no Z3 here).
   for (const auto& [path, types] : schema) {
     INFO("documented field ", path);
-    if (seen.count(path)) continue;
+    if (seen.count(path) || documented.conditional.count(path)) continue;
     std::string parent = path.substr(0, path.rfind('.'));
     bool parent_always_null = seen.count(parent) > 0;
     for (const json* v : seen[parent]) parent_always_null &= v->is_null();
@@ -253,8 +323,8 @@ TEST_CASE(
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options(DemoRatios()));
   std::ostringstream html, md;
-  WriteHtmlReport(html, m);
-  WriteMarkdownReport(md, m);
+  WriteHtmlReport(html, trace, m);
+  WriteMarkdownReport(md, trace, m);
   std::string h = html.str();
   CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(h.find("<script") == std::string::npos);
@@ -269,7 +339,8 @@ TEST_CASE(
   CHECK(no_ns.find("https://") == std::string::npos);
   size_t svgs = 0;
   for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
-  CHECK(svgs == 2 + m.frontiers.size());
+  REQUIRE(m.frontiers);
+  CHECK(svgs == 2 + m.frontiers->size());
   for (const char* id :
        {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
     CHECK(h.find(std::string("<section id=\"") + id + "\"") != std::string::npos);
@@ -289,7 +360,7 @@ TEST_CASE(
   }
   for (const RegimeDivergence& d : *m.divergence) {
     CHECK(s.find(d.command) != std::string::npos);
-    CHECK(s.find(d.text) != std::string::npos);  // what `dtrcheck diff` prints, verbatim
+    CHECK(s.find(DiffText(trace, m, d)) != std::string::npos);  // what `dtrcheck diff` prints
   }
 
   // Turned off, each optional section says so instead of disappearing.
@@ -299,15 +370,15 @@ TEST_CASE(
   off.divergence = false;
   ReportModel bare = BuildReport(trace, off);
   std::ostringstream html2, md2;
-  WriteHtmlReport(html2, bare);
-  WriteMarkdownReport(md2, bare);
+  WriteHtmlReport(html2, trace, bare);
+  WriteMarkdownReport(md2, trace, bare);
   for (const char* reason : {"Not computed: turned off (--no-atlas).",
                              "Not computed: turned off (--no-proofs).",
                              "Not computed: turned off (--no-divergence)."}) {
     CHECK(md2.str().find(reason) != std::string::npos);
     CHECK(html2.str().find(reason) != std::string::npos);
   }
-  json j = json::parse(ReportJson(bare).dump());
+  json j = json::parse(ReportJson(trace, bare).dump());
   CHECK(j["verdicts"].is_null());
   CHECK(j["divergence"].is_null());
   CHECK(j["atlas"].is_null());
@@ -317,13 +388,13 @@ TEST_CASE(
 TEST_CASE("WriteReportFiles writes three files, or fails with the path") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options("0.5,1.0"));
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtrcheck_report_test";
+  std::filesystem::path dir = TempPath("dtrcheck_report_test");
   std::filesystem::remove_all(dir);
-  std::vector<std::string> paths = WriteReportFiles(m, (dir / "sub").string());
+  std::vector<std::string> paths = WriteReportFiles(trace, m, (dir / "sub").string());
   CHECK(paths.size() == 3);
   for (const std::string& p : paths) CHECK(std::filesystem::file_size(p) > 100);
   std::ofstream((dir / "file").string()) << "x";
-  CHECK_THROWS_AS(WriteReportFiles(m, (dir / "file" / "sub").string()), Error);
+  CHECK_THROWS_AS(WriteReportFiles(trace, m, (dir / "file" / "sub").string()), Error);
   std::filesystem::remove_all(dir);
 }
 

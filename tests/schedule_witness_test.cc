@@ -1,6 +1,6 @@
 // The witness search's Z3 window (diagnose/schedule_witness.h): planned from
 // the explained run's own state before the failing operator (rebuilt with
-// StateBeforeStep), followed by the heuristic; every witness it reports
+// ScriptedStateBeforeStep), followed by the heuristic; every witness it reports
 // passes the schedule checker. The other sources are exercised through the
 // classification tests (tests/oom_classification_test.cc).
 #include "diagnose/schedule_witness.h"

@@ -109,5 +109,44 @@ TEST_CASE("bad traces are rejected with file, line and problem") {
         "t.log:4: MUTATE index 1 is out of range for 1 arguments");
 }
 
+// Regression: a JSON integer MEMORY of 2^63 was read as a negative number
+// ("MEMORY of x is negative"), and decimal strings near 2^63 were refused as
+// too large although they fit.
+TEST_CASE("trace parser: integers outside 64 bits are too large, not negative") {
+  auto memory = [](const std::string& value) {
+    return kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n" +
+           R"({"INSTRUCTION":"MEMORY","MEMORY":)" + value + R"(,"NAME":"w"})" "\n";
+  };
+  CHECK(ErrorOf(memory("9223372036854775808")) ==
+        "t.log:3: \"MEMORY\" is too large: 9223372036854775808 (at most 9223372036854775807)");
+  CHECK(ErrorOf(memory("\"9223372036854775808\"")) ==
+        "t.log:3: \"MEMORY\" is too large: 9223372036854775808 (at most 9223372036854775807)");
+  CHECK(ErrorOf(memory("\"-9223372036854775809\"")) ==
+        "t.log:3: \"MEMORY\" is too small: -9223372036854775809 (at least -9223372036854775808)");
+  // 2^63 - 1 is read as an integer; as a size it passes the 2^62 bound on all sizes together.
+  CHECK(ErrorOf(memory("9223372036854775807")).find("sizes sum to more than 2^62") != std::string::npos);
+  CHECK(ErrorOf(memory("\"9223372036854775807\"")).find("sizes sum to more than 2^62") != std::string::npos);
+  CHECK(ParseTraceString(memory("4611686018427387904"), "t.log").storages[0].size == int64_t{1} << 62);
+  CHECK(ParseTraceString(memory("\"4611686018427387904\""), "t.log").storages[0].size == int64_t{1} << 62);
+  CHECK(ParseTraceString(memory("\"+12\""), "t.log").storages[0].size == 12);
+  CHECK(ErrorOf(memory("\"12a\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"12a\"");
+  CHECK(ErrorOf(memory("\"+-1\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"+-1\"");
+  CHECK(ErrorOf(memory("\"\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"\"");
+}
+
+TEST_CASE("trace parser: bad input is an InputError, tokens are echoed escaped and cut") {
+  try {
+    ParseTraceString(kStart + "{oops\n", "t.log");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kInput);
+  }
+  std::string name(1000, 'n');
+  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":")" + name + "\"}\n") ==
+        "t.log:2: unknown instruction \"" + std::string(64, 'n') + "... (1000 bytes)\"");
+  CHECK(ErrorOf(kStart + "{\"INSTRUCTION\":\"J\\u0000\\u001bK\"}\n") ==
+        "t.log:2: unknown instruction \"J\\x00\\x1bK\"");
+}
+
 }  // namespace
 }  // namespace dtr

@@ -1,5 +1,5 @@
 // The embedded demo trace: a small generated residual network whose DTR
-// budget curve has a feasibility inversion (docs/readme/reports.md tells how
+// budget curve has a feasibility inversion (docs/demo.md tells how
 // it was found and what it shows).
 #pragma once
 

@@ -1,0 +1,42 @@
+// simrd's eviction heuristics (heuristic/*.py) as a policy: score every
+// storage of the pool in pool order, keep the candidate whose score is <=
+// the best so far (the last of equal scores wins), stop at a score of 0.
+// Scores are Python floats from integer quotients, reproduced exactly
+// (checker/exact_divide.h).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "checker/eviction_policy.h"
+#include "checker/heuristic.h"
+
+namespace dtr {
+
+class HeuristicPolicy : public EvictionPolicy {
+ public:
+  // seed: RandomStorage / AbRandom only. `heuristic` must outlive the policy.
+  HeuristicPolicy(const HeuristicSpec& heuristic, uint64_t seed);
+  StorageId Choose(Engine& engine, DecisionPoint* detail) override;
+  // Score and terms of s; none for a random heuristic.
+  std::optional<std::pair<double, ScoreTerms>> Explain(Engine& engine, StorageId s) override;
+
+  // The score of s now, and what it is made of.
+  double Score(Engine& engine, StorageId s);
+  ScoreTerms Terms(Engine& engine, StorageId s);
+
+  // Throws Error if the engine lacks what the heuristic reads (regions,
+  // equivalence classes: optimized runtimes only).
+  static void CheckSupported(const HeuristicSpec& heuristic, RuntimeKind runtime);
+
+ private:
+  const HeuristicSpec& h_;
+  std::mt19937_64 rng_;
+  // DTRUnopt's scratch: regions rebuilt from scratch, and marks for their union.
+  Region unopt_fwd_, unopt_rev_;
+  std::vector<uint32_t> mark_;
+  uint32_t stamp_ = 0;
+};
+
+}  // namespace dtr

@@ -1,0 +1,61 @@
+// frontier, check, explain, prove, bounds: the proof side of dtrcheck.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/replay_flags.h"
+
+namespace dtr::cli {
+
+// A trace and a budget given as --ratio or --budget, a RuntimeV2 runtime, --json.
+struct ProofBudgetFlags : ReplayFlags, BudgetFlags {};
+
+struct FrontierFlags : ProofBudgetFlags {
+  int64_t at = -1;  // -1: the run's OOM
+};
+void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f);
+int RunFrontier(const FrontierFlags& f);
+
+struct CheckFlags : ProofBudgetFlags {
+  std::string script;
+};
+void AddCheckFlags(CLI::App* cmd, CheckFlags& f);
+int RunCheck(const CheckFlags& f);
+
+// explain and prove: the witness search and Z3.
+struct ProofFlags : ProofBudgetFlags {
+  std::vector<std::string> witness_heuristics;
+  double timeout = 10;
+  int32_t windows = 6;
+  int32_t window_ops = 6;
+  bool no_z3 = false;
+  int32_t rolling = 0;
+  bool verbose = false;
+  std::string save_script;
+  std::string expect;  // "": any verdict exits 0; else exit status 1 for another verdict
+  bool no_cut = false;
+  std::string store;  // certificate store directory ("": $DTRCHECK_STORE, else none)
+};
+void AddExplainFlags(CLI::App* cmd, ProofFlags& f);
+int RunExplain(const ProofFlags& f);
+void AddProveFlags(CLI::App* cmd, ProofFlags& f);
+int RunProve(const ProofFlags& f);
+
+struct BoundsFlags : ReplayFlags {
+  std::string grid = "0.01:1:0.01";
+  std::string fine_step = "0.001";
+  int32_t windows = 3;
+  int32_t window_ops = 6;
+  double timeout = 10;
+  double search_seconds = 60;
+  std::string walk = "gallop";
+  double cut_seconds = 300;
+  std::string store;
+};
+void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);
+int RunBounds(const BoundsFlags& f);
+
+}  // namespace dtr::cli

@@ -1,0 +1,344 @@
+// docs/cli.md's conventions, checked for every subcommand the binary lists:
+// each class of failure exits with its documented status and one line on
+// stderr; each --help ends with examples that run as printed, says FILE or DIR
+// for paths, gives every number its range and lists enumerations with their
+// defaults.
+#include <doctest/doctest.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_paths.h"
+
+namespace dtr::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A folder holding demo.log, a malformed trace, a script that passes at
+// ratio 0.6 and a malformed script; commands run inside it.
+class Workspace {
+ public:
+  // One folder per process: ctest runs the cases of this file in parallel.
+  Workspace()
+      : dir_(TempPath("dtrcheck_cli_conventions")) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    REQUIRE(Run("gen demo -o demo.log").status == 0);
+    REQUIRE(Run("replay demo.log --ratio 0.6 --emit-script pass.script").status == 0);
+    std::ofstream(dir_ / "bad.log")
+        << "{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n{oops\n";
+    std::ofstream(dir_ / "bad.script") << "12 x1 extra\n";
+  }
+  ~Workspace() { fs::remove_all(dir_); }
+
+  // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them).
+  Output Run(const std::string& args) const {
+    fs::path err = dir_ / ".stderr";
+    std::string command =
+        "cd " + dir_.string() + " && " + DTRCHECK_BINARY + " " + args + " 2>" + err.string();
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    Output o;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) o.out.append(buf, n);
+    int status = pclose(pipe);
+    o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.err = Slurp(err);
+    return o;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// The subcommands a --help lists under "Subcommands:" (aliases dropped).
+std::vector<std::string> ListedSubcommands(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help);
+  std::string line;
+  bool in_list = false;
+  while (std::getline(in, line)) {
+    if (line == "Subcommands:") {
+      in_list = true;
+    } else if (in_list) {
+      if (line.rfind("  ", 0) != 0) break;
+      std::string name = line.substr(2, line.find_first_of(", ", 2) - 2);
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// Every leaf command: "info", ..., "gen chain", "gen list", ...
+std::vector<std::string> AllCommands(const Workspace& w) {
+  std::vector<std::string> out;
+  for (const std::string& c : ListedSubcommands(w.Run("--help").out)) {
+    std::vector<std::string> subs = ListedSubcommands(w.Run(c + " --help").out);
+    if (subs.empty()) out.push_back(c);
+    for (const std::string& s : subs) out.push_back(c + " " + s);
+  }
+  return out;
+}
+
+// The command lines after "Examples:" in a --help.
+std::vector<std::string> Examples(const std::string& help) {
+  std::vector<std::string> out;
+  size_t at = help.find("\nExamples:\n");
+  if (at == std::string::npos) return out;
+  std::istringstream in(help.substr(at + 11));
+  std::string line;
+  while (std::getline(in, line) && line.rfind("  dtrcheck ", 0) == 0) out.push_back(line.substr(2));
+  return out;
+}
+
+struct Case {
+  std::string args;
+  int status;
+};
+
+// Per command: a success, then failures of each class that applies. Usage
+// errors come from a value out of range or a missing requirement, bad input
+// from a missing or malformed file, or an output that cannot be written.
+const std::map<std::string, std::vector<Case>>& Cases() {
+  static const std::map<std::string, std::vector<Case>> cases = {
+      {"info",
+       {{"info demo.log", 0},
+        {"info demo.log --json-typo", 2},
+        {"info missing.log", 3},
+        {"info bad.log", 3},
+        {"info .", 3}}},
+      {"replay",
+       {{"replay demo.log --ratio 0.5", 0},
+        {"replay demo.log --ratio 0.6 --fail-on-oom", 0},
+        {"replay demo.log --ratio 0.5 --fail-on-oom", 1},
+        {"replay demo.log", 2},
+        {"replay demo.log --budget -1", 2},
+        {"replay demo.log --ratio 0.5 --seed -1", 2},
+        {"replay missing.log --ratio 0.5", 3},
+        {"replay bad.log --ratio 0.5", 3},
+        {"replay demo.log --ratio 0.6 --emit-script .", 3}}},
+      {"sweep",
+       {{"sweep demo.log --ratios 0.5,0.6", 0},
+        {"sweep demo.log --ratios 0.5,0.6 -j 0", 2},
+        {"sweep missing.log --ratios 0.5", 3},
+        {"sweep bad.log --ratios 0.5", 3}}},
+      {"frontier",
+       {{"frontier demo.log --ratio 0.5", 0},
+        {"frontier demo.log --ratio 0.5 --at -1", 2},
+        {"frontier demo.log --ratio 0.5 --runtime RuntimeV1", 2},
+        {"frontier missing.log --ratio 0.5", 3}}},
+      {"check",
+       {{"check demo.log --ratio 0.6 --script pass.script", 0},
+        {"check demo.log --ratio 0.5 --script pass.script", 1},
+        {"check demo.log --ratio 0.6", 2},
+        {"check demo.log --ratio 0.6 --script missing.script", 3},
+        {"check demo.log --ratio 0.6 --script bad.script", 3},
+        {"check bad.log --ratio 0.6 --script pass.script", 3}}},
+      {"explain",
+       {{"explain demo.log --ratio 0.5 --no-z3", 0},
+        {"explain demo.log --ratio 0.5 --no-z3 --expect policy-induced", 0},
+        {"explain demo.log --ratio 0.5 --no-z3 --expect inherent", 1},
+        {"explain demo.log --ratio 0.6 --no-z3", 2},
+        {"explain demo.log --ratio 0.5 --timeout 0", 2},
+        {"explain missing.log --ratio 0.5", 3}}},
+      {"prove",
+       {{"prove demo.log --ratio 0.2", 0},
+        {"prove demo.log --ratio 0.2 --expect inherent", 0},
+        {"prove demo.log --ratio 0.2 --expect feasible", 1},
+        {"prove demo.log --ratio 0.2 --expect maybe", 2},
+        {"prove demo.log --ratio 0.2 --windows -1", 2},
+        {"prove bad.log --ratio 0.2", 3}}},
+      {"bounds",
+       {{"bounds demo.log --ratios 0.4:0.7:0.1 --fine-step '' --search-seconds 0 --windows 0", 0},
+        {"bounds demo.log --search-seconds -1", 2},
+        {"bounds demo.log --runtime RuntimeV1", 2},
+        {"bounds missing.log", 3}}},
+      {"gen chain",
+       {{"gen chain --layers 2 -o chain.log", 0},
+        {"gen chain --layers 0", 2},
+        {"gen chain --layers 2 -o .", 3}}},
+      {"gen resnet",
+       {{"gen resnet --blocks 2 -o resnet.log", 0},
+        {"gen resnet --blocks 2 --stages 3", 2},
+        {"gen resnet -o .", 3}}},
+      {"gen rnn",
+       {{"gen rnn --steps 2 -o rnn.log", 0}, {"gen rnn --steps -2", 2}, {"gen rnn -o .", 3}}},
+      {"gen demo", {{"gen demo -o demo2.log", 0}, {"gen demo --bogus", 2}, {"gen demo -o .", 3}}},
+      {"gen list", {{"gen list", 0}, {"gen list extra", 2}}},
+      {"report",
+       {{"report demo.log --ratios 0.5,0.6 --out out", 0},
+        {"report demo.log --ratios 0.5,0.6 --atlas-max-runs 0 --out out", 2},
+        {"report demo.log --ratios 0.5,0.6 --timeout 5 --out out", 2},
+        {"report missing.log --out out", 3},
+        {"report demo.log --ratios 0.5,0.6 --out demo.log", 3}}},
+      {"atlas",
+       {{"atlas demo.log --ratios 0.5:0.6", 0},
+        {"atlas demo.log --ratios 0.5:0.6 -j 100000", 2},
+        {"atlas demo.log", 2},
+        {"atlas bad.log --ratios 0.5:0.6", 3},
+        {"atlas demo.log --ratios 0.5:0.6 --checkpoint bad.script", 3}}},
+      {"scan",
+       {{"scan demo.log --ratios 0.4:0.7:0.1", 0},
+        {"scan demo.log --ratios 0.4:0.7:0.1 --max-walk -1", 2},
+        {"scan missing.log --ratios 0.5", 3}}},
+      {"diff",
+       {{"diff demo.log --ratios 0.5,0.55", 0},
+        {"diff demo.log --ratios 0.5", 2},
+        {"diff bad.log --ratios 0.5,0.55", 3}}},
+      {"blame",
+       {{"blame demo.log --ratio 0.5", 0},
+        {"blame demo.log --ratio 0.5 --max-replays 0", 2},
+        {"blame missing.log --ratio 0.5", 3}}},
+      {"ablate",
+       {{"ablate demo.log --ratios 0.5,0.6", 0},
+        {"ablate demo.log --ratios 0.5,0.6 --cliff-factor 1", 2},
+        {"ablate missing.log --ratios 0.5", 3}}},
+  };
+  return cases;
+}
+
+TEST_CASE("cli conventions: every subcommand exits 0, 1, 2 or 3 as docs/cli.md says") {
+  Workspace w;
+  std::vector<std::string> commands = AllCommands(w);
+  REQUIRE(commands.size() >= 19);
+  for (const std::string& command : commands) {
+    INFO("command: ", command);
+    REQUIRE_MESSAGE(Cases().count(command), "a subcommand without exit status cases");
+    std::set<int> classes;
+    for (const Case& c : Cases().at(command)) {
+      INFO("dtrcheck ", c.args);
+      Output o = w.Run(c.args);
+      CHECK(o.status == c.status);
+      classes.insert(c.status);
+      if (c.status >= 2) {  // one line on stderr, nothing on stdout
+        CHECK(o.out.empty());
+        CHECK(o.err.rfind("dtrcheck: ", 0) == 0);
+        CHECK(o.err.find('\n') == o.err.size() - 1);
+      } else {
+        CHECK(o.err.empty());
+      }
+    }
+    CHECK(classes.count(0));
+    CHECK(classes.count(2));
+    if (command != "gen list") CHECK(classes.count(3));  // it reads and writes nothing
+  }
+  for (const std::string& name : {"replay", "check", "explain", "prove"}) {
+    std::set<int> classes;
+    for (const Case& c : Cases().at(name)) classes.insert(c.status);
+    CHECK_MESSAGE(classes.count(1), name, " has a negative answer (exit status 1)");
+  }
+  // The program itself.
+  CHECK(w.Run("").status == 2);
+  CHECK(w.Run("replya demo.log").status == 2);
+  CHECK(w.Run("replya demo.log")
+            .err.rfind("dtrcheck: unknown subcommand 'replya' (known: info, ", 0) == 0);
+  CHECK(w.Run("gen chian")
+            .err.rfind("dtrcheck: gen: unknown subcommand 'chian' (known: chain, ", 0) == 0);
+  CHECK(w.Run("--help").status == 0);
+  CHECK(w.Run("--version").status == 0);
+}
+
+TEST_CASE("cli conventions: every --help ends with examples that run as printed") {
+  Workspace w;
+  std::vector<std::string> helps = {""};
+  for (const std::string& c : AllCommands(w)) helps.push_back(c);
+  helps.push_back("gen");
+  for (const std::string& command : helps) {
+    INFO("dtrcheck ", command, " --help");
+    Output help = w.Run(command + " --help");
+    REQUIRE(help.status == 0);
+    std::vector<std::string> examples = Examples(help.out);
+    CHECK(examples.size() >= 1);
+    CHECK(examples.size() <= 2);
+    CHECK(help.out.find("Exit status: 0 done, 1 a negative answer, 2 a usage error, 3 bad input") !=
+          std::string::npos);
+    for (const std::string& example : examples) {
+      INFO("example: ", example);
+      Output o = w.Run(example.substr(std::string("dtrcheck ").size()));
+      CHECK(o.status == 0);
+      CHECK(o.err.empty());
+    }
+  }
+}
+
+// The type column of each option line: "--ratio RATIO", "-j,--jobs INT:1..1024".
+std::vector<std::pair<std::string, std::string>> OptionTypes(const std::string& help) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(help);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("  -", 0) != 0 && line.rfind("  trace ", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string name, type;
+    words >> name >> type;
+    out.emplace_back(name, type);
+  }
+  return out;
+}
+
+TEST_CASE("cli conventions: --help says FILE or DIR, ranges and enumerations with defaults") {
+  Workspace w;
+  for (const std::string& command : AllCommands(w)) {
+    INFO("dtrcheck ", command, " --help");
+    std::string help = w.Run(command + " --help").out;
+    for (const auto& [name, type] : OptionTypes(help)) {
+      INFO("option ", name, " ", type);
+      CHECK(type.rfind("TEXT", 0) != 0);  // paths are FILE or DIR, other text says what it is
+      // Numbers carry their range: "INT:1..1024", "FLOAT:(0, 86400]".
+      if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0 || type.rfind("FLOAT", 0) == 0)
+        CHECK(type.find(':') != std::string::npos);
+    }
+    if (help.find("  trace ") != std::string::npos)
+      CHECK(help.find("  trace FILE") != std::string::npos);
+    if (help.find("--heuristic NAME ") != std::string::npos ||
+        help.find("--heuristic NAME,... ") != std::string::npos) {
+      CHECK(help.find("(default DTR): DTR, DTREqClass, DTRLocal") != std::string::npos);
+      CHECK(help.find("AbRandom") != std::string::npos);
+    }
+    if (help.find("--runtime NAME") != std::string::npos) {
+      CHECK(help.find("(default RuntimeV2EagerOptimized): ") != std::string::npos);
+      CHECK(help.find("RuntimeV2Optimized") != std::string::npos);
+    }
+    // Regression: report's Z3 flags read "--timeout FLOAT Needs: --z3 with --z3: seconds".
+    CHECK(help.find("with --z3:") == std::string::npos);
+  }
+  std::string bounds = w.Run("bounds --help").out;
+  CHECK(bounds.find("--walk WALK:{step,gallop,bisect}") != std::string::npos);
+  CHECK(bounds.find("gallop (a stride below the best peak, doubled after each find; default)") !=
+        std::string::npos);
+  CHECK(w.Run("replay --help").out.find("RuntimeV1") != std::string::npos);
+  CHECK(w.Run("prove --help").out.find("RuntimeV1") == std::string::npos);  // V2 only
+}
+
+TEST_CASE("cli conventions: --version names the source, the compiler and the build type") {
+  Workspace w;
+  Output o = w.Run("--version");
+  CHECK(o.status == 0);
+  CHECK(o.out.rfind("dtrcheck 0.1 (git ", 0) == 0);
+  CHECK(o.out.find("\nbuilt with ") != std::string::npos);
+  CHECK(o.out.find(", build type ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtr::testing
