@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <sstream>
 
 #include "reports/instability_report.h"
@@ -248,20 +249,30 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
 }
 
 std::vector<std::string> AddedRowLines(const ReportModel& m) {
+  // What an added row is about: the hole or cliff its reason names
+  // (grid_refinement.h words each reason as "<role> the <thing>").
+  auto about = [](const std::string& reason) {
+    size_t at = reason.find(" the ");
+    return at == std::string::npos ? reason : reason.substr(at + 5);
+  };
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<size_t>> rows;
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    if (m.rows[i].source == RowSource::kGrid) continue;
+    std::string key = std::string(RowSourceName(m.rows[i].source)) + ":" + about(m.rows[i].source_reason);
+    if (!rows.count(key)) keys.push_back(key);
+    rows[key].push_back(i);
+  }
   std::vector<std::string> out;
-  for (size_t i = 0; i < m.rows.size();) {
-    if (m.rows[i].source == RowSource::kGrid) {
-      ++i;
-      continue;
-    }
-    const std::string& reason = m.rows[i].source_reason;
+  for (const std::string& key : keys) {
+    const std::vector<size_t>& group = rows[key];
     std::string labels;
-    size_t j = i;
-    for (; j < m.rows.size() && (m.rows[j].source == RowSource::kGrid || m.rows[j].source_reason == reason); ++j)
-      if (m.rows[j].source != RowSource::kGrid)
-        labels += (labels.empty() ? "" : ", ") + RowLabel(m.rows[j]);
-    out.push_back(fmt::format("{}: {}", labels, reason));
-    i = j;
+    for (size_t i : group) labels += (labels.empty() ? "" : ", ") + RowLabel(m.rows[i]);
+    const BudgetRow& first = m.rows[group.front()];
+    std::string what = first.source_reason;
+    if (group.size() > 1 && first.source == RowSource::kEdge)
+      what = "edge bytes of the " + about(first.source_reason);
+    out.push_back(fmt::format("{}: {}", labels, what));
   }
   return out;
 }

@@ -34,8 +34,10 @@ std::string FrontierSummary(const Trace& trace, const ReportModel& model,
 // its budget ran out, what it did not), its feasibility inversions and the
 // rows added from it; or why it is absent.
 std::vector<std::string> AtlasFindings(const ReportModel& model);
-// One line per row added from the atlas, grouped by reason: "0.101, 0.102,
-// ..., 0.107: zoom grid over the OOM budgets [a, b] the grid stepped over".
+// One line per hole or cliff rows were added for, in order of the first
+// such row: "0.101, 0.102, ..., 0.107: zoom grid over the OOM budgets [a, b]
+// the grid stepped over", "a B, b B, c B, d B: edge bytes of the OOM
+// budgets [b, c] the grid stepped over".
 std::vector<std::string> AddedRowLines(const ReportModel& model);
 // The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
 std::string RegimeLabel(const BudgetRow& row);

@@ -278,6 +278,14 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
     }
     CHECK(added >= 3);
     CHECK(added_oom >= 1);
+    // Printed one line per hole or cliff, every added row named once.
+    std::vector<std::string> lines = AddedRowLines(refined);
+    CHECK(lines.size() < added);
+    std::string all;
+    for (const std::string& l : lines) all += l + "\n";
+    for (const BudgetRow& r : refined.rows)
+      if (r.source != RowSource::kGrid) CHECK(all.find(RowLabel(r)) != std::string::npos);
+    CHECK(all.find("zoom grid over the OOM budgets [5767168, 6291455]") != std::string::npos);
     // Now the rows themselves show the inversion.
     REQUIRE(refined.curve.analysis.inversions.size() == 1);
     CHECK_FALSE((*refined.curve.exact_inversions)[0].where.missed_by_grid());
