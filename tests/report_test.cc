@@ -443,6 +443,44 @@ TEST_CASE("WriteReportFiles writes three files, or fails with the path") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("--heuristic A,B: one part per heuristic, overlaid on one budget curve") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportOptions o = Options("0.4:0.7:0.05");
+  o.heuristics = {&FindHeuristic("DTR"), &FindHeuristic("LRU")};
+  o.verdicts = false;
+  o.divergence = false;
+  BudgetReport report = BuildBudgetReport(trace, o);
+  REQUIRE(report.heuristics.size() == 2);
+  CHECK(report.heuristics[0].heuristic == "DTR");
+  CHECK(report.heuristics[1].heuristic == "LRU");
+  // Each part is the report of its heuristic alone.
+  o.heuristic = &FindHeuristic("LRU");
+  ReportModel lru = BuildReport(trace, o);
+  REQUIRE(lru.rows.size() == report.heuristics[1].rows.size());
+  for (size_t i = 0; i < lru.rows.size(); ++i) {
+    CHECK(lru.rows[i].run.result.budget == report.heuristics[1].rows[i].run.result.budget);
+    CHECK(lru.rows[i].run.result.outcome == report.heuristics[1].rows[i].run.result.outcome);
+    CHECK(lru.rows[i].run.overhead == report.heuristics[1].rows[i].run.overhead);
+  }
+  json j = json::parse(ReportJson(trace, report).dump());
+  CHECK(j["config"]["heuristics"] == json::array({"DTR", "LRU"}));
+  CHECK(j["heuristics"][1]["heuristic"] == "LRU");
+  // One curve draws both: each heuristic's atlas line and rows in its own colour.
+  std::vector<Figure> curves = CurveFigures(report);
+  REQUIRE_FALSE(curves.empty());
+  const std::string& svg = curves[0].svg;
+  CHECK(svg.find("DTR: exact overhead of every walked budget") != std::string::npos);
+  CHECK(svg.find("LRU: exact overhead of every walked budget") != std::string::npos);
+  CHECK(svg.find("class=\"atlas-line c0\"") != std::string::npos);
+  CHECK(svg.find("class=\"atlas-line c1\"") != std::string::npos);
+  // Timelines and frontiers per heuristic, named after it.
+  CHECK(TimelineFigure(report, 0).name == "timeline-DTR");
+  CHECK(TimelineFigure(report, 1).name == "timeline-LRU");
+  std::ostringstream html;
+  WriteHtmlReport(html, trace, report);
+  CHECK(html.str().find("LRU") != std::string::npos);
+}
+
 TEST_CASE("--figures writes each figure as a standalone SVG, beside or inside the report") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   BudgetReport report = BuildBudgetReport(trace, Options(DemoRatios()));
