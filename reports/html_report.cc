@@ -47,10 +47,10 @@ ul.findings li { margin:3px 0; }
 table { border-collapse:collapse; width:100%; font-size:13px; table-layout:auto; }
 th, td { padding:4px 7px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top;
   overflow-wrap:anywhere; }
-th { background:#f0f2f6; }
+th { background:#f0f2f6; overflow-wrap:normal; hyphens:auto; }
 td.num, th.num { text-align:right; }
 td.num { white-space:nowrap; }
-td.interval { font-size:12px; }
+td.interval { font-size:12px; overflow-wrap:normal; }
 tr.oom td { background:var(--fail-row); }
 tr.inversion td { background:var(--inv-row); }
 tr.timeline td:first-child { box-shadow:inset 4px 0 0 var(--ink); }
@@ -69,6 +69,7 @@ pre.diff { background:#f6f7f9; border:1px solid var(--line); border-radius:6px; 
   font-size:12px; white-space:pre-wrap; overflow-wrap:anywhere; }
 .verdict-policy-induced { color:#006b4f; font-weight:600; } .verdict-inherent { color:var(--fail); font-weight:600; }
 .verdict-undetermined { color:var(--muted); font-weight:600; }
+.verdict-policy-induced, .verdict-inherent, .verdict-undetermined { white-space:nowrap; }
 nav.toc { font-size:13px; color:var(--muted); margin:0 0 6px; }
 nav.toc a { color:var(--ink); margin-right:12px; }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:24px; }
