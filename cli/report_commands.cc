@@ -64,8 +64,8 @@ void PrintSummary(const ReportModel& model) {
     fmt::print("  Verdicts: {}\n", NotComputed(model.verdicts_skipped));
   }
   if (model.divergence) {
-    fmt::print("  Divergence: {} pairs of neighbouring budgets in different regimes\n",
-               model.divergence->size());
+    fmt::print("  Divergence: {} pair{} of neighbouring budgets in different regimes\n",
+               model.divergence->size(), model.divergence->size() == 1 ? "" : "s");
     for (const RegimeDivergence& d : *model.divergence)
       fmt::print("    {} / {} ({}): first divergent decision {}\n", RowLabel(model.rows[d.run_a]),
                  RowLabel(model.rows[d.run_b]), RegimeEdgeName(d.edge), d.comparison.first.index);
