@@ -16,6 +16,7 @@ enum ExitStatus : int {
                       // of memory, `prove/explain --expect V` reaches another verdict
   kExitUsage = 2,     // the command line is wrong (ErrorKind::kUsage, CLI11's errors)
   kExitInput = 3,     // a file cannot be read, parsed or written (ErrorKind::kInput)
+  kExitResources = 4, // the machine ran out: memory could not be allocated
 };
 
 ExitStatus ExitStatusOf(ErrorKind kind);

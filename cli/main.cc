@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::cerr << "dtrcheck: " << ErrorLine(e.what(), args) << "\n";
     return ExitStatusOf(e.kind());
+  } catch (const std::bad_alloc&) {
+    // Nothing is half-written: output files are committed only when complete
+    // (model/output_file.h), and results are printed after the work is done.
+    std::fflush(stdout);
+    std::string command;
+    for (const std::string& arg : args) command += (command.empty() ? "" : " ") + arg;
+    std::cerr << "dtrcheck: "
+              << ErrorLine("out of memory: the process could not allocate more while running '" +
+                               command + "'; raise its memory limit or give a smaller trace",
+                           args)
+              << "\n";
+    return kExitResources;
   }
 }

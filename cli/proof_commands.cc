@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +15,8 @@
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
+#include "diagnose/certificate_records.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/feasibility_bounds.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"
@@ -56,6 +59,30 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
   return l;
 }
 
+// The certificate store named by --store, else by $DTRCHECK_STORE; null if neither.
+std::unique_ptr<CertificateStore> OpenStore(const std::string& flag, const std::string& trace_path,
+                                            const Trace& trace, int64_t baseline_memory) {
+  std::string dir = flag;
+  if (dir.empty())
+    if (const char* env = std::getenv("DTRCHECK_STORE")) dir = env;
+  if (dir.empty()) return nullptr;
+  return std::make_unique<CertificateStore>(dir, trace_path, trace, baseline_memory);
+}
+
+void AddStoreFlag(CLI::App* cmd, std::string& store) {
+  cmd->add_option("--store", store,
+                  "certificate store directory (docs/certificate_store.md; default "
+                  "$DTRCHECK_STORE): use the certificates stored for this trace, add what this run "
+                  "finds")
+      ->type_name("DIR");
+}
+
+void SaveStore(CertificateStore* store, const std::string& changed) {
+  if (!store || changed.empty()) return;
+  store->Save();
+  std::cerr << "certificate store " << store->path() << ": stored " << changed << "\n";
+}
+
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--witness-heuristics", f.witness_heuristics,
                   "heuristics whose runs (at and below the budget) are tried as witnesses, "
@@ -77,6 +104,9 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", f.save_script, "write the verified witness script to FILE")
       ->type_name("FILE");
+  cmd->add_flag("--no-cut", f.no_cut,
+                "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
+  AddStoreFlag(cmd, f.store);
 }
 
 ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
@@ -88,6 +118,7 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.limits.timeout_seconds = f.timeout;
   o.witness.rolling_ops = f.rolling;
   o.witness.plan_seconds = f.plan_seconds;
+  o.cut = !f.no_cut;
   for (const std::string& h : f.witness_heuristics)
     o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;
@@ -177,13 +208,17 @@ int RunExplain(const ProofFlags& f) {
   config.runtime = l.header.runtime;
   config.heuristic = &FindHeuristic(f.heuristic());
   config.budget = l.header.budget;
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
+  if (store) o.stored = store->Find(l.header.runtime);
   Classification c;
   {
     ProgressBar bar("explain");
-    c = ExplainOom(l.trace, l.baseline, config, OptionsFrom(f, l.header.runtime),
-                   [&](const std::string& s) { bar.Status(s); });
+    c = ExplainOom(l.trace, l.baseline, config, o, [&](const std::string& s) { bar.Status(s); });
   }
   SaveWitness(f, l, c);
+  if (store)
+    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "explain"));
   return Print(l, "explain", f, c);
 }
 
@@ -195,13 +230,18 @@ void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
 
 int RunProve(const ProofFlags& f) {
   Loaded l = Load(f, "prove");
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
+  if (store) o.stored = store->Find(l.header.runtime);
   Classification c;
   {
     ProgressBar bar("prove");
-    c = ProveBudget(l.trace, l.baseline, l.header.budget, OptionsFrom(f, l.header.runtime),
+    c = ProveBudget(l.trace, l.baseline, l.header.budget, o,
                     [&](const std::string& s) { bar.Status(s); });
   }
   SaveWitness(f, l, c);
+  if (store)
+    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "prove"));
   return Print(l, "prove", f, c);
 }
 
@@ -242,6 +282,11 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
   cmd->add_option("--save-script", f.save_script,
                   "write the best verified schedule's script to FILE")
       ->type_name("FILE");
+  cmd->add_option("--cut-seconds", f.cut_seconds,
+                  "seconds for the keep-or-recompute cut's bisection of the lower bound "
+                  "(default 300; 0: none)")
+      ->check(NumberFrom(0));
+  AddStoreFlag(cmd, f.store);
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
   cmd->add_flag("--csv", f.csv, "one CSV row per heuristic (the --json heuristics)");
 }
@@ -270,6 +315,7 @@ int RunBounds(const BoundsFlags& f) {
   if (f.plan_max_overhead > 0) o.plan_max_overhead = f.plan_max_overhead;
   o.plans_only = f.plans_only;
   o.search_seconds = f.search_seconds;
+  o.cut_seconds = f.cut_seconds;
   o.walk = ParseWalkMode(f.walk);
   for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
   o.runtime = ParseRuntime(f.runtime);
@@ -285,6 +331,7 @@ int RunBounds(const BoundsFlags& f) {
   o.limits.timeout_seconds = f.timeout;
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
+  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, trace, baseline.memory);
   ProofHeader h;
   h.log = Summarize(f.trace, baseline).log;
   h.baseline = baseline;
@@ -307,12 +354,13 @@ int RunBounds(const BoundsFlags& f) {
         });
   }
   SaveBestSchedule(f.save_script, trace, h, r);
+  if (store) SaveStore(store.get(), RecordBounds(*store, trace, o.runtime, r));
   if (f.json)
-    std::cout << BoundsJson(h, r).dump() << "\n";
+    std::cout << BoundsJson(h, r, &trace).dump() << "\n";
   else if (f.csv)
-    PrintCsvTable(std::cout, BoundsJson(h, r)["heuristics"]);
+    PrintCsvTable(std::cout, BoundsJson(h, r, &trace)["heuristics"]);
   else
-    PrintBoundsText(std::cout, h, r);
+    PrintBoundsText(std::cout, h, r, &trace);
   return 0;
 }
 

@@ -37,6 +37,8 @@ struct ProofFlags : ProofBudgetFlags {
   std::string save_script;
   std::string expect;  // "": any verdict exits 0; else exit status 1 for another verdict
   double plan_seconds = 0;  // checkpoint plans as a witness source (0: off)
+  bool no_cut = false;
+  std::string store;  // certificate store directory ("": $DTRCHECK_STORE, else none)
 };
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f);
 int RunExplain(const ProofFlags& f);
@@ -56,6 +58,8 @@ struct BoundsFlags : ReplayFlags {
   bool plans_only = false;
   std::string save_script;
   bool csv = false;
+  double cut_seconds = 300;
+  std::string store;
 };
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);
 int RunBounds(const BoundsFlags& f);

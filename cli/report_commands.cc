@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/report_model.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
@@ -89,7 +91,7 @@ int RunReport(const ReportFlags& f) {
   o.refine = !f.no_refine;
   o.verdicts = !f.no_proofs;
   o.divergence = !f.no_divergence;
-  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops};
+  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops, !f.no_cut};
   Trace trace;
   // The demo trace is written beside the report, so that the report's
   // `dtrcheck explain` / `diff` commands have a file to read.
@@ -106,6 +108,16 @@ int RunReport(const ReportFlags& f) {
     o.trace_source = f.trace;
     o.ratios_text = f.ratios.empty() ? kDefaultTraceRatios : f.ratios;
     trace = LoadTrace(f.trace);
+  }
+  std::unique_ptr<CertificateStore> store;
+  std::string store_dir = f.store;
+  if (store_dir.empty())
+    if (const char* env = std::getenv("DTRCHECK_STORE")) store_dir = env;
+  if (!store_dir.empty() && !f.trace.empty()) {
+    store = std::make_unique<CertificateStore>(store_dir, f.trace, trace,
+                                               ComputeBaseline(trace).memory);
+    o.stored = store->Find(o.runtime);
+    o.store_path = store_dir;
   }
   o.ratios = ParseRatios(o.ratios_text);
   if (!f.figures.empty()) CheckFiguresDir(f.out, f.figures);
@@ -190,6 +202,13 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   AddWindowOpsFlag(cmd, f.window_ops);
   for (const char* name : {"--timeout", "--windows", "--window-ops"})
     cmd->get_option(name)->needs(z3);
+  cmd->add_flag("--no-cut", f.no_cut,
+                "verdicts: do not try the keep-or-recompute cut for an inherent proof");
+  cmd->add_option("--store", f.store,
+                  "verdicts: certificate store directory (docs/certificate_store.md; default "
+                  "$DTRCHECK_STORE; not used for the demo): stored schedules and bounds, checked "
+                  "again at each budget")
+      ->type_name("DIR");
 }
 
 }  // namespace dtr::cli

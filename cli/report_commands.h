@@ -31,6 +31,8 @@ struct ReportFlags {
   double timeout = 10;
   int32_t windows = 6;
   int32_t window_ops = 6;
+  bool no_cut = false;
+  std::string store;  // certificate store directory ("": $DTRCHECK_STORE, else none)
 };
 void AddReportFlags(CLI::App* cmd, ReportFlags& f);
 int RunReport(const ReportFlags& f);

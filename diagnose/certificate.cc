@@ -10,6 +10,8 @@ std::string_view CertificateKindName(CertificateKind k) {
       return "static-bound";
     case CertificateKind::kUnsatWindow:
       return "unsat-window";
+    case CertificateKind::kCut:
+      return "cut";
   }
   return "?";
 }
@@ -22,6 +24,8 @@ std::string_view CheckedByName(CheckedBy c) {
       return "memory-bound";
     case CheckedBy::kZ3:
       return "z3";
+    case CheckedBy::kCutArgument:
+      return "cut-argument";
   }
   return "?";
 }
@@ -34,6 +38,17 @@ bool Certificate::Holds() const {
       return bound > budget && need.total() == bound;
     case CertificateKind::kUnsatWindow:
       return window && window->answer == SolverAnswer::kUnsat && window->budget == budget;
+    case CertificateKind::kCut:
+      if (!cut || cut->budget != budget) return false;
+      switch (cut->kind) {
+        case CutArgument::Kind::kCut:
+          return cut->need + cut->carried + cut->cut > budget;
+        case CutArgument::Kind::kKeep:
+          return cut->need + cut->carried > budget;
+        case CutArgument::Kind::kEvicted:
+          return !cut->kept.empty();
+      }
+      return false;
   }
   return false;
 }
@@ -63,6 +78,15 @@ Certificate UnsatWindowCertificate(int64_t budget, const WindowQuery& query) {
   c.budget = budget;
   c.checked_by = CheckedBy::kZ3;
   c.window = query;
+  return c;
+}
+
+Certificate CutCertificate(int64_t budget, const CutArgument& argument) {
+  Certificate c;
+  c.kind = CertificateKind::kCut;
+  c.budget = budget;
+  c.checked_by = CheckedBy::kCutArgument;
+  c.cut = argument;
   return c;
 }
 

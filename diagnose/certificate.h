@@ -14,24 +14,30 @@
 //  - kUnsatWindow: a Z3 encoding of a window of the program that
 //    over-approximates every execution, UNSAT at `budget`
 //    (checker/feasibility.h). Checked by Z3. Also proves an inherent OOM.
+//  - kCut: the keep-or-recompute cut refutes `budget` at one operator's frame
+//    (checker/cut_bound.h): what must stay material there, or be recomputed
+//    at a cost above the budget, exceeds it. Checked by that argument (a
+//    maximum flow and sums). Also proves an inherent OOM.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "checker/cut_bound.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "diagnose/schedule_witness.h"
 
 namespace dtr {
 
-enum class CertificateKind { kScript, kStaticBound, kUnsatWindow };
+enum class CertificateKind { kScript, kStaticBound, kUnsatWindow, kCut };
 std::string_view CertificateKindName(
-    CertificateKind k);  // "script", "static-bound", "unsat-window"
+    CertificateKind k);  // "script", "static-bound", "unsat-window", "cut"
 
-enum class CheckedBy { kScheduleChecker, kMemoryBound, kZ3 };
-std::string_view CheckedByName(CheckedBy c);  // "schedule-checker", "memory-bound", "z3"
+enum class CheckedBy { kScheduleChecker, kMemoryBound, kZ3, kCutArgument };
+// "schedule-checker", "memory-bound", "z3", "cut-argument"
+std::string_view CheckedByName(CheckedBy c);
 
 struct Certificate {
   CertificateKind kind = CertificateKind::kScript;
@@ -46,15 +52,19 @@ struct Certificate {
   OperatorNeed need;
   // kUnsatWindow: the query Z3 answered.
   std::optional<WindowQuery> window;
+  // kCut: the frame whose cut (or kept storages) exceeds the budget.
+  std::optional<CutArgument> cut;
 
   // Whether the recorded check establishes the claim at `budget`: the script
   // passed the checker at this very budget; the bound exceeds it; Z3 answered
-  // UNSAT at it. Reads the stored results, runs nothing.
+  // UNSAT at it; the cut's sums exceed it. Reads the stored results, runs
+  // nothing.
   bool Holds() const;
 };
 
 Certificate ScriptCertificate(int64_t budget, const Witness& witness);
 Certificate StaticBoundCertificate(int64_t budget, const MemoryBound& bound);
 Certificate UnsatWindowCertificate(int64_t budget, const WindowQuery& query);
+Certificate CutCertificate(int64_t budget, const CutArgument& argument);
 
 }  // namespace dtr

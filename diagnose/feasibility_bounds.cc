@@ -287,18 +287,37 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     SearchPlannedSchedule(trace, baseline, options, rep, status);
   }
 
-  // Z3 windows raise the proven bound: bisect each between the static bound
-  // and the best known schedule.
   int64_t hi = rep.best ? rep.best->budget : baseline.memory;
   int64_t resolution =
       std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
+  // The keep-or-recompute cut raises the proven bound (checker/cut_bound.h).
+  if (options.cut_seconds > 0) {
+    if (progress) progress("keep-or-recompute cut", 0, 1);
+    CutOptions co = CutOptionsFor(options.runtime);
+    // Finer than the windows: the cut is cheap where it raises the bound most.
+    co.resolution = std::max<int64_t>(1, baseline.memory / 1'000'000);
+    co.seconds = options.cut_seconds;
+    rep.cut = ComputeCutBound(trace, rep.static_bound, hi, co);
+    if (rep.cut->bytes > rep.proven_infeasible_below) {
+      rep.proven_infeasible_below = rep.cut->bytes;
+      rep.lower_bound_argument = BoundArgument::kCut;
+    }
+    if (progress) progress("keep-or-recompute cut", 1, 1);
+  }
+  // Z3 windows raise the proven bound: bisect each between the bound so far
+  // and the best known schedule.
   std::vector<OpWindow> windows =
       InherentWindows(trace, rep.static_bound, options.windows, options.window_ops);
+  const int64_t window_lo = rep.proven_infeasible_below - 1;
   for (size_t i = 0; i < windows.size(); ++i) {
     if (progress) progress("Z3 windows", i, windows.size());
-    WindowBound wb = BoundWindow(trace, windows[i], rep.static_bound.bytes - 1, hi, options.limits,
-                                 nullptr, resolution);
-    rep.proven_infeasible_below = std::max(rep.proven_infeasible_below, wb.infeasible_below);
+    WindowBound wb =
+        BoundWindow(trace, windows[i], window_lo, hi, options.limits, nullptr, resolution);
+    if (wb.infeasible_below > rep.proven_infeasible_below) {
+      rep.proven_infeasible_below = wb.infeasible_below;
+      rep.lower_bound_argument = BoundArgument::kWindow;
+      rep.lower_bound_window = wb.window;
+    }
     rep.windows.push_back(wb);
   }
   if (progress && !windows.empty()) progress("Z3 windows", windows.size(), windows.size());

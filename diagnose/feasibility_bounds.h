@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checker/cut_bound.h"
 #include "checker/eviction_script.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
@@ -36,6 +37,7 @@
 #include "checker/replay.h"
 #include "checker/schedule_checker.h"
 #include "diagnose/schedule_search.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/schedule_witness.h"
 #include "model/trace.h"
 
@@ -72,6 +74,9 @@ struct BoundsOptions {
   std::optional<double> plan_max_overhead;
   // Checkpoint plans only: no heuristic grid and no walk-down.
   bool plans_only = false;
+  // The keep-or-recompute cut (checker/cut_bound.h), bisected between the
+  // static bound and the best schedule, within this many seconds (0: none).
+  double cut_seconds = 300;
 };
 
 struct HeuristicBound {
@@ -123,6 +128,10 @@ struct BoundsReport {
   // The checkpoint plans tried (best.script moved into `best` if it was lower).
   std::optional<ScheduleSearch> plan_search;
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this
+  // The argument that proves proven_infeasible_below, and for kWindow the window.
+  BoundArgument lower_bound_argument = BoundArgument::kStatic;
+  OpWindow lower_bound_window;
+  std::optional<CutBound> cut;  // the keep-or-recompute cut, if run
   std::vector<WindowBound> windows;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "checker/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -74,6 +75,8 @@ class Classifier {
           fmt::format("static bound {} > budget {}: inherent", c.static_bound.bytes, c.budget));
       return;
     }
+    if (FromStore(c, if_witness)) return;
+    if (TryCut(c)) return;
     Progress(fmt::format("static bound {} <= budget {}; searching for a schedule",
                          c.static_bound.bytes, c.budget));
     c.witness_search =
@@ -102,6 +105,81 @@ class Classifier {
  private:
   void Progress(const std::string& s) {
     if (progress_) progress_(s);
+  }
+
+  // The keep-or-recompute cut at the budget (checker/cut_bound.h).
+  bool TryCut(Classification& c) {
+    if (!o_.cut) return false;
+    const RuntimeCertificates* st = o_.stored;
+    // A stored cut bound at or below the budget says the cut does not refute it.
+    if (st && st->bound && st->bound->argument == BoundArgument::kCut &&
+        c.budget >= st->bound->bytes)
+      return false;
+    CutOptions co = CutOptionsFor(o_.witness.runtime);
+    CutArgument arg;
+    Progress(fmt::format("keep-or-recompute cut at {}", c.budget));
+    if (!RefuteByCut(trace_, c.static_bound, c.budget, co, &arg)) return false;
+    c.verdict = Verdict::kInherent;
+    c.certificate = CutCertificate(c.budget, arg);
+    Progress(fmt::format("the cut refutes budget {}: inherent", c.budget));
+    return true;
+  }
+
+  // Certificates from the store, each checked again at the budget.
+  bool FromStore(Classification& c, Verdict if_witness) {
+    const RuntimeCertificates* st = o_.stored;
+    if (!st) return false;
+    if (st->bound && c.budget < st->bound->bytes) {
+      const StoredBound& b = *st->bound;
+      if (b.argument == BoundArgument::kCut && o_.cut) {
+        CutOptions co = CutOptionsFor(o_.witness.runtime);
+        CutArgument arg;
+        if (RefuteByCut(trace_, c.static_bound, c.budget, co, &arg)) {
+          c.verdict = Verdict::kInherent;
+          c.certificate = CutCertificate(c.budget, arg);
+          c.from_store = true;
+          return true;
+        }
+        c.store_notes.push_back(fmt::format(
+            "the stored lower bound {} (cut) does not refute budget {} when run again", b.bytes,
+            c.budget));
+      } else if (b.argument == BoundArgument::kWindow) {
+        WindowQuery q = QueryWindow(trace_, b.window, c.budget, o_.witness.limits);
+        c.window_queries.push_back(q);
+        if (q.answer == SolverAnswer::kUnsat) {
+          c.verdict = Verdict::kInherent;
+          c.certificate = UnsatWindowCertificate(c.budget, q);
+          c.from_store = true;
+          return true;
+        }
+        c.store_notes.push_back(fmt::format(
+            "the stored lower bound {} (Z3 window {}..{}) is {} at budget {} when asked again",
+            b.bytes, b.window.first, b.window.last, SolverAnswerName(q.answer), c.budget));
+      }
+    }
+    if (st->schedule && c.budget >= st->schedule->peak) {
+      const StoredSchedule& s = *st->schedule;
+      ScheduleCheck check = CheckSchedule(trace_, c.budget, s.script, o_.witness.runtime);
+      if (check.passed()) {
+        Witness w;
+        w.source = "certificate store";
+        w.description = fmt::format("the stored schedule with peak {} ({}: {}; stored by {})",
+                                    s.peak, s.source, s.description, s.found_by);
+        w.script = s.script;
+        w.check = std::move(check);
+        c.witness_search.witness = std::move(w);
+        c.witness_search.attempts.push_back(
+            {"certificate store", "the stored schedule", "pass"});
+        c.certificate = ScriptCertificate(c.budget, *c.witness_search.witness);
+        c.verdict = if_witness;
+        c.from_store = true;
+        return true;
+      }
+      c.store_notes.push_back(fmt::format(
+          "the stored schedule (peak {}) fails the schedule checker at budget {}: {}", s.peak,
+          c.budget, DescribeScheduleCheck(check)));
+    }
+    return false;
   }
 
   const Trace& trace_;

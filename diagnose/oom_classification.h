@@ -4,7 +4,8 @@
 //  - policy-induced (explain) / feasible (prove): an eviction script the
 //    schedule checker passed at the budget (diagnose/schedule_witness.h);
 //  - inherent: the static memory bound exceeds the budget
-//    (checker/memory_bound.h), or a Z3 window encoding that over-approximates
+//    (checker/memory_bound.h), or the keep-or-recompute cut refutes it
+//    (checker/cut_bound.h), or a Z3 window encoding that over-approximates
 //    every execution is UNSAT at the budget (checker/feasibility.h);
 //  - undetermined: neither was found within the limits; the bounds found and
 //    the limits hit are reported.
@@ -17,10 +18,12 @@
 #include <string_view>
 #include <vector>
 
+#include "checker/cut_bound.h"
 #include "checker/feasibility.h"
 #include "checker/memory_bound.h"
 #include "checker/replay.h"
 #include "diagnose/certificate.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/remat_frontier.h"
 #include "diagnose/schedule_witness.h"
 #include "model/trace.h"
@@ -40,6 +43,11 @@ struct ClassifyOptions {
   WitnessOptions witness;  // its heuristics: explain puts the run's heuristic first
   int32_t windows = 6;     // Z3 windows tried for an inherent proof
   int32_t window_ops = 6;  // operators per window
+  bool cut = true;         // try the keep-or-recompute cut (checker/cut_bound.h)
+  // Certificates stored for this trace and runtime (diagnose/certificate_store.h),
+  // or null. A stored script is checked again at the budget; a stored bound
+  // says which argument to run again there.
+  const RuntimeCertificates* stored = nullptr;
 };
 
 struct Classification {
@@ -49,11 +57,13 @@ struct Classification {
   std::optional<RematFrontier> frontier;  // explain: at its OOM
   MemoryBound static_bound;
   // What proves the verdict: kScript for feasible and policy-induced,
-  // kStaticBound or kUnsatWindow for inherent; none when undetermined.
+  // kStaticBound, kCut or kUnsatWindow for inherent; none when undetermined.
   std::optional<Certificate> certificate;
   WitnessSearch witness_search;             // its witness, if any, is the script certificate's
   std::vector<WindowQuery> window_queries;  // in the order asked
   int64_t proven_infeasible_below = 0;  // every budget below is proven infeasible (static bound)
+  bool from_store = false;  // the certificate came from the certificate store (checked again here)
+  std::vector<std::string> store_notes;  // stored certificates that did not apply, and why
 };
 
 using ClassifyProgress = std::function<void(const std::string&)>;

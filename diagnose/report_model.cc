@@ -83,8 +83,10 @@ std::string CommandTrace(const ReportOptions& o) {
 std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& baseline,
                                            const ReportModel& m, const ReportOptions& options) {
   StartStage(options, "verdicts");
-  const ClassifyOptions classify = ClassifyOptionsFor(options.verdict_options);
-  const std::string explain_flags = ExplainFlagsFor(options.verdict_options);
+  ClassifyOptions classify = ClassifyOptionsFor(options.verdict_options);
+  classify.stored = options.stored;
+  std::string explain_flags = ExplainFlagsFor(options.verdict_options);
+  if (!options.store_path.empty()) explain_flags += " --store " + options.store_path;
   std::vector<BudgetVerdict> out;
   for (size_t i = 0; i < m.rows.size(); ++i)
     if (m.rows[i].run.result.outcome == Outcome::kOom) {
@@ -231,18 +233,20 @@ ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
   o.window_ops = v.window_ops;
   o.witness.use_z3 = v.z3;
   o.witness.limits.timeout_seconds = v.timeout_seconds;
+  o.cut = v.cut;
   return o;
 }
 
 std::string ExplainFlagsFor(const VerdictOptions& v) {
-  if (!v.z3) return " --no-z3";
+  const std::string cut = v.cut ? "" : " --no-cut";
+  if (!v.z3) return " --no-z3" + cut;
   const VerdictOptions defaults{.z3 = true};
   std::string flags;
   if (v.timeout_seconds != defaults.timeout_seconds)
     flags += fmt::format(" --timeout {}", v.timeout_seconds);
   if (v.windows != defaults.windows) flags += fmt::format(" --windows {}", v.windows);
   if (v.window_ops != defaults.window_ops) flags += fmt::format(" --window-ops {}", v.window_ops);
-  return flags;
+  return flags + cut;
 }
 
 std::string_view RegimeEdgeName(RegimeEdge e) {

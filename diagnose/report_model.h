@@ -65,6 +65,7 @@ struct VerdictOptions {
   double timeout_seconds = 10;  // explain --timeout
   int32_t windows = 6;          // explain --windows
   int32_t window_ops = 6;       // explain --window-ops
+  bool cut = true;              // explain without --no-cut
 };
 // What ExplainOom is given for these options.
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
@@ -117,6 +118,10 @@ struct ReportOptions {
   // Verdicts: explain's classification at every OOM row.
   bool verdicts = true;
   VerdictOptions verdict_options;
+  // Certificates stored for the trace and runtime (diagnose/certificate_store.h),
+  // or null; store_path is the --store argument shown in the explain commands.
+  const RuntimeCertificates* stored = nullptr;
+  std::string store_path;
   // Divergence between neighbouring rows in different regimes.
   bool divergence = true;
 };

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "checker/engine.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -197,8 +198,8 @@ class Searcher {
     FollowedPlan f;
     try {
       f = FollowRetentionPlan(trace_, facts_, plan, fo);
-    } catch (const Error&) {
-      return std::nullopt;
+    } catch (const SimrdAssertionError&) {
+      return std::nullopt;  // the runtime refuses this plan's evictions: not a candidate
     }
     ++local_moves_;
     if (f.stopped == "time limit") timed_out_ = true;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "reports/lower_bound_report.h"
+
 namespace dtr {
 
 namespace {
@@ -305,6 +307,9 @@ ordered_json CertificateJson(const Trace& t, const Certificate& c) {
     case CertificateKind::kUnsatWindow:
       j["window"] = QueryJson(*c.window);
       break;
+    case CertificateKind::kCut:
+      j["argument"] = CutArgumentJson(t, *c.cut);
+      break;
   }
   return j;
 }
@@ -322,6 +327,8 @@ void WriteVerdictFields(ordered_json& j, const Trace& t, const Baseline& baselin
   }
   if (with_frontier && c.frontier) j["frontier"] = FrontierFieldsJson(t, *c.frontier);
   j["certificate"] = c.certificate ? CertificateJson(t, *c.certificate) : ordered_json(nullptr);
+  if (c.certificate) j["certificate"]["from_store"] = c.from_store;
+  j["store_notes"] = c.store_notes;
   j["static_bound"] = {{"bytes", c.static_bound.bytes},
                        {"ratio", RatioOf(c.static_bound.bytes, baseline)},
                        {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
@@ -386,6 +393,9 @@ void PrintCertificateText(std::ostream& out, const Trace& t, const Certificate& 
                  t.ops[q.window.last].name, q.seconds, q.storages);
       break;
     }
+    case CertificateKind::kCut:
+      fmt::print(out, "  certificate: {}\n", CutArgumentText(t, *c.cut));
+      break;
   }
 }
 
@@ -420,6 +430,10 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
     PrintCertificateText(out, t, *c.certificate);
   else
     fmt::print(out, "  {}\n", UndeterminedLine(c));
+  if (c.from_store)
+    fmt::print(out, "  (the certificate comes from the certificate store, checked again at this "
+                    "budget)\n");
+  for (const std::string& n : c.store_notes) fmt::print(out, "  store: {}\n", n);
   fmt::print(out, "  static bound: {} bytes (ratio {:.6f}), attained by {}\n", c.static_bound.bytes,
              RatioOf(c.static_bound.bytes, h.baseline), NeedText(t, c.static_bound.attained_by));
   for (const std::string& n : c.witness_search.notes) fmt::print(out, "  note: {}\n", n);
@@ -490,7 +504,7 @@ void PrintPlanSearchText(std::ostream& out, const ProofHeader& h,
 
 }  // namespace
 
-ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
+ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace* trace) {
   ordered_json j = HeaderJson("bounds", h);
   j.erase("ratio");
   j.erase("budget");
@@ -544,7 +558,19 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
                        {"ratio", RatioOf(r.static_bound.bytes, h.baseline)}};
   j["lower_bound"] = {{"bytes", r.proven_infeasible_below},
-                      {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)}};
+                      {"ratio", RatioOf(r.proven_infeasible_below, h.baseline)},
+                      {"argument", std::string(BoundArgumentName(r.lower_bound_argument))},
+                      {"window", r.lower_bound_argument == BoundArgument::kWindow
+                                     ? ordered_json{{"first_op", r.lower_bound_window.first},
+                                                    {"last_op", r.lower_bound_window.last}}
+                                     : ordered_json(nullptr)}};
+  if (r.cut && trace)
+    j["cut"] = CutBoundJson(*trace, *r.cut, h.baseline.memory);
+  else if (r.cut)
+    j["cut"] = {{"bytes", r.cut->bytes}, {"tests", r.cut->tests}, {"timed_out", r.cut->timed_out},
+                {"seconds", r.cut->seconds}};
+  else
+    j["cut"] = nullptr;
   ordered_json ws = ordered_json::array();
   for (const WindowBound& w : r.windows)
     ws.push_back({{"first_op", w.window.first},
@@ -559,7 +585,8 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r) {
   return j;
 }
 
-void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r) {
+void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport& r,
+                     const Trace* trace) {
   fmt::print(out, "{}  {}, baseline memory {} bytes\n", h.log, RuntimeName(h.runtime),
              h.baseline.memory);
   if (r.heuristics.empty()) {
@@ -637,14 +664,42 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   fmt::print(out, "proven lower bound:     {} bytes = ratio {:.6f} (static bound {} = ratio {:.6f}",
              r.proven_infeasible_below, RatioOf(r.proven_infeasible_below, h.baseline),
              r.static_bound.bytes, RatioOf(r.static_bound.bytes, h.baseline));
+  if (r.cut)
+    fmt::print(out, "; keep-or-recompute cut {} = ratio {:.6f}", r.cut->bytes,
+               RatioOf(r.cut->bytes, h.baseline));
+  // Windows are bisected from the bound before them: only a window above it proves more.
+  const int64_t before = std::max(r.static_bound.bytes, r.cut ? r.cut->bytes : int64_t{0});
   int64_t z3 = 0;
   for (const WindowBound& w : r.windows) z3 = std::max(z3, w.infeasible_below);
-  if (!r.windows.empty())
-    fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+  if (!r.windows.empty()) {
+    if (z3 > before)
+      fmt::print(out, "; Z3 windows {} = ratio {:.6f}", z3, RatioOf(z3, h.baseline));
+    else
+      fmt::print(out, "; Z3 windows no higher");
+  }
   fmt::print(out, ")\n");
+  fmt::print(out, "  argument: {}\n",
+             r.lower_bound_argument == BoundArgument::kWindow
+                 ? fmt::format("Z3 window {}..{} (unsat below the bound)",
+                               r.lower_bound_window.first, r.lower_bound_window.last)
+             : r.lower_bound_argument == BoundArgument::kCut
+                 ? std::string("keep-or-recompute cut")
+                 : std::string("static bound"));
+  if (r.cut) {
+    fmt::print(out, "  cut: {} budgets tested in {:.1f}s{}\n", r.cut->tests, r.cut->seconds,
+               r.cut->timed_out ? " (stopped at --cut-seconds: the bound proven so far)" : "");
+    if (r.cut->raised && trace)
+      fmt::print(out, "    at budget {}: {}\n", r.cut->attained_by.budget,
+                 CutArgumentText(*trace, r.cut->attained_by));
+  }
   for (const WindowBound& w : r.windows) {
     if (!w.skipped.empty()) {
       fmt::print(out, "  window {}..{}: skipped, {}\n", w.window.first, w.window.last, w.skipped);
+      continue;
+    }
+    if (w.queries == 0) {
+      fmt::print(out, "  window {}..{}: not asked (the bounds are closer than the resolution)\n",
+                 w.window.first, w.window.last);
       continue;
     }
     fmt::print(out,

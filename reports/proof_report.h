@@ -71,7 +71,10 @@ void PrintClassificationText(std::ostream& out, const Trace& trace, const ProofH
 void PrintVerdictText(std::ostream& out, const Trace& trace, const ProofHeader& header,
                       const Classification& c, bool verbose);
 
-nlohmann::ordered_json BoundsJson(const ProofHeader& header, const BoundsReport& r);
-void PrintBoundsText(std::ostream& out, const ProofHeader& header, const BoundsReport& r);
+// With the trace, the lower bound's argument names its operators and storages.
+nlohmann::ordered_json BoundsJson(const ProofHeader& header, const BoundsReport& r,
+                                  const Trace* trace = nullptr);
+void PrintBoundsText(std::ostream& out, const ProofHeader& header, const BoundsReport& r,
+                     const Trace* trace = nullptr);
 
 }  // namespace dtr

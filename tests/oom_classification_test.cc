@@ -33,6 +33,8 @@ void CheckAgainstOptimum(const Trace& trace, const Classification& c, int64_t op
       REQUIRE(c.certificate);
       if (c.certificate->kind == CertificateKind::kStaticBound)
         CHECK(c.static_bound.bytes > c.budget);
+      else if (c.certificate->kind == CertificateKind::kCut)
+        CHECK(c.certificate->cut->budget == c.budget);
       else
         CHECK(c.certificate->window->answer == SolverAnswer::kUnsat);
       CHECK(c.certificate->Holds());

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `explain` at evenly spread budgets over a ratio band, with a certificate
+# store (written by an earlier `dtrcheck bounds TRACE --store DIR`): how many
+# budgets get a decided verdict (policy-induced with a checked script, or
+# inherent with its argument), and how long each takes. A budget where DTR
+# does not run out of memory is asked with `prove` instead.
+#
+#   bench/band_verdicts.sh TRACE LO HI [COUNT] [STORE_DIR] [DTRCHECK]
+#
+# COUNT defaults to 20 (LO and HI included), STORE_DIR to $DTRCHECK_STORE,
+# DTRCHECK to build/dtrcheck. Extra flags for explain go in $EXPLAIN_FLAGS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TRACE=$1 LO=$2 HI=$3
+COUNT=${4:-20}
+STORE=${5:-${DTRCHECK_STORE:-}}
+DTRCHECK=${6:-build/dtrcheck}
+[ -n "$STORE" ] || { echo "band_verdicts.sh: no store (give STORE_DIR or set DTRCHECK_STORE)" >&2; exit 1; }
+decided=0
+echo "| ratio | command | verdict | certificate | seconds |"
+echo "|---|---|---|---|---|"
+for k in $(seq 0 $((COUNT - 1))); do
+  ratio=$(/usr/bin/python3 -c "print(f'{$LO + ($HI - $LO) * $k / ($COUNT - 1):.6f}')")
+  for cmd in explain prove; do
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    if out=$(nice "$DTRCHECK" "$cmd" "$TRACE" --ratio "$ratio" --store "$STORE" --json ${EXPLAIN_FLAGS:-} 2>/dev/null); then
+      break
+    fi
+  done
+  end=$(date +%s.%N)
+  line=$(/usr/bin/python3 - "$out" "$ratio" "$cmd" "$start" "$end" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+c = j["certificate"]
+cert = "-" if c is None else c["type"] + (" (" + c["source"] + ")" if c["type"] == "script" else "") + (", from the store" if c.get("from_store") else "")
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {j['verdict']} | {cert} | {float(sys.argv[5]) - float(sys.argv[4]):.1f} |")
+PY
+)
+  echo "$line"
+  case "$line" in *"| undetermined |"*) ;; *) decided=$((decided + 1)) ;; esac
+done
+echo "decided: $decided of $COUNT"

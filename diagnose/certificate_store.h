@@ -1,0 +1,98 @@
+// The certificate store (format: docs/certificate_store.md): per trace and
+// runtime, the best verified eviction script and the proven lower bound, so
+// that `explain`, `prove` and `report` answer at once what `bounds` (or an
+// earlier `explain` / `prove`) already established.
+//
+// A trace is identified by the SHA-256 of its bytes. A store is a directory
+// holding one file per trace, DIR/<sha256>.json; a path to a single file is
+// accepted too. Nothing read from a store is trusted: a stored script is
+// checked again by the schedule checker at the budget asked, and a stored
+// bound only says which argument to run again there (cut_bound.h, a Z3 window
+// or the static bound). A file whose digest is not the trace's is refused.
+// Files are written whole to a temporary file in the same directory, then
+// renamed over the old one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "checker/eviction_script.h"
+#include "checker/feasibility.h"
+#include "checker/replay.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+struct StoredSchedule {
+  int64_t peak = 0;    // the budget at which the script passed the checker when stored
+  std::string source;  // the witness source ("z3 plan", "grid run", ...)
+  std::string description;
+  std::string found_by;  // the command that stored it ("bounds", "prove", "explain")
+  EvictionScript script;
+};
+
+// Which argument proves the stored bound.
+enum class BoundArgument { kStatic, kCut, kWindow };
+std::string_view BoundArgumentName(BoundArgument a);  // "static", "cut", "window"
+BoundArgument ParseBoundArgument(const std::string& name);  // throws Error
+
+struct StoredBound {
+  int64_t bytes = 0;  // every budget below is infeasible
+  BoundArgument argument = BoundArgument::kStatic;
+  OpWindow window;           // kWindow: the window whose relaxation is unsat below `bytes`
+  std::string description;  // for people: what the argument says
+  std::string found_by;
+};
+
+struct RuntimeCertificates {
+  std::optional<StoredSchedule> schedule;
+  std::optional<StoredBound> bound;
+};
+
+struct CertificateFile {
+  std::string sha256;      // of the trace's bytes
+  std::string trace_name;  // file name when stored (informational)
+  int32_t operators = 0, tensors = 0, storages = 0;
+  int64_t baseline_memory = 0;
+  std::map<std::string, RuntimeCertificates> runtimes;  // by RuntimeName()
+};
+
+// SHA-256 (hex) of a file's bytes; throws Error if it cannot be read.
+std::string FileDigest(const std::string& path);
+
+// The certificates of a trace in a store: `store` names a directory (which
+// may not exist yet) or an existing file.
+class CertificateStore {
+ public:
+  // Opens the store for the trace read from `trace_path`; loads its file if
+  // there is one. Throws Error if the file is malformed or belongs to another
+  // trace.
+  CertificateStore(const std::string& store, const std::string& trace_path, const Trace& trace,
+                   int64_t baseline_memory);
+
+  const std::string& path() const { return path_; }
+  const std::string& digest() const { return file_.sha256; }
+  const RuntimeCertificates* Find(RuntimeKind runtime) const;
+
+  // Keep the lower schedule and the higher bound; true if the store changed.
+  bool OfferSchedule(RuntimeKind runtime, const StoredSchedule& schedule);
+  bool OfferBound(RuntimeKind runtime, const StoredBound& bound);
+  // Writes the file if something changed since it was loaded or saved.
+  void Save();
+
+ private:
+  const Trace& trace_;
+  std::string path_;
+  CertificateFile file_;
+  bool dirty_ = false;
+};
+
+// The file format alone (tests and the store use it).
+std::string CertificateFileText(const Trace& trace, const CertificateFile& file);
+// Throws Error "PATH: message" for a malformed file.
+CertificateFile ParseCertificateFile(const std::string& text, const std::string& path,
+                                     const Trace& trace);
+
+}  // namespace dtr

@@ -1,0 +1,95 @@
+#include "reports/lower_bound_report.h"
+
+#include <fmt/core.h>
+
+namespace dtr {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
+std::string OpName(const Trace& t, OpId o) { return o >= 0 ? t.ops[o].name : std::string("-"); }
+
+// "x9132 (179830784 bytes, kept since add/498)", ...
+std::string KeptList(const Trace& t, const CutArgument& a) {
+  std::string out;
+  for (size_t i = 0; i < a.kept.size(); ++i)
+    out += fmt::format("{}{} ({} bytes, from the frame of {})", i ? ", " : "",
+                       StorageName(t, a.kept[i]), t.storages[a.kept[i]].size,
+                       OpName(t, a.kept_since[i]));
+  return out;
+}
+
+}  // namespace
+
+ordered_json CutArgumentJson(const Trace& t, const CutArgument& a) {
+  ordered_json j;
+  j["argument"] = std::string(CutKindName(a.kind));
+  j["op"] = OpName(t, a.op);
+  j["previous"] = a.previous >= 0 ? ordered_json(OpName(t, a.previous)) : ordered_json(nullptr);
+  j["budget"] = a.budget;
+  j["need"] = a.need;
+  j["carried"] = a.carried;
+  j["cut"] = a.cut;
+  j["expensive"] = a.expensive >= 0 ? ordered_json(OpName(t, a.expensive)) : ordered_json(nullptr);
+  j["expensive_cost"] = a.expensive >= 0 ? ordered_json(a.expensive_cost) : ordered_json(nullptr);
+  ordered_json kept = ordered_json::array();
+  for (size_t i = 0; i < a.kept.size(); ++i)
+    kept.push_back({{"storage", StorageName(t, a.kept[i])},
+                    {"size", t.storages[a.kept[i]].size},
+                    {"since", OpName(t, a.kept_since[i])}});
+  j["kept"] = kept;
+  ordered_json cut = ordered_json::array();
+  for (StorageId s : a.cut_storages)
+    cut.push_back({{"storage", StorageName(t, s)}, {"size", t.storages[s].size}});
+  j["cut_storages"] = cut;
+  return j;
+}
+
+std::string CutArgumentText(const Trace& t, const CutArgument& a) {
+  switch (a.kind) {
+    case CutArgument::Kind::kCut: {
+      std::string cut;
+      for (StorageId s : a.cut_storages)
+        cut += fmt::format("{}{}", cut.empty() ? "" : ", ", StorageName(t, s));
+      std::string text = fmt::format(
+          "keep-or-recompute cut at the frame of {}: at the computation of {} memory holds its "
+          "static need {}",
+          OpName(t, a.op), OpName(t, a.previous), a.need);
+      if (a.carried > 0) text += fmt::format(" + {} bytes kept across frames", a.carried);
+      text += fmt::format(
+          " + at least {} bytes that must stay material ({}), else {}'s frame recomputes {}, "
+          "which needs {} bytes; {} > budget {}",
+          a.cut, cut.empty() ? "-" : cut, OpName(t, a.op), OpName(t, a.expensive),
+          a.expensive_cost, a.need + a.carried + a.cut, a.budget);
+      if (!a.kept.empty()) text += fmt::format("; kept: {}", KeptList(t, a));
+      return text;
+    }
+    case CutArgument::Kind::kKeep:
+      return fmt::format(
+          "keep-or-recompute cut: {} needs its static need {} + {} bytes of storages that must "
+          "stay material through it = {} > budget {}; kept: {}",
+          OpName(t, a.op), a.need, a.carried, a.need + a.carried, a.budget, KeptList(t, a));
+    case CutArgument::Kind::kEvicted:
+      return fmt::format(
+          "keep-or-recompute cut: {} must stay material from the computation of {} into the frame "
+          "of {}, but its last release in between evicts it (eager runtime)",
+          KeptList(t, a), OpName(t, a.previous), OpName(t, a.op));
+  }
+  return "?";
+}
+
+ordered_json CutBoundJson(const Trace& t, const CutBound& b, int64_t baseline_memory) {
+  ordered_json j;
+  j["bytes"] = b.bytes;
+  j["ratio"] = static_cast<double>(b.bytes) / static_cast<double>(baseline_memory);
+  j["raised"] = b.raised;
+  j["argument"] = b.raised ? CutArgumentJson(t, b.attained_by) : ordered_json(nullptr);
+  j["tests"] = b.tests;
+  j["timed_out"] = b.timed_out;
+  j["seconds"] = b.seconds;
+  return j;
+}
+
+}  // namespace dtr
