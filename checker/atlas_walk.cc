@@ -131,6 +131,10 @@ BudgetAtlas AtlasWalk::Finish() {
     atlas.stopped = true;
     atlas.runs = max_runs_;
     atlas.covered = covered_;
+    // The last merged piece may be clipped to its part; its run reaches the
+    // end of what is covered.
+    atlas.prefix = std::move(merged_);
+    atlas.prefix.back().hi = lo_ + covered_ - 1;
     return atlas;
   }
   if (next_ != hi_ + 1) throw Error(fmt::format("atlas intervals end at {}, not {}", next_ - 1, hi_));

@@ -98,6 +98,10 @@ struct BudgetAtlas {
   // the first max_runs intervals (else the whole range).
   bool stopped = false;
   int64_t covered = 0;
+  // When stopped: those first max_runs intervals, covering exactly
+  // [lo, lo + covered - 1] (the last one reaches as far as its run does
+  // inside the range). The same for every `jobs`. Empty otherwise.
+  std::vector<AtlasInterval> prefix;
 };
 
 // Lets a walk continue an earlier, interrupted walk of the same range and

@@ -109,7 +109,7 @@ const std::vector<Command>& Commands() {
       MakeCommand("scan", "sweep budgets and report regimes, cliffs and feasibility inversions",
                   {"dtrcheck scan demo.log --ratios 0.3:1.0:0.01 --refine"}, AddScanFlags, RunScan),
       MakeCommand("diff", "compare two budgets: first divergent decision, re-eviction statistics",
-                  {"dtrcheck diff demo.log --ratios 0.5,0.55"}, AddDiffFlags, RunDiff),
+                  {"dtrcheck diff demo.log --ratios 0.5,0.55", "dtrcheck diff demo.log --budgets 5767167,5767168"}, AddDiffFlags, RunDiff),
       MakeCommand("blame",
                   "find the fewest overridden decisions that make a run pass (or leave a slow "
                   "regime)",

@@ -101,16 +101,47 @@ int RunScan(const ScanFlags& f) {
 
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")
-      ->required()
-      ->type_name("A,B");
+  CLI::Option* ratios =
+      cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")->type_name("A,B");
+  cmd->add_option("--budgets", f.budgets, "the two budgets in bytes, instead of --ratios")
+      ->type_name("A,B")
+      ->excludes(ratios);
 }
 
 int RunDiff(const DiffFlags& f) {
-  std::vector<Ratio> ratios = ParseRatios(f.ratios);
-  if (ratios.size() != 2)
-    throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
-  RunSpec a = SpecAt(f, ratios[0]), b = SpecAt(f, ratios[1]);
+  RunSpec a, b;
+  if (!f.budgets.empty()) {
+    std::vector<int64_t> budgets;
+    std::string_view rest = f.budgets;
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string item(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      int64_t v = -1;
+      size_t used = 0;
+      try {
+        v = std::stoll(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != item.size() || item.empty() || v < 0)
+        throw Error(fmt::format("--budgets: expected two byte counts A,B, got '{}'", f.budgets));
+      budgets.push_back(v);
+    }
+    if (budgets.size() != 2)
+      throw Error(fmt::format("diff needs exactly two budgets, got {}", budgets.size()));
+    a = SpecFrom(f);
+    b = a;
+    a.budget = budgets[0];
+    b.budget = budgets[1];
+  } else {
+    if (f.ratios.empty()) throw Error("diff needs --ratios A,B or --budgets A,B");
+    std::vector<Ratio> ratios = ParseRatios(f.ratios);
+    if (ratios.size() != 2)
+      throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
+    a = SpecAt(f, ratios[0]);
+    b = SpecAt(f, ratios[1]);
+  }
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
   TraceSummary summary = Summarize(f.trace, baseline);

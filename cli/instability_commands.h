@@ -22,7 +22,8 @@ void AddScanFlags(CLI::App* cmd, ScanFlags& f);
 int RunScan(const ScanFlags& f);
 
 struct DiffFlags : ReplayFlags {
-  std::string ratios;
+  std::string ratios;   // "A,B", or
+  std::string budgets;  // "A,B" in bytes
 };
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f);
 int RunDiff(const DiffFlags& f);

@@ -29,30 +29,80 @@ constexpr const char* kDefaultTraceRatios = "0.1:1.0:0.05";
 
 }  // namespace
 
+namespace {
+
+// The console summary of one heuristic's part of the report.
+void PrintSummary(const ReportModel& model) {
+  fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
+             model.heuristic, model.runtime, model.rows.size());
+  for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
+  for (const std::string& finding : AtlasFindings(model)) fmt::print("  Atlas: {}\n", finding);
+  for (const std::string& added : AddedRowLines(model)) fmt::print("    added: {}\n", added);
+  if (model.curve.exact_inversions)
+    for (const AtlasInversion& a : *model.curve.exact_inversions)
+      fmt::print("    inversion: OOM [{}, {}], {} bytes{}\n", a.where.first_oom_byte,
+                 a.where.last_oom_byte, a.where.oom_width(),
+                 a.where.missed_by_grid() ? " (between the rows)" : "");
+  if (model.verdicts) {
+    std::map<std::string, int> counts;
+    for (const BudgetVerdict& v : *model.verdicts) ++counts[VerdictLabel(v)];
+    std::string list;
+    for (const auto& [verdict, n] : counts) list += fmt::format(", {} {}", n, verdict);
+    fmt::print("  Verdicts: {} OOM budgets{}\n", model.verdicts->size(), list);
+    // Neighbouring rows with the same verdict on one line.
+    const std::vector<BudgetVerdict>& vs = *model.verdicts;
+    for (size_t i = 0; i < vs.size();) {
+      size_t j = i;
+      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
+             vs[j + 1].classification.verdict == vs[i].classification.verdict)
+        ++j;
+      std::string rows = RowLabel(model.rows[vs[i].run]);
+      if (j > i) rows += " to " + RowLabel(model.rows[vs[j].run]);
+      fmt::print("    {}: {} ({} budget{})\n", rows, VerdictLabel(vs[i]), j - i + 1,
+                 j > i ? "s" : "");
+      i = j + 1;
+    }
+  } else {
+    fmt::print("  Verdicts: {}\n", NotComputed(model.verdicts_skipped));
+  }
+  if (model.divergence) {
+    fmt::print("  Divergence: {} pair{} of neighbouring budgets in different regimes\n",
+               model.divergence->size(), model.divergence->size() == 1 ? "" : "s");
+    for (const RegimeDivergence& d : *model.divergence)
+      fmt::print("    {} / {} ({}): first divergent decision {}\n", RowLabel(model.rows[d.run_a]),
+                 RowLabel(model.rows[d.run_b]), RegimeEdgeName(d.edge), d.comparison.first.index);
+  } else {
+    fmt::print("  Divergence: {}\n", NotComputed(model.divergence_skipped));
+  }
+}
+
+}  // namespace
+
 int RunReport(const ReportFlags& f) {
   ReportOptions o;
-  o.heuristic = &FindHeuristic(f.heuristic);
+  for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
+  o.heuristic = o.heuristics.front();
   o.runtime = ParseRuntime(f.runtime);
   o.overhead_limit = OverheadLimit(f.overhead_limit);
   o.cliff_factor = f.cliff_factor;
   o.jobs = f.jobs;
   o.atlas = !f.no_atlas;
   o.atlas_max_runs = f.atlas_max_runs;
+  o.refine = !f.no_refine;
   o.verdicts = !f.no_proofs;
   o.divergence = !f.no_divergence;
   o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops, !f.no_cut};
   Trace trace;
   // The demo trace is written beside the report, so that the report's
   // `dtrcheck explain` / `diff` commands have a file to read.
-  std::string demo_text, demo_path;
+  std::vector<std::pair<std::string, std::string>> extra;
   if (f.trace.empty()) {
     o.trace_name = kDemoTraceName;
     o.trace_source = kDemoSource;
-    demo_text = GenerateDemo();
-    demo_path = (std::filesystem::path(f.out) / "demo.log").string();
-    o.command_trace = demo_path;
+    extra.push_back({"demo.log", GenerateDemo()});
+    o.command_trace = (std::filesystem::path(f.out) / "demo.log").string();
     o.ratios_text = f.ratios.empty() ? DemoRatios() : f.ratios;
-    trace = ParseTraceString(demo_text, "demo");
+    trace = ParseTraceString(extra.back().second, "demo");
   } else {
     o.trace_name = std::filesystem::path(f.trace).filename().string();
     o.trace_source = f.trace;
@@ -70,10 +120,11 @@ int RunReport(const ReportFlags& f) {
     o.store_path = store_dir;
   }
   o.ratios = ParseRatios(o.ratios_text);
+  if (!f.figures.empty()) CheckFiguresDir(f.out, f.figures);
   if (!f.timeline_ratio.empty()) o.timeline_ratio = ParseRatio(f.timeline_ratio);
-  ReportModel model;
+  BudgetReport report;
   {
-    // One bar per stage; the atlas counts bytes of the range, the others runs.
+    // One bar per stage; the atlas counts replays of its budget, the others runs.
     std::unique_ptr<ProgressBar> bar;
     std::string stage;
     o.stage = [&](const std::string& s) {
@@ -83,60 +134,15 @@ int RunReport(const ReportFlags& f) {
     };
     o.progress = [&](size_t d, size_t t) {
       if (!bar) return;
-      if (stage == "atlas")
-        bar->UpdatePercent(d, t, "of the budget range");
+      if (stage.size() >= 5 && stage.compare(stage.size() - 5, 5, "atlas") == 0)
+        bar->UpdatePercent(d, t, "of the atlas's replay budget");
       else
         bar->Update(d, t);
     };
-    model = BuildReport(trace, o);
+    report = BuildBudgetReport(trace, o);
   }
-  std::vector<std::string> paths = WriteReportFiles(trace, model, f.out);
-  if (!demo_path.empty()) {
-    std::ofstream out(demo_path, std::ios::binary);
-    out << demo_text;
-    out.close();
-    if (!out) throw InputError(SystemErrorMessage(demo_path, "cannot write the demo trace"));
-    paths.push_back(demo_path);
-  }
-  fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
-             model.heuristic, model.runtime, model.rows.size());
-  for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
-  for (const std::string& finding : AtlasFindings(model)) fmt::print("  Atlas: {}\n", finding);
-  if (model.curve.exact_inversions)
-    for (const ExactInversion& v : *model.curve.exact_inversions)
-      fmt::print("    inversion: OOM [{}, {}], {} bytes{}\n", v.first_oom_byte, v.last_oom_byte,
-                 v.oom_width(), v.missed_by_grid() ? " (missed by the grid)" : "");
-  if (model.verdicts) {
-    std::map<std::string, int> counts;
-    for (const BudgetVerdict& v : *model.verdicts) ++counts[VerdictLabel(v)];
-    std::string list;
-    for (const auto& [verdict, n] : counts) list += fmt::format(", {} {}", n, verdict);
-    fmt::print("  Verdicts: {} OOM budgets{}\n", model.verdicts->size(), list);
-    // Neighbouring rows with the same verdict on one line.
-    const std::vector<BudgetVerdict>& vs = *model.verdicts;
-    for (size_t i = 0; i < vs.size();) {
-      size_t j = i;
-      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
-             vs[j + 1].classification.verdict == vs[i].classification.verdict)
-        ++j;
-      std::string ratios = RatioLabel(model.rows[vs[i].run]);
-      if (j > i) ratios += " to " + RatioLabel(model.rows[vs[j].run]);
-      fmt::print("    {}: {} ({} budget{})\n", ratios, VerdictLabel(vs[i]), j - i + 1,
-                 j > i ? "s" : "");
-      i = j + 1;
-    }
-  } else {
-    fmt::print("  Verdicts: {}\n", NotComputed(model.verdicts_skipped));
-  }
-  if (model.divergence) {
-    fmt::print("  Divergence: {} pairs of neighbouring budgets in different regimes\n",
-               model.divergence->size());
-    for (const RegimeDivergence& d : *model.divergence)
-      fmt::print("    {} / {} ({}): first divergent decision {}\n", RatioLabel(model.rows[d.run_a]),
-                 RatioLabel(model.rows[d.run_b]), RegimeEdgeName(d.edge), d.comparison.first.index);
-  } else {
-    fmt::print("  Divergence: {}\n", NotComputed(model.divergence_skipped));
-  }
+  std::vector<std::string> paths = WriteReportFiles(trace, report, f.out, f.figures, extra);
+  for (const ReportModel& model : report.heuristics) PrintSummary(model);
   for (const std::string& p : paths) fmt::print("wrote {}\n", p);
   return 0;
 }
@@ -154,15 +160,21 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   cmd->add_option("-o,--out", f.out, "output directory (created if needed)")
       ->capture_default_str()
       ->type_name("DIR");
-  cmd->add_option(
-         "--heuristic", f.heuristic,
-         fmt::format("eviction heuristic, simrd's name (default DTR): {}", HeuristicNameList()))
-      ->type_name("NAME");
+  cmd->add_option("--figures", f.figures,
+                  "also write each figure as a standalone SVG file into DIR (curve.svg, "
+                  "zoom-a.svg, timeline.svg, frontier-1.svg, ...)")
+      ->type_name("DIR");
+  cmd->add_option("--heuristic", f.heuristics,
+                  fmt::format("eviction heuristic(s), simrd's names, comma-separated: one report "
+                              "part each, overlaid on the budget curve (default DTR): {}",
+                              HeuristicNameList()))
+      ->delimiter(',')
+      ->type_name("NAME,...");
   AddRuntimeFlag(cmd, f.runtime);
   AddOverheadLimitFlag(cmd, f.overhead_limit);
   cmd->add_option("--timeline-ratio", f.timeline_ratio,
-                  "the run whose memory timeline is drawn (default: first inversion, else first "
-                  "OOM, else lowest)")
+                  "draw the memory timeline of this run alone (default: the last pass and the "
+                  "first OOM around the first inversion)")
       ->type_name("RATIO");
   AddCliffFactorFlag(cmd, f.cliff_factor,
                      "overhead jump between neighbouring budgets called a cliff (default 1.25)");
@@ -170,8 +182,12 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   cmd->add_flag("--no-atlas", f.no_atlas,
                 "do not walk the exact budget atlas over the grid's range (as `dtrcheck atlas`)");
   cmd->add_option("--atlas-max-runs", f.atlas_max_runs,
-                  "stop the atlas (and say so) after this many replays (default 2000)")
+                  "the atlas's budget: it walks the grid's range, most telling windows first, "
+                  "until it has made this many replays, and says what it covered (default 1000; "
+                  "a count, not a time, so the report is the same on any machine)")
       ->check(IntegerIn(1, 1000000000));
+  cmd->add_flag("--no-refine", f.no_refine,
+                "keep exactly the grid: add no rows where the atlas found inversions and cliffs");
   cmd->add_flag("--no-proofs", f.no_proofs,
                 "no verdicts: skip `explain`'s classification of each OOM budget");
   cmd->add_flag("--no-divergence", f.no_divergence,

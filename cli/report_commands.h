@@ -13,14 +13,16 @@ struct ReportFlags {
   std::string trace;  // "": the embedded demo
   std::string ratios;
   std::string out = "out/report";
-  std::string heuristic = "DTR";
+  std::vector<std::string> heuristics{"DTR"};
+  std::string figures;  // "": no standalone figures
   std::string runtime = "RuntimeV2EagerOptimized";
   double overhead_limit = 0;
   std::string timeline_ratio;
   double cliff_factor = 1.25;
   int jobs = 0;
   bool no_atlas = false;
-  size_t atlas_max_runs = 2000;
+  size_t atlas_max_runs = 1000;  // diagnose/report_model.h kDefaultAtlasReplays
+  bool no_refine = false;
   bool no_proofs = false;
   bool no_divergence = false;
   // The verdicts' options (diagnose/report_model.h VerdictOptions): no Z3

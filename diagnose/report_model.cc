@@ -25,74 +25,6 @@ TraceFacts Facts(const Trace& trace, const ReportOptions& options, const Baselin
   return f;
 }
 
-// Records what the memory timeline shows.
-class TimelineRecorder : public ReplayObserver {
- public:
-  Flow OnComputation(const Computation& c) override {
-    points.push_back({c.event, c.clock, c.memory_usage, c.remat});
-    return Flow::kContinue;
-  }
-  Flow OnDecision(const DecisionPoint& d) override {
-    decisions.push_back(d.event);
-    return Flow::kContinue;
-  }
-
-  std::vector<TimelinePoint> points;
-  std::vector<int64_t> decisions;
-};
-
-RunResult ReplayObserved(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                         ReplayObserver* observer) {
-  ReplayConfig config = ConfigFor(spec, baseline);
-  config.observer = observer;
-  return Replay(trace, config);
-}
-
-// Keeps the lowest and the highest point of each of `buckets` event ranges.
-std::vector<TimelinePoint> ReducePoints(const std::vector<TimelinePoint>& points, size_t buckets) {
-  std::vector<TimelinePoint> out;
-  size_t n = points.size();
-  for (size_t b = 0; b < buckets; ++b) {
-    size_t begin = n * b / buckets, end = n * (b + 1) / buckets;
-    if (begin == end) continue;
-    size_t lo = begin, hi = begin;
-    for (size_t i = begin; i < end; ++i) {
-      if (points[i].memory < points[lo].memory) lo = i;
-      if (points[i].memory > points[hi].memory) hi = i;
-    }
-    out.push_back(points[std::min(lo, hi)]);
-    if (lo != hi) out.push_back(points[std::max(lo, hi)]);
-  }
-  return out;
-}
-
-MemoryTimeline BuildTimeline(const Trace& trace, const Baseline& baseline,
-                             const std::vector<BudgetRow>& rows, size_t run, std::string selection,
-                             int max_points) {
-  MemoryTimeline tl;
-  tl.run = run;
-  tl.selection = std::move(selection);
-  TimelineRecorder rec;
-  RunResult r = ReplayObserved(trace, baseline, rows[run].run.spec, &rec);
-  tl.budget = r.budget;
-  tl.events = r.events;
-  for (const TimelinePoint& p : rec.points) tl.remat_events += p.remat;
-  tl.oom = r.oom;
-  size_t limit = static_cast<size_t>(std::max(2, max_points));
-  if (rec.points.size() > limit) {
-    tl.reduced = true;
-    tl.points = ReducePoints(rec.points, limit / 2);
-    int64_t width = std::max<int64_t>(1, r.events / static_cast<int64_t>(limit));
-    for (int64_t e : rec.decisions)
-      if (tl.decision_events.empty() || e / width != tl.decision_events.back() / width)
-        tl.decision_events.push_back(e);
-  } else {
-    tl.points = std::move(rec.points);
-    tl.decision_events = std::move(rec.decisions);
-  }
-  return tl;
-}
-
 // The frontier at the OOM shared by `runs` (rows with the same failure).
 OomFrontier BuildFrontier(const Trace& trace, const Baseline& baseline,
                           const std::vector<BudgetRow>& rows, std::vector<size_t> runs) {
@@ -125,30 +57,6 @@ RunSpec SpecOf(const ReportOptions& o) {
   s.runtime = o.runtime;
   s.overhead_limit = o.overhead_limit;
   return s;
-}
-
-ReportAtlas BuildReportAtlas(const Trace& trace, const Baseline& baseline, const ReportModel& m,
-                             const ReportOptions& options) {
-  StartStage(options, "atlas");
-  ReportAtlas a;
-  a.lo = m.rows.front().run.result.budget;
-  a.hi = m.rows.back().run.result.budget;
-  a.max_runs = options.atlas_max_runs;
-  a.atlas = BuildAtlas(
-      trace, baseline, SpecOf(options), a.lo, a.hi, options.jobs,
-      [&](int64_t covered, int64_t total, size_t) {
-        if (options.progress)
-          options.progress(static_cast<size_t>(covered), static_cast<size_t>(total));
-      },
-      options.atlas_max_runs);
-  for (const AtlasInterval& iv : a.atlas.intervals) {
-    if (iv.feasible()) continue;
-    if (!a.infeasible.empty() && a.infeasible.back().second + 1 == iv.lo)
-      a.infeasible.back().second = iv.hi;
-    else
-      a.infeasible.push_back({iv.lo, iv.hi});
-  }
-  return a;
 }
 
 std::string RatioFlag(const BudgetRow& row) {
@@ -226,11 +134,11 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
         const RunRecord& a = m.rows[d.run_a].run;
         const RunRecord& b = m.rows[d.run_b].run;
         d.comparison = CompareRuns(trace, baseline, a.spec, b.spec);
-        std::string ratios = a.spec.ratio && b.spec.ratio
-                                 ? a.spec.ratio->text + "," + b.spec.ratio->text
-                                 : fmt::format("{},{}", a.result.budget, b.result.budget);
+        std::string pair = a.spec.ratio && b.spec.ratio
+                               ? "--ratios " + a.spec.ratio->text + "," + b.spec.ratio->text
+                               : fmt::format("--budgets {},{}", a.result.budget, b.result.budget);
         d.command = fmt::format(
-            "dtrcheck diff {} --ratios {}{}{}", CommandTrace(options), ratios, RunFlags(options),
+            "dtrcheck diff {} {}{}{}", CommandTrace(options), pair, RunFlags(options),
             options.overhead_limit ? fmt::format(" --overhead-limit {}", *options.overhead_limit)
                                    : "");
       },
@@ -238,6 +146,81 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
         if (options.progress) options.progress(done, out.size());
       });
   return out;
+}
+
+// Appends runs as rows (from the grid when `additions` is empty, else one
+// addition each, in order) and keeps the rows in budget order.
+void AddRows(ReportModel& m, std::vector<RunRecord> runs, const std::vector<GridAddition>& additions) {
+  for (size_t k = 0; k < runs.size(); ++k) {
+    BudgetRow row;
+    row.run = std::move(runs[k]);
+    if (!additions.empty()) {
+      row.source = additions[k].source;
+      row.source_reason = additions[k].reason;
+    }
+    m.rows.push_back(std::move(row));
+  }
+  std::stable_sort(m.rows.begin(), m.rows.end(), [](const BudgetRow& a, const BudgetRow& b) {
+    return a.run.result.budget < b.run.result.budget;
+  });
+}
+
+// The index of the interval of `atlas` holding `budget` (inside its range).
+size_t IntervalIndex(const BudgetAtlas& atlas, int64_t budget) {
+  auto it = std::upper_bound(atlas.intervals.begin(), atlas.intervals.end(), budget,
+                             [](int64_t b, const AtlasInterval& iv) { return b < iv.lo; });
+  return static_cast<size_t>(std::prev(it) - atlas.intervals.begin());
+}
+
+// As ReadBoundariesOffAtlas (diagnose/instability_scan.h), for the pairs of
+// points that lie in one walked section, in two of its intervals.
+void ReadBoundariesOffSections(const AtlasCoverage& c, const std::vector<ScanPoint>& points,
+                               ScanAnalysis& analysis) {
+  auto boundary = [&](size_t lower, size_t upper) -> std::optional<ScanBoundary> {
+    std::optional<size_t> k = c.SectionAt(points[lower].budget);
+    if (!k || k != c.SectionAt(points[upper].budget)) return std::nullopt;
+    const BudgetAtlas& s = c.sections[*k];
+    if (IntervalIndex(s, points[lower].budget) == IntervalIndex(s, points[upper].budget))
+      return std::nullopt;
+    return BoundaryFromAtlas(s, points[lower], points[upper]);
+  };
+  for (ScanCliff& cl : analysis.cliffs)
+    if (std::optional<ScanBoundary> b = boundary(cl.lower, cl.upper)) cl.boundary = b;
+  for (ScanInversion& v : analysis.inversions) {
+    if (std::optional<ScanBoundary> b = boundary(v.feasible_below, v.oom_from)) v.lower_edge = b;
+    if (std::optional<ScanBoundary> b = boundary(v.oom_to, v.feasible_above)) v.upper_edge = b;
+  }
+}
+
+// The rows whose timelines are drawn, in budget order, with their roles;
+// ReportModel::timelines says which. Sets m.timeline_selection.
+std::vector<std::pair<size_t, std::string>> TimelineRuns(ReportModel& m,
+                                                          const ReportOptions& options) {
+  if (options.timeline_ratio) {
+    for (size_t i = 0; i < m.rows.size(); ++i)
+      if (m.rows[i].run.spec.ratio && m.rows[i].run.spec.ratio->value == options.timeline_ratio->value) {
+        m.timeline_selection = "chosen with --timeline-ratio";
+        return {{i, "chosen with --timeline-ratio"}};
+      }
+  }
+  if (!m.curve.analysis.inversions.empty()) {
+    const ScanInversion& v = m.curve.analysis.inversions.front();
+    m.timeline_selection = "the first feasibility inversion: its last passing run below and its first OOM run";
+    return {{v.feasible_below, "last pass below the inversion"}, {v.oom_from, "first OOM of the inversion"}};
+  }
+  for (size_t i = 0; i + 1 < m.rows.size(); ++i)
+    if (m.rows[i].run.result.outcome == Outcome::kOom &&
+        m.rows[i + 1].run.result.outcome == Outcome::kPass) {
+      m.timeline_selection = "the lowest passing run with an OOM right below it, and that OOM";
+      return {{i, "OOM right below the lowest pass"}, {i + 1, "lowest passing run"}};
+    }
+  for (size_t i = 0; i < m.rows.size(); ++i)
+    if (m.rows[i].run.result.outcome == Outcome::kOom) {
+      m.timeline_selection = "the first OOM run";
+      return {{i, "first OOM run"}};
+    }
+  m.timeline_selection = "the lowest budget (no run ran out of memory)";
+  return {{0, "lowest budget"}};
 }
 
 }  // namespace
@@ -305,58 +288,75 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
   m.ratios_text = options.ratios_text;
   m.overhead_limit = options.overhead_limit;
   m.cliff_factor = options.cliff_factor;
+  if (options.timeline_ratio &&
+      std::none_of(options.ratios.begin(), options.ratios.end(),
+                   [&](const Ratio& r) { return r.value == options.timeline_ratio->value; }))
+    throw Error(fmt::format("report: --timeline-ratio {} is not on the grid {}",
+                            options.timeline_ratio->text, options.ratios_text));
 
+  // 1. The grid.
   std::vector<RunSpec> specs;
   for (const Ratio& r : options.ratios) {
-    RunSpec s;
-    s.heuristic = options.heuristic;
-    s.runtime = options.runtime;
+    RunSpec s = SpecOf(options);
     s.ratio = r;
-    s.overhead_limit = options.overhead_limit;
     specs.push_back(s);
   }
-  // The timeline's replay is not counted by the caller's progress: it is one run.
   StartStage(options, "grid");
-  std::vector<RunRecord> runs = RunMany(trace, baseline, specs, options.jobs, options.progress);
-  for (RunRecord& r : runs) {
-    BudgetRow row;
-    row.run = std::move(r);
-    m.rows.push_back(std::move(row));
-  }
-  std::stable_sort(m.rows.begin(), m.rows.end(), [](const BudgetRow& a, const BudgetRow& b) {
-    return a.run.result.budget < b.run.result.budget;
-  });
-  m.curve = AnalyzeCurve(m.rows, options.cliff_factor);
+  AddRows(m, RunMany(trace, baseline, specs, options.jobs, options.progress), {});
 
-  // The timeline: the chosen run, else the first inversion (the most telling
-  // OOM), else the first OOM, else the lowest budget.
-  size_t selected = 0;
-  std::string why = "lowest ratio";
-  if (options.timeline_ratio) {
-    bool found = false;
-    for (size_t i = 0; i < m.rows.size() && !found; ++i)
-      if (m.rows[i].run.spec.ratio->value == options.timeline_ratio->value) {
-        selected = i;
-        found = true;
-      }
-    if (!found)
-      throw Error(fmt::format("report: --timeline-ratio {} is not on the grid {}",
-                              options.timeline_ratio->text, options.ratios_text));
-    why = "chosen with --timeline-ratio";
-  } else if (!m.curve.analysis.inversions.empty()) {
-    selected = m.curve.analysis.inversions.front().oom_from;
-    why = "first feasibility inversion";
+  // 2. The atlas over the grid's range, and 3. the rows chosen from it.
+  if (!options.atlas) {
+    m.atlas_skipped = "turned off (--no-atlas)";
+  } else if (m.rows.front().run.result.budget == m.rows.back().run.result.budget) {
+    m.atlas_skipped = "the grid has a single budget";
   } else {
-    for (size_t i = 0; i < m.rows.size(); ++i)
-      if (m.rows[i].run.result.outcome == Outcome::kOom) {
-        selected = i;
-        why = "first OOM run";
-        break;
+    std::vector<BudgetRow> grid_rows = m.rows;
+    CurveShape grid = AnalyzeCurve(grid_rows, options.cliff_factor);
+    StartStage(options, "atlas");
+    m.atlas = WalkAtlasWithin(trace, baseline, SpecOf(options), grid.points, options.atlas_max_runs,
+                              options.jobs, options.progress);
+    if (options.refine) {
+      std::vector<GridAddition> additions =
+          RefineGrid(*m.atlas, grid.points, grid.analysis, baseline.memory, options.cliff_factor,
+                     options.refine_limits);
+      if (!additions.empty()) {
+        StartStage(options, "refine");
+        std::vector<RunSpec> more;
+        for (const GridAddition& a : additions) {
+          RunSpec s = SpecOf(options);
+          if (a.ratio)
+            s.ratio = a.ratio;
+          else
+            s.budget = a.budget;
+          more.push_back(s);
+        }
+        AddRows(m, RunMany(trace, baseline, more, options.jobs, options.progress), additions);
       }
+    }
   }
-  m.timeline = BuildTimeline(trace, baseline, m.rows, selected, why, options.max_timeline_points);
 
-  // One frontier per distinct failure state.
+  // 4. The curve over every row, its boundaries read off the atlas.
+  m.curve = AnalyzeCurve(m.rows, options.cliff_factor);
+  if (m.atlas) {
+    ReadBoundariesOffSections(*m.atlas, m.curve.points, m.curve.analysis);
+    m.curve.exact_inversions.emplace();
+    for (size_t k = 0; k < m.atlas->sections.size(); ++k)
+      for (const ExactInversion& v :
+           FindExactInversions(m.atlas->sections[k], m.curve.points, m.curve.analysis))
+        m.curve.exact_inversions->push_back({k, v});
+  }
+
+  // 5. The timelines.
+  std::vector<std::pair<size_t, std::string>> chosen = TimelineRuns(m, options);
+  m.timelines.resize(chosen.size());
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    m.timelines[k] = RecordTimeline(trace, baseline, m.rows[chosen[k].first].run.spec,
+                                    options.max_timeline_points);
+    m.timelines[k].run = chosen[k].first;
+    m.timelines[k].role = chosen[k].second;
+  }
+
+  // 6. One frontier per distinct failure state.
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < m.rows.size(); ++i) {
     const std::optional<OomContext>& oom = m.rows[i].run.result.oom;
@@ -384,19 +384,8 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
         });
   }
 
+  // 7. Verdicts, 8. divergences.
   m.explain_flags = ExplainFlagsFor(options.verdict_options);
-  if (!options.atlas)
-    m.atlas_skipped = "turned off (--no-atlas)";
-  else if (m.rows.front().run.result.budget == m.rows.back().run.result.budget)
-    m.atlas_skipped = "the grid has a single budget";
-  else
-    m.atlas = BuildReportAtlas(trace, baseline, m, options);
-  if (m.atlas && !m.atlas->atlas.stopped) {
-    // As `scan --exact` reads the same grid off the same atlas.
-    ReadBoundariesOffAtlas(m.atlas->atlas, m.curve.points, m.curve.analysis);
-    m.curve.exact_inversions =
-        FindExactInversions(m.atlas->atlas, m.curve.points, m.curve.analysis);
-  }
   if (!options.verdicts)
     m.verdicts_skipped = "turned off (--no-proofs)";
   else if (options.runtime == RuntimeKind::kV1)
@@ -407,7 +396,25 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     m.divergence_skipped = "turned off (--no-divergence)";
   else
     m.divergence = CompareRegimes(trace, baseline, m, options);
+  if (m.divergence && m.timelines.size() == 2)
+    for (const RegimeDivergence& d : *m.divergence)
+      if (d.run_a == m.timelines[0].run && d.run_b == m.timelines[1].run)
+        m.timeline_divergence = d.comparison.first;
   return m;
+}
+
+BudgetReport BuildBudgetReport(const Trace& trace, const ReportOptions& options) {
+  std::vector<const HeuristicSpec*> heuristics = options.heuristics;
+  if (heuristics.empty()) heuristics.push_back(options.heuristic);
+  BudgetReport report;
+  for (const HeuristicSpec* h : heuristics) {
+    ReportOptions o = options;
+    o.heuristic = h;
+    if (heuristics.size() > 1 && options.stage)
+      o.stage = [&, h](const std::string& s) { options.stage(fmt::format("{}: {}", h->name, s)); };
+    report.heuristics.push_back(BuildReport(trace, o));
+  }
+  return report;
 }
 
 }  // namespace dtr

@@ -2,23 +2,34 @@
 // every section a renderer shows (reports/report_json.h, markdown_report.h,
 // html_report.h), as plain data assembled from replays and the analyses of
 // this folder. Nothing here is text to be parsed; renderers name tensors and
-// operators from the trace.
+// operators from the trace. A BudgetReport holds one per heuristic.
 //
-// Always filled, from replays: the trace summary, one row per budget, the
-// shape of the budget curve (regimes, cliffs, feasibility inversions as
-// diagnose/budget_curve.h defines them, i.e. what `dtrcheck scan` reports for
-// the same grid and cliff factor), the memory timeline of one selected run and
-// the pinned frontier (diagnose/remat_frontier.h, as `dtrcheck frontier`
-// computes it) of every distinct OOM state.
-// Optional (each can be turned off; an absent one is rendered as "not
-// computed", never hidden):
-//  - the exact budget atlas over the grid's budget range (`dtrcheck atlas`),
-//    skipped with a note when it needs more than a cap of replays;
-//  - one verdict per OOM row: the classification `dtrcheck explain` makes at
-//    that budget, with its certificate (diagnose/oom_classification.h,
-//    diagnose/certificate.h);
-//  - the divergence between neighbouring rows in different regimes: what
-//    `dtrcheck diff` prints for the pair (diagnose/divergence.h).
+// How it is built (BuildReport), in stages:
+//  1. "grid": the user's grid is replayed;
+//  2. "atlas": the exact budget atlas over the grid's range, walked within a
+//     budget of replays, most telling windows first (diagnose/atlas_coverage.h);
+//  3. "refine": budgets chosen from what the atlas found are replayed and
+//     added as rows: zoom grids over inversions the grid stepped over, edge
+//     bytes of narrow holes and of cliffs (diagnose/grid_refinement.h). Each
+//     row says where it comes from (BudgetRow::source);
+//  4. the shape of the budget curve over all rows (regimes, cliffs,
+//     feasibility inversions as diagnose/budget_curve.h defines them, i.e.
+//     what `dtrcheck scan` reports for the same rows and cliff factor), with
+//     every boundary that lies in a walked section read off the atlas;
+//  5. the memory timelines (diagnose/memory_timeline.h): around the first
+//     feasibility inversion, the last passing and the first failing run;
+//  6. "frontiers": the pinned frontier (diagnose/remat_frontier.h, as
+//     `dtrcheck frontier` computes it) of every distinct OOM state;
+//  7. "verdicts": explain's classification of every OOM row, with its
+//     certificate (diagnose/oom_classification.h, diagnose/certificate.h);
+//  8. "divergence": `dtrcheck diff` of neighbouring rows in different
+//     regimes (diagnose/divergence.h).
+// Stages 2, 3, 7 and 8 can be turned off; an absent section is rendered as
+// "not computed", with the reason, never hidden.
+//
+// Everything is deterministic: the atlas's budget counts replays, never
+// seconds, so the same options give the same report on any machine and for
+// any number of jobs.
 //
 // Row indices (`run`, `first_run`, ...) index ReportModel::rows, which is in
 // increasing budget order (ties keep the grid's order).
@@ -32,6 +43,9 @@
 
 #include "checker/budget_atlas.h"
 #include "checker/ratio_grid.h"
+#include "diagnose/atlas_coverage.h"
+#include "diagnose/grid_refinement.h"
+#include "diagnose/memory_timeline.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "diagnose/budget_curve.h"
@@ -59,19 +73,26 @@ ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
 // (" --no-z3"); empty for explain's defaults.
 std::string ExplainFlagsFor(const VerdictOptions& options);
 
+// The atlas's default budget: about 20 s of one core on ResNet-32 (its
+// first 1,000 intervals above ratio 0.10 reach past 0.12).
+constexpr size_t kDefaultAtlasReplays = 1000;
+
 struct ReportOptions {
   std::string trace_name;    // shown as the trace's name
   std::string trace_source;  // where it came from: a path, or how it was generated
   // The trace argument of the `dtrcheck explain` / `diff` commands the report
   // prints to redo a verdict or a divergence by hand (default: trace_source).
   std::string command_trace;
+  // BuildReport reports on `heuristic`; BuildBudgetReport on each of
+  // `heuristics` (or on `heuristic` alone when the list is empty).
   const HeuristicSpec* heuristic = nullptr;
+  std::vector<const HeuristicSpec*> heuristics;
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
   std::string ratios_text;  // the grid as the user wrote it
   std::vector<Ratio> ratios;
   std::optional<double> overhead_limit;
-  // The run whose memory timeline is drawn; default: the first OOM run, else
-  // the run of the lowest ratio. Must be one of `ratios`.
+  // The one run whose memory timeline is drawn, instead of the default pair
+  // (see ReportModel::timelines). Must be one of `ratios`.
   std::optional<Ratio> timeline_ratio;
   // The factor of the regime and cliff rules (diagnose/budget_curve.h):
   // neighbouring feasible budgets whose overheads differ by more than it are
@@ -82,14 +103,18 @@ struct ReportOptions {
   int max_timeline_points = 3000;
   int jobs = 0;         // sweep threads (0: one per core)
   ProgressFn progress;  // called as runs finish (done, total), per stage
-  // Called when a stage starts: "grid", "frontiers", "atlas", "verdicts",
-  // "divergence".
+  // Called when a stage starts: "grid", "atlas", "refine", "frontiers",
+  // "verdicts", "divergence" (prefixed with "HEURISTIC: " by
+  // BuildBudgetReport when there are several).
   std::function<void(const std::string&)> stage;
 
-  // The exact atlas over [lowest, highest grid budget]; skipped (with a note)
-  // once it has done atlas_max_runs replays without covering the range.
+  // The exact atlas over [lowest, highest grid budget], walked within
+  // atlas_max_runs replays (diagnose/atlas_coverage.h).
   bool atlas = true;
-  size_t atlas_max_runs = 2000;
+  size_t atlas_max_runs = kDefaultAtlasReplays;
+  // Rows added from what the atlas found (diagnose/grid_refinement.h).
+  bool refine = true;
+  RefineLimits refine_limits;
   // Verdicts: explain's classification at every OOM row.
   bool verdicts = true;
   VerdictOptions verdict_options;
@@ -109,11 +134,20 @@ struct TraceFacts {
 
 struct BudgetRow {
   RunRecord run;
+  RowSource source = RowSource::kGrid;
+  std::string source_reason;  // for an added row: why (GridAddition::reason)
   // Copies of what CurveShape says about this row: its regime (index into
   // CurveShape::analysis.regimes) and, for an OOM row inside a feasibility
   // inversion, that inversion (index into CurveShape::analysis.inversions).
   int regime = -1;
   std::optional<size_t> inversion;
+};
+
+// A feasibility inversion of the atlas: ExactInversion's interval indices
+// index sections[section].intervals of the report's AtlasCoverage.
+struct AtlasInversion {
+  size_t section = 0;
+  ExactInversion where;
 };
 
 // The budget curve over the rows, as `dtrcheck scan` analyzes the same grid
@@ -125,30 +159,10 @@ struct CurveShape {
   // touch are known.
   ScanAnalysis analysis;
   std::vector<OomStretch> oom_stretches;  // every maximal stretch of OOM rows
-  // With a complete atlas: the inversions of the atlas itself, each linked to
-  // the grid inversion it contains, if any.
-  std::optional<std::vector<ExactInversion>> exact_inversions;
-};
-
-struct TimelinePoint {
-  int64_t event = 0;   // computation index
-  int64_t clock = 0;   // after the computation
-  int64_t memory = 0;  // right after its outputs were allocated
-  bool remat = false;
-};
-
-struct MemoryTimeline {
-  size_t run = 0;
-  std::string
-      selection;  // why this run: "first OOM run", "lowest ratio", "chosen with --timeline-ratio"
-  int64_t budget = 0;
-  int64_t events = 0;  // computations in the run
-  int64_t remat_events = 0;
-  bool reduced = false;  // points are per-bucket extremes, not every computation
-  std::vector<TimelinePoint> points;
-  std::vector<int64_t>
-      decision_events;  // event of each heuristic eviction (reduced to one per bucket if long)
-  std::optional<OomContext> oom;  // the failure point of an OOM run
+  // With an atlas: the feasibility inversions inside its walked sections,
+  // located to the byte, each linked to the grid inversion whose OOM rows lie
+  // in it, if any.
+  std::optional<std::vector<AtlasInversion>> exact_inversions;
 };
 
 // One failure state: rows whose OOM context (frames included) is the same
@@ -159,18 +173,6 @@ struct OomFrontier {
   std::vector<std::pair<int64_t, int64_t>> budget_intervals;
   // FrontierAtOom of the first row's run: what `dtrcheck frontier` shows.
   RematFrontier frontier;
-};
-
-// The exact budget atlas over the grid's byte range (checker/budget_atlas.h).
-struct ReportAtlas {
-  int64_t lo = 0, hi = 0;  // bytes: the lowest and the highest grid budget
-  size_t max_runs = 0;     // the cap it ran under
-  // The walk itself; when it stopped at the cap (atlas.stopped), only its
-  // replay count and covered bytes are known.
-  BudgetAtlas atlas;
-  // Maximal stretches of adjacent infeasible (OOM or thrash) intervals, exact
-  // in bytes: what the budget curve draws as failing bands.
-  std::vector<std::pair<int64_t, int64_t>> infeasible;
 };
 
 // Explain's classification of one OOM row's budget: its verdict and
@@ -205,9 +207,18 @@ struct ReportModel {
   double cliff_factor = 1.25;
   std::vector<BudgetRow> rows;
   CurveShape curve;
-  std::optional<MemoryTimeline> timeline;  // absent only for an empty grid
+  // The runs whose memory is drawn, overlaid on one figure: around the first
+  // feasibility inversion, its last passing run below and its first OOM run;
+  // else around the smallest passing row with an OOM right below it, that
+  // pass and that OOM; else the first OOM row, else the lowest row; or the
+  // run of --timeline-ratio alone. Never empty.
+  std::vector<MemoryTimeline> timelines;
+  std::string timeline_selection;  // why these runs, in words
+  // The decision where the two timelines' runs part ways (first divergence),
+  // when there are two and `divergence` compared them.
+  std::optional<FirstDivergence> timeline_divergence;
   std::optional<std::vector<OomFrontier>> frontiers;
-  std::optional<ReportAtlas> atlas;
+  std::optional<AtlasCoverage> atlas;
   std::optional<std::vector<BudgetVerdict>> verdicts;
   std::optional<std::vector<RegimeDivergence>> divergence;
   // Why an optional section is absent (turned off, or not applicable); shown
@@ -218,11 +229,16 @@ struct ReportModel {
   std::string explain_flags;
 };
 
-// Replays the grid (in parallel, with progress), then the selected timeline
-// run once more with an observer, then the frontier of each distinct OOM
-// state and the optional analyses the options ask for. Throws Error for an
-// empty grid or a timeline ratio not on it.
+// The stages above for options.heuristic, in parallel where they can be.
+// Throws Error for an empty grid or a timeline ratio not on it.
 ReportModel BuildReport(const Trace& trace, const ReportOptions& options);
+
+// The report of one trace for several heuristics: one ReportModel each, in
+// the order given, built alike.
+struct BudgetReport {
+  std::vector<ReportModel> heuristics;
+};
+BudgetReport BuildBudgetReport(const Trace& trace, const ReportOptions& options);
 
 // The curve's shape from rows alone (sorted by budget): AnalyzeScan over
 // their points, the OOM stretches, and each row's regime and inversion.

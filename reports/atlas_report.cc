@@ -33,6 +33,27 @@ nlohmann::ordered_json OptionalBytes(const std::optional<T>& v) {
 
 }  // namespace
 
+nlohmann::ordered_json AtlasIntervalJson(const TraceSummary& summary, const AtlasInterval& iv) {
+  auto ratio = [&](int64_t b) { return AtlasRatio(summary, b); };
+  return {{"budget_lo", iv.lo},
+          {"budget_hi", iv.hi},
+          {"width", iv.width()},
+          {"ratio_lo", ratio(iv.lo)},
+          {"ratio_hi", ratio(iv.hi)},
+          {"run_budget_lo", iv.run_lo},
+          {"run_budget_hi", iv.run_hi},
+          {"result", std::string(OutcomeName(iv.behaviour.outcome))},
+          {"overhead", iv.overhead},
+          {"clock", iv.behaviour.clock},
+          {"remat_compute", iv.remat_compute},
+          {"heuristic_evals", iv.heuristic_evals},
+          {"heuristic_evictions", iv.behaviour.heuristic_evictions},
+          {"distinct_heuristic_evicted", iv.distinct_heuristic_evicted},
+          {"evictions", iv.behaviour.evictions},
+          {"distinct_evicted", iv.behaviour.distinct_evicted},
+          {"evictions_per_evicted", iv.evictions_per_evicted}};
+}
+
 nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas) {
   using J = nlohmann::ordered_json;
   auto ratio = [&](int64_t b) { return AtlasRatio(summary, b); };
@@ -83,24 +104,9 @@ nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spe
   J intervals = J::array();
   for (size_t i = 0; i < atlas.intervals.size(); ++i) {
     const AtlasInterval& iv = atlas.intervals[i];
-    intervals.push_back({{"budget_lo", iv.lo},
-                         {"budget_hi", iv.hi},
-                         {"width", iv.width()},
-                         {"ratio_lo", ratio(iv.lo)},
-                         {"ratio_hi", ratio(iv.hi)},
-                         {"run_budget_lo", iv.run_lo},
-                         {"run_budget_hi", iv.run_hi},
-                         {"result", std::string(OutcomeName(iv.behaviour.outcome))},
-                         {"overhead", iv.overhead},
-                         {"clock", iv.behaviour.clock},
-                         {"remat_compute", iv.remat_compute},
-                         {"heuristic_evals", iv.heuristic_evals},
-                         {"heuristic_evictions", iv.behaviour.heuristic_evictions},
-                         {"distinct_heuristic_evicted", iv.distinct_heuristic_evicted},
-                         {"evictions", iv.behaviour.evictions},
-                         {"distinct_evicted", iv.behaviour.distinct_evicted},
-                         {"evictions_per_evicted", iv.evictions_per_evicted},
-                         {"band", band[i]}});
+    J k = AtlasIntervalJson(summary, iv);
+    k["band"] = band[i];
+    intervals.push_back(std::move(k));
   }
   j["intervals"] = std::move(intervals);
   J bands = J::array();

@@ -13,6 +13,9 @@ namespace dtr {
 // The ratio at which a budget in bytes begins: budget / baseline memory.
 double AtlasRatio(const TraceSummary& summary, int64_t bytes);
 
+// The fields of one interval as `atlas --json` writes them (without its band).
+nlohmann::ordered_json AtlasIntervalJson(const TraceSummary& summary, const AtlasInterval& interval);
+
 nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas);
 
 // Header line, then one line per interval; columns as the JSON interval fields.

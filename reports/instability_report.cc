@@ -406,6 +406,7 @@ std::string StatsText(const EvictionStats& s) {
 }
 
 std::string RunName(char which, const RunProfile& p) {
+  if (!p.spec.ratio) return fmt::format("{} (budget {})", which, p.budget);
   return fmt::format("{} (ratio {}, budget {})", which, RatioText(p.spec), p.budget);
 }
 

@@ -19,35 +19,18 @@ std::string Cell(std::string s) {
   return out;
 }
 
-}  // namespace
+// One heuristic's sections; `level` is the Markdown heading prefix of a section.
+void WriteHeuristic(std::ostream& out, const Trace& trace, const ReportModel& m, const std::string& level) {
 
-void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportModel& m) {
-  const TraceFacts& t = m.trace;
-  fmt::print(out, "# dtrcheck report: {}\n\n", t.name);
-  fmt::print(out, "{} with {} on {}, ratios `{}`.\n\n", t.source, m.heuristic, m.runtime,
-             m.ratios_text);
-
-  fmt::print(out, "## Trace and baseline\n\n| | |\n|---|---|\n");
-  fmt::print(out, "| operators | {} ({} constants) |\n", GroupedInt(t.operators),
-             GroupedInt(t.constants));
-  fmt::print(out, "| tensors | {} ({} aliases) |\n", GroupedInt(t.tensors), GroupedInt(t.aliases));
-  fmt::print(out, "| storages | {} |\n", GroupedInt(t.storages));
-  fmt::print(out, "| program steps | {} |\n", GroupedInt(t.program_steps));
-  fmt::print(out, "| baseline memory (peak) | {} bytes ({}) |\n", GroupedInt(t.baseline.memory),
-             HumanBytes(t.baseline.memory));
-  fmt::print(out, "| baseline compute | {} |\n", GroupedInt(t.baseline.compute));
-  fmt::print(out, "| constant memory | {} bytes |\n", GroupedInt(t.baseline.const_memory));
-  fmt::print(out, "| bottleneck memory | {} bytes |\n\n", GroupedInt(t.baseline.bottleneck_memory));
-
-  fmt::print(out, "## Budget curve\n\n");
+  fmt::print(out, "{} Budget curve\n\n", level);
   for (const std::string& f : CurveFindings(m)) fmt::print(out, "- {}\n", f);
   fmt::print(out, "\nRegimes (as `dtrcheck scan` groups runs, cliff factor {}):\n\n",
              ShortDouble(m.cliff_factor));
   for (const std::string& r : RegimeLines(m)) fmt::print(out, "- {}\n", r);
   fmt::print(out,
              "\n| ratio | budget (bytes) | result | overhead | regime | verdict | evictions | per "
-             "evicted storage | same run for budgets in |\n"
-             "|---|---:|---|---:|---|---|---:|---:|---|\n");
+             "evicted storage | row | same run for budgets in |\n"
+             "|---|---:|---|---:|---|---|---:|---:|---|---|\n");
   for (size_t i = 0; i < m.rows.size(); ++i) {
     const BudgetRow& row = m.rows[i];
     const RunResult& r = row.run.result;
@@ -55,40 +38,46 @@ void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportMode
     if (row.inversion) result += " (inversion)";
     const BudgetVerdict* v = VerdictOf(m, i);
     fmt::print(
-        out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", RatioLabel(row),
+        out, "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", RowLabel(row),
         GroupedInt(r.budget), result,
         r.outcome == Outcome::kPass ? fmt::format("{:.4f}", row.run.overhead) : "-",
         RegimeLabel(row), v ? VerdictLabel(*v) : "", GroupedInt(r.evictions()),
         r.distinct_evicted ? fmt::format("{:.2f}", m.curve.points[i].evictions_per_storage()) : "-",
-        ByteInterval(r.budget_lo, r.budget_hi));
+        RowSourceName(row.source), ByteInterval(r.budget_lo, r.budget_hi));
   }
   fmt::print(out,
              "\nOverhead is the final clock over the baseline compute (simrd's definition; the "
              "clock starts "
              "at 1). Evictions count heuristic and eager evictions.\n\n");
 
-  fmt::print(out, "### Exact budget atlas\n\n");
+  fmt::print(out, "{}# Exact budget atlas\n\n", level);
   for (const std::string& f : AtlasFindings(m)) fmt::print(out, "{}\n\n", f);
+  std::vector<std::string> added = AddedRowLines(m);
+  for (const std::string& a : added) fmt::print(out, "- {}\n", a);
+  if (!added.empty()) fmt::print(out, "\n");
   if (m.curve.exact_inversions && !m.curve.exact_inversions->empty()) {
     const int64_t base = m.trace.baseline.memory;
     fmt::print(out,
                "Feasibility inversions of the atlas (budgets that run out of memory with passing "
                "budgets right below and right above):\n\n| OOM budgets (bytes) | width (bytes) | "
-               "ratios | intervals | on the grid |\n|---|---:|---|---:|---|\n");
-    for (const ExactInversion& v : *m.curve.exact_inversions)
+               "ratios | intervals | in the rows |\n|---|---:|---|---:|---|\n");
+    for (const AtlasInversion& a : *m.curve.exact_inversions) {
+      const ExactInversion& v = a.where;
       fmt::print(out, "| {} | {} | {:.9f} to {:.9f} | {} | {} |\n",
                  ByteInterval(v.first_oom_byte, v.last_oom_byte), GroupedInt(v.oom_width()),
                  static_cast<double>(v.first_oom_byte) / base,
                  static_cast<double>(v.last_oom_byte) / base,
                  v.last_interval - v.first_interval + 1,
                  v.grid_inversion ? fmt::format("inversion {}", *v.grid_inversion + 1)
-                                  : std::string("missed by the grid"));
+                                  : std::string("between the rows"));
+    }
     fmt::print(out, "\n");
   }
 
-  fmt::print(out, "## Memory timeline\n\n{}\n\n", TimelineSummary(m));
+  fmt::print(out, "{} Memory timeline\n\n", level);
+  for (const std::string& line : TimelineSummary(m)) fmt::print(out, "{}\n\n", line);
 
-  fmt::print(out, "## Pinned frontier of each OOM\n\n");
+  fmt::print(out, "{} Pinned frontier of each OOM\n\n", level);
   if (!m.frontiers) fmt::print(out, "{}\n\n", NotComputed(m.frontiers_skipped));
   if (m.frontiers && m.frontiers->empty()) fmt::print(out, "No run ran out of memory.\n\n");
   if (m.frontiers)
@@ -111,14 +100,14 @@ void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportMode
       fmt::print(out, "\n");
     }
 
-  fmt::print(out, "## Verdicts and certificates\n\n{}\n\n", VerdictsIntro(m));
+  fmt::print(out, "{} Verdicts and certificates\n\n{}\n\n", level, VerdictsIntro(m));
   if (m.verdicts && !m.verdicts->empty()) {
     fmt::print(out,
-               "| ratio | budget (bytes) | verdict | certificate | checked | by hand |\n"
+               "| row | budget (bytes) | verdict | certificate | checked | by hand |\n"
                "|---|---:|---|---|---|---|\n");
     for (const BudgetVerdict& v : *m.verdicts) {
       const std::optional<Certificate>& c = v.classification.certificate;
-      fmt::print(out, "| {} | {} | {} | {} | {} | `{}` |\n", RatioLabel(m.rows[v.run]),
+      fmt::print(out, "| {} | {} | {} | {} | {} | `{}` |\n", RowLabel(m.rows[v.run]),
                  GroupedInt(v.classification.budget), VerdictLabel(v),
                  Cell(CertificateOrReason(trace, v)),
                  c ? fmt::format("{} ({})", c->Holds() ? "yes" : "NO", CheckedByName(c->checked_by))
@@ -127,13 +116,45 @@ void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportMode
     }
     fmt::print(out, "\n");
   }
-  fmt::print(out, "## Divergence between regimes\n\n{}\n\n", DivergenceIntro(m));
+  fmt::print(out, "{} Divergence between regimes\n\n{}\n\n", level, DivergenceIntro(m));
   if (m.divergence) {
     for (const RegimeDivergence& d : *m.divergence) {
-      fmt::print(out, "### {}\n\n{}\n\n`{}`:\n\n```text\n{}```\n\n", DivergenceTitle(m, d),
+      fmt::print(out, "{}# {}\n\n{}\n\n`{}`:\n\n```text\n{}```\n\n", level, DivergenceTitle(m, d),
                  DivergenceSummary(trace, d.comparison), d.command, DiffText(trace, m, d));
     }
   }
+}
+
+}  // namespace
+
+void WriteMarkdownReport(std::ostream& out, const Trace& trace, const BudgetReport& r) {
+  const ReportModel& first = r.heuristics.front();
+  const TraceFacts& t = first.trace;
+  std::string heuristics;
+  for (const ReportModel& m : r.heuristics) heuristics += (heuristics.empty() ? "" : ", ") + m.heuristic;
+  fmt::print(out, "# dtrcheck report: {}\n\n", t.name);
+  fmt::print(out, "{} with {} on {}, ratios `{}`.\n\n", t.source, heuristics, first.runtime,
+             first.ratios_text);
+  fmt::print(out, "## Trace and baseline\n\n| | |\n|---|---|\n");
+  fmt::print(out, "| operators | {} ({} constants) |\n", GroupedInt(t.operators),
+             GroupedInt(t.constants));
+  fmt::print(out, "| tensors | {} ({} aliases) |\n", GroupedInt(t.tensors), GroupedInt(t.aliases));
+  fmt::print(out, "| storages | {} |\n", GroupedInt(t.storages));
+  fmt::print(out, "| program steps | {} |\n", GroupedInt(t.program_steps));
+  fmt::print(out, "| baseline memory (peak) | {} bytes ({}) |\n", GroupedInt(t.baseline.memory),
+             HumanBytes(t.baseline.memory));
+  fmt::print(out, "| baseline compute | {} |\n", GroupedInt(t.baseline.compute));
+  fmt::print(out, "| constant memory | {} bytes |\n", GroupedInt(t.baseline.const_memory));
+  fmt::print(out, "| bottleneck memory | {} bytes |\n\n", GroupedInt(t.baseline.bottleneck_memory));
+
+  for (const ReportModel& m : r.heuristics) {
+    if (r.heuristics.size() > 1) fmt::print(out, "## {}\n\n", m.heuristic);
+    WriteHeuristic(out, trace, m, r.heuristics.size() > 1 ? "###" : "##");
+  }
+}
+
+void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportModel& model) {
+  WriteMarkdownReport(out, trace, BudgetReport{{model}});
 }
 
 }  // namespace dtr

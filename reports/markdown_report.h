@@ -8,7 +8,9 @@
 
 namespace dtr {
 
-// `trace` is the trace the model was built from (it names tensors and operators).
+// `trace` is the trace the report was built from (it names tensors and operators).
+void WriteMarkdownReport(std::ostream& out, const Trace& trace, const BudgetReport& report);
+// The report of one heuristic.
 void WriteMarkdownReport(std::ostream& out, const Trace& trace, const ReportModel& model);
 
 }  // namespace dtr

@@ -1,5 +1,7 @@
 #include "reports/report_json.h"
 
+#include "model/error.h"
+#include "reports/atlas_report.h"
 #include "reports/instability_report.h"
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
@@ -39,6 +41,8 @@ ordered_json RowJson(const BudgetRow& row, const ScanPoint& point) {
   j["events"] = r.events;
   j["budget_lo"] = r.budget_lo;
   j["budget_hi"] = Bytes(r.budget_hi);
+  j["source"] = std::string(RowSourceName(row.source));
+  j["source_reason"] = row.source_reason;
   j["regime"] = row.regime;
   j["inversion"] = row.inversion ? ordered_json(*row.inversion) : ordered_json(nullptr);
   j["oom"] = r.oom ? OomJson(*r.oom) : ordered_json(nullptr);
@@ -64,25 +68,58 @@ ordered_json CurveJson(const ReportModel& m) {
          {"exact_upper_edge", s.exact_upper_edge}});
   }
   j["oom_bands"] = stretches;
-  j["exact_inversions"] = c.exact_inversions && m.atlas
-                              ? ExactInversionsJson(TraceSummary{m.trace.name, m.trace.baseline},
-                                                    m.atlas->atlas, *c.exact_inversions)
-                              : ordered_json(nullptr);
+  if (c.exact_inversions && m.atlas) {
+    // The scan's writer, section by section, each object told its section.
+    ordered_json exact = ordered_json::array();
+    for (const AtlasInversion& v : *c.exact_inversions) {
+      ordered_json one = ExactInversionsJson(TraceSummary{m.trace.name, m.trace.baseline},
+                                             m.atlas->sections[v.section], {v.where})[0];
+      one["section"] = v.section;
+      exact.push_back(std::move(one));
+    }
+    j["exact_inversions"] = exact;
+  } else {
+    j["exact_inversions"] = nullptr;
+  }
   return j;
 }
 
-ordered_json TimelineJson(const MemoryTimeline& t) {
+ordered_json TimelineJson(const Trace& trace, const MemoryTimeline& t) {
   ordered_json points = ordered_json::array();
   for (const TimelinePoint& p : t.points)
-    points.push_back({p.event, p.clock, p.memory, p.remat ? 1 : 0});
+    points.push_back({{"event", p.event},
+                      {"program_step", p.program_step},
+                      {"clock", p.clock},
+                      {"memory", p.memory},
+                      {"remat", p.remat}});
+  ordered_json evictions = ordered_json::array();
+  for (const TimelineEviction& e : t.evictions)
+    evictions.push_back({{"event", e.event},
+                         {"program_step", e.program_step},
+                         {"kind", e.heuristic ? "heuristic" : "eager"},
+                         {"storage", trace.tensors[trace.storages[e.storage].root].name},
+                         {"bytes", e.bytes},
+                         {"memory", e.heuristic ? ordered_json(e.memory) : ordered_json(nullptr)}});
+  ordered_json remats = ordered_json::array();
+  for (const TimelineRemat& r : t.remats)
+    remats.push_back({{"event", r.event},
+                      {"program_step", r.program_step},
+                      {"tensor", trace.tensors[r.tensor].name},
+                      {"memory", r.memory}});
   return {{"run", t.run},
-          {"selection", t.selection},
+          {"role", t.role},
           {"budget", t.budget},
+          {"result", std::string(OutcomeName(t.outcome))},
           {"events", t.events},
+          {"program_steps", t.program_steps},
           {"remat_events", t.remat_events},
+          {"heuristic_evictions", t.heuristic_evictions},
+          {"eager_evictions", t.eager_evictions},
           {"reduced", t.reduced},
           {"points", points},
-          {"decision_events", t.decision_events},
+          {"marks_reduced", t.marks_reduced},
+          {"evictions", evictions},
+          {"remats", remats},
           {"oom", t.oom ? OomJson(*t.oom) : ordered_json(nullptr)}};
 }
 
@@ -100,26 +137,54 @@ ordered_json Optional(const std::optional<int64_t>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
 }
 
-ordered_json AtlasJson(const ReportAtlas& a) {
-  const BudgetAtlas& at = a.atlas;
+ordered_json AtlasCoverageJson(const ReportModel& m, const AtlasCoverage& a) {
+  const TraceSummary summary{m.trace.name, m.trace.baseline};
   ordered_json j;
   j["lo"] = a.lo;
   j["hi"] = a.hi;
-  j["complete"] = !at.stopped;
-  j["replays"] = at.runs;
-  j["max_replays"] = a.max_runs;
-  j["covered"] = at.covered;
-  const AtlasSummary& s = at.summary;
-  auto count = [&](int64_t v) { return at.stopped ? ordered_json(nullptr) : ordered_json(v); };
-  j["intervals"] = count(static_cast<int64_t>(s.intervals));
-  j["distinct_behaviours"] = count(static_cast<int64_t>(s.distinct_behaviours));
-  j["feasible_width"] = count(s.feasible_width);
-  j["infeasible_width"] = count(s.infeasible_width);
-  j["smallest_feasible"] = Optional(s.smallest_feasible);
-  j["largest_oom"] = Optional(s.largest_oom);
+  j["max_replays"] = a.max_replays;
+  j["replays"] = a.replays;
+  j["complete"] = a.complete();
+  j["budget_ran_out"] = a.budget_ran_out;
+  j["covered"] = a.covered();
+  j["coverage"] = static_cast<double>(a.covered()) / static_cast<double>(a.hi - a.lo + 1);
+  ordered_json windows = ordered_json::array();
+  for (const AtlasWindow& w : a.windows)
+    windows.push_back({{"lo", w.lo},
+                       {"hi", w.hi},
+                       {"reason", std::string(WindowReasonName(w.reason))},
+                       {"replays", w.replays},
+                       {"walked", w.walked_bytes}});
+  j["windows"] = windows;
+  ordered_json sections = ordered_json::array(), intervals = ordered_json::array();
+  std::optional<int64_t> smallest, largest_oom;
+  for (size_t k = 0; k < a.sections.size(); ++k) {
+    const BudgetAtlas& s = a.sections[k];
+    sections.push_back({{"lo", s.lo},
+                        {"hi", s.hi},
+                        {"replays", s.runs},
+                        {"intervals", s.intervals.size()},
+                        {"distinct_behaviours", s.summary.distinct_behaviours},
+                        {"feasible_width", s.summary.feasible_width},
+                        {"infeasible_width", s.summary.infeasible_width}});
+    for (const AtlasInterval& iv : s.intervals) {
+      ordered_json one = AtlasIntervalJson(summary, iv);
+      one["section"] = k;
+      intervals.push_back(std::move(one));
+    }
+    if (!smallest && s.summary.smallest_feasible) smallest = s.summary.smallest_feasible;
+    if (s.summary.largest_oom) largest_oom = s.summary.largest_oom;
+  }
+  j["sections"] = sections;
+  ordered_json gaps = ordered_json::array();
+  for (const auto& [lo, hi] : a.Gaps()) gaps.push_back({lo, hi});
+  j["gaps"] = gaps;
+  j["smallest_feasible"] = Optional(smallest);
+  j["largest_oom"] = Optional(largest_oom);
   ordered_json infeasible = ordered_json::array();
-  for (const auto& [lo, hi] : a.infeasible) infeasible.push_back({lo, hi});
+  for (const auto& [lo, hi] : a.Infeasible()) infeasible.push_back({lo, hi});
   j["infeasible"] = infeasible;
+  j["intervals"] = intervals;
   return j;
 }
 
@@ -147,37 +212,28 @@ ordered_json DivergenceJson(const Trace& trace, const RegimeDivergence& d) {
   return j;
 }
 
-}  // namespace
-
-ordered_json ReportJson(const Trace& trace, const ReportModel& m) {
+// One heuristic's part of the report.
+ordered_json HeuristicJson(const Trace& trace, const ReportModel& m) {
   ordered_json j;
-  j["schema_version"] = kReportSchemaVersion;
-  j["tool"] = "dtrcheck";
-  const Baseline& b = m.trace.baseline;
-  j["trace"] = {{"name", m.trace.name},
-                {"source", m.trace.source},
-                {"operators", m.trace.operators},
-                {"constants", m.trace.constants},
-                {"tensors", m.trace.tensors},
-                {"aliases", m.trace.aliases},
-                {"storages", m.trace.storages},
-                {"program_steps", m.trace.program_steps},
-                {"baseline",
-                 {{"memory", b.memory},
-                  {"compute", b.compute},
-                  {"const_memory", b.const_memory},
-                  {"bottleneck_memory", b.bottleneck_memory}}}};
-  j["config"] = {{"heuristic", m.heuristic},
-                 {"runtime", m.runtime},
-                 {"ratios", m.ratios_text},
-                 {"overhead_limit",
-                  m.overhead_limit ? ordered_json(*m.overhead_limit) : ordered_json(nullptr)},
-                 {"cliff_factor", m.cliff_factor}};
+  j["heuristic"] = m.heuristic;
   ordered_json runs = ordered_json::array();
   for (size_t i = 0; i < m.rows.size(); ++i) runs.push_back(RowJson(m.rows[i], m.curve.points[i]));
   j["runs"] = runs;
   j["curve"] = CurveJson(m);
-  j["timeline"] = m.timeline ? TimelineJson(*m.timeline) : ordered_json(nullptr);
+  ordered_json timelines = ordered_json::array();
+  for (const MemoryTimeline& t : m.timelines) timelines.push_back(TimelineJson(trace, t));
+  j["timelines"] = timelines;
+  j["timeline_selection"] = m.timeline_selection;
+  if (m.timeline_divergence) {
+    const FirstDivergence& d = *m.timeline_divergence;
+    const std::optional<DecisionPoint>& p = d.a ? d.a : d.b;
+    j["timeline_divergence"] = {{"decision", d.index},
+                                {"kind", std::string(DivergenceKindName(d.kind))},
+                                {"program_step", p ? ordered_json(p->program_step) : ordered_json(nullptr)},
+                                {"event", p ? ordered_json(p->event) : ordered_json(nullptr)}};
+  } else {
+    j["timeline_divergence"] = nullptr;
+  }
   if (m.frontiers) {
     ordered_json frontiers = ordered_json::array();
     for (const OomFrontier& f : *m.frontiers) frontiers.push_back(OomFrontierJson(trace, f));
@@ -185,7 +241,7 @@ ordered_json ReportJson(const Trace& trace, const ReportModel& m) {
   } else {
     j["frontiers"] = nullptr;
   }
-  j["atlas"] = m.atlas ? AtlasJson(*m.atlas) : ordered_json(nullptr);
+  j["atlas"] = m.atlas ? AtlasCoverageJson(m, *m.atlas) : ordered_json(nullptr);
   if (m.verdicts) {
     ordered_json v = ordered_json::array();
     for (const BudgetVerdict& x : *m.verdicts) v.push_back(VerdictJson(trace, m, x));
@@ -206,6 +262,46 @@ ordered_json ReportJson(const Trace& trace, const ReportModel& m) {
                   {"verdicts", m.verdicts_skipped},
                   {"divergence", m.divergence_skipped}};
   return j;
+}
+
+}  // namespace
+
+ordered_json ReportJson(const Trace& trace, const BudgetReport& report) {
+  if (report.heuristics.empty()) throw Error("report: no heuristic");
+  const ReportModel& first = report.heuristics.front();
+  ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["tool"] = "dtrcheck";
+  const Baseline& b = first.trace.baseline;
+  j["trace"] = {{"name", first.trace.name},
+                {"source", first.trace.source},
+                {"operators", first.trace.operators},
+                {"constants", first.trace.constants},
+                {"tensors", first.trace.tensors},
+                {"aliases", first.trace.aliases},
+                {"storages", first.trace.storages},
+                {"program_steps", first.trace.program_steps},
+                {"baseline",
+                 {{"memory", b.memory},
+                  {"compute", b.compute},
+                  {"const_memory", b.const_memory},
+                  {"bottleneck_memory", b.bottleneck_memory}}}};
+  ordered_json names = ordered_json::array();
+  for (const ReportModel& m : report.heuristics) names.push_back(m.heuristic);
+  j["config"] = {{"heuristics", names},
+                 {"runtime", first.runtime},
+                 {"ratios", first.ratios_text},
+                 {"overhead_limit",
+                  first.overhead_limit ? ordered_json(*first.overhead_limit) : ordered_json(nullptr)},
+                 {"cliff_factor", first.cliff_factor}};
+  ordered_json parts = ordered_json::array();
+  for (const ReportModel& m : report.heuristics) parts.push_back(HeuristicJson(trace, m));
+  j["heuristics"] = parts;
+  return j;
+}
+
+ordered_json ReportJson(const Trace& trace, const ReportModel& model) {
+  return ReportJson(trace, BudgetReport{{model}});
 }
 
 }  // namespace dtr

@@ -9,10 +9,12 @@
 
 namespace dtr {
 
-inline constexpr int kReportSchemaVersion = 2;
+inline constexpr int kReportSchemaVersion = 3;
 
-// `trace` is the trace the model was built from (it names tensors and
+// `trace` is the trace the report was built from (it names tensors and
 // operators).
+nlohmann::ordered_json ReportJson(const Trace& trace, const BudgetReport& report);
+// The report of one heuristic.
 nlohmann::ordered_json ReportJson(const Trace& trace, const ReportModel& model);
 
 }  // namespace dtr

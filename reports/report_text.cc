@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <sstream>
 
 #include "reports/instability_report.h"
@@ -10,8 +11,27 @@
 
 namespace dtr {
 
-std::string RatioLabel(const BudgetRow& row) {
-  return row.run.spec.ratio ? row.run.spec.ratio->text : "-";
+std::string RowLabel(const BudgetRow& row) {
+  return row.run.spec.ratio ? row.run.spec.ratio->text
+                            : GroupedInt(row.run.result.budget) + " B";
+}
+
+std::string RowPhrase(const BudgetRow& row) {
+  return (row.run.spec.ratio ? "ratio " : "budget ") + RowLabel(row);
+}
+
+std::string RowsPhrase(const BudgetRow& first, const BudgetRow& last) {
+  if (&first == &last || first.run.result.budget == last.run.result.budget)
+    return RowPhrase(first);
+  if (first.run.spec.ratio && last.run.spec.ratio)
+    return fmt::format("ratios {} to {}", RowLabel(first), RowLabel(last));
+  return fmt::format("{} to {}", RowPhrase(first), RowPhrase(last));
+}
+
+double RowRatio(const ReportModel& m, const BudgetRow& row) {
+  return row.run.spec.ratio ? row.run.spec.ratio->value
+                            : static_cast<double>(row.run.result.budget) /
+                                  static_cast<double>(m.trace.baseline.memory);
 }
 
 namespace {
@@ -22,30 +42,30 @@ std::string Percent(int64_t bytes, int64_t baseline) {
                       : "-";
 }
 
+std::string Describe(int64_t lo, int64_t hi, int64_t base) {
+  return fmt::format("{} bytes ({} to {} of the baseline)", ByteInterval(lo, hi), Percent(lo, base),
+                     hi == kInfiniteBudget ? "inf" : Percent(hi, base));
+}
+
 }  // namespace
 
 std::vector<std::string> CurveFindings(const ReportModel& m) {
   std::vector<std::string> out;
   const int64_t base = m.trace.baseline.memory;
   const size_t n = m.rows.size();
+  const std::vector<std::pair<int64_t, int64_t>> infeasible =
+      m.atlas ? m.atlas->Infeasible() : std::vector<std::pair<int64_t, int64_t>>{};
   for (const OomStretch& b : m.curve.oom_stretches) {
     const BudgetRow& first = m.rows[b.from];
     const BudgetRow& last = m.rows[b.to];
-    std::string where = b.from == b.to
-                            ? fmt::format("ratio {}", RatioLabel(first))
-                            : fmt::format("ratios {} to {}", RatioLabel(first), RatioLabel(last));
-    auto describe = [&](int64_t lo, int64_t hi) {
-      return fmt::format("{} bytes ({} to {} of the baseline)", ByteInterval(lo, hi),
-                         Percent(lo, base), hi == kInfiniteBudget ? "inf" : Percent(hi, base));
-    };
     std::string known;
     if (b.known_oom.size() > 2) {
       known = fmt::format("{} intervals from {} to {}, with gaps not replayed", b.known_oom.size(),
-                          describe(b.known_oom.front().first, b.known_oom.front().second),
-                          describe(b.known_oom.back().first, b.known_oom.back().second));
+                          Describe(b.known_oom.front().first, b.known_oom.front().second, base),
+                          Describe(b.known_oom.back().first, b.known_oom.back().second, base));
     } else {
       for (const auto& [lo, hi] : b.known_oom)
-        known += (known.empty() ? "" : ", ") + describe(lo, hi);
+        known += (known.empty() ? "" : ", ") + Describe(lo, hi, base);
     }
     std::string kind = b.inversion                    ? "Feasibility inversion"
                        : b.from == 0 && b.to + 1 == n ? "OOM everywhere on the grid"
@@ -56,72 +76,81 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
     std::string edges;
     if (b.exact_lower_edge) edges += " Its lower edge is exact.";
     if (b.exact_upper_edge) edges += " Its upper edge is exact.";
-    // With a complete atlas, the failing stretch around the first OOM row is
-    // known to the byte: say so instead of the grid's partial knowledge.
-    if (m.atlas && !m.atlas->atlas.stopped) {
-      const int64_t first_budget = first.run.result.budget;
-      for (const auto& [lo, hi] : m.atlas->infeasible) {
-        if (hi < first_budget || lo > first_budget) continue;
-        known = fmt::format("every budget in {} fails ({} bytes wide)", describe(lo, hi),
-                            GroupedInt(hi - lo + 1));
-        if (last.run.result.budget > hi)
-          known += fmt::format(
-              "; the stretch's higher grid points lie in {} more failing stretches", [&] {
-                int k = 0;
-                for (const auto& [l2, h2] : m.atlas->infeasible)
-                  k += l2 > hi && l2 <= last.run.result.budget;
-                return k;
-              }());
-        edges.clear();
-        break;
+    // Where the atlas walked the first OOM row's budget, the failing stretch
+    // around it is known to the byte: say so instead of the rows' knowledge.
+    bool exact = false;
+    const int64_t first_budget = first.run.result.budget;
+    for (const auto& [lo, hi] : infeasible) {
+      if (hi < first_budget || lo > first_budget) continue;
+      known = fmt::format("every budget in {} fails ({} bytes wide)", Describe(lo, hi, base),
+                          GroupedInt(hi - lo + 1));
+      if (last.run.result.budget > hi) {
+        int k = 0;
+        for (const auto& [l2, h2] : infeasible) k += l2 > hi && l2 <= last.run.result.budget;
+        known += fmt::format("; the stretch's higher rows lie in {} more failing stretches", k);
       }
+      edges.clear();
+      exact = true;
+      break;
     }
-    out.push_back(fmt::format(
-        "{}: OOM at {}. {}{}.{}", kind, where,
-        known.rfind("every budget", 0) == 0 ? "The atlas: " : "Known OOM budgets: ", known, edges));
+    out.push_back(fmt::format("{}: OOM at {}. {}{}.{}", kind, RowsPhrase(first, last),
+                              exact ? "The atlas: " : "Known OOM budgets: ", known, edges));
   }
   for (const ScanCliff& c : m.curve.analysis.cliffs) {
     const BudgetRow& lo = m.rows[c.lower];
     const BudgetRow& hi = m.rows[c.upper];
     out.push_back(fmt::format(
-        "Cliff: overhead {} at ratio {} and {} at ratio {} (x{:.2f} between neighbouring "
-        "feasible budgets).",
-        ShortDouble(lo.run.overhead), RatioLabel(lo), ShortDouble(hi.run.overhead), RatioLabel(hi),
+        "Cliff: overhead {} at {} and {} at {} (x{:.2f} between neighbouring feasible budgets).",
+        ShortDouble(lo.run.overhead), RowPhrase(lo), ShortDouble(hi.run.overhead), RowPhrase(hi),
         c.factor));
   }
   if (out.empty()) out.push_back("No OOM and no cliff on this grid.");
   return out;
 }
 
-std::string TimelineSummary(const ReportModel& m) {
-  if (!m.timeline) return "No run.";
-  const MemoryTimeline& t = *m.timeline;
-  const BudgetRow& row = m.rows[t.run];
-  std::string s = fmt::format(
-      "Run at ratio {} (budget {} bytes, {}), selected as the {}: {} computations, {} of "
-      "them rematerializations, {} heuristic evictions.",
-      RatioLabel(row), GroupedInt(t.budget), HumanBytes(t.budget), t.selection,
-      GroupedInt(t.events), GroupedInt(t.remat_events),
-      GroupedInt(row.run.result.heuristic_evictions));
-  if (t.oom)
-    s += fmt::format(
-        " It ran out of memory at computation {}: {} needs {} bytes with {} in use, over the "
-        "budget.",
-        GroupedInt(t.oom->event), t.oom->op, GroupedInt(t.oom->request),
-        GroupedInt(t.oom->memory_usage));
-  else
-    s += fmt::format(" It completed with peak memory {} bytes.",
-                     GroupedInt(row.run.result.max_memory));
-  return s;
+std::vector<std::string> TimelineSummary(const ReportModel& m) {
+  std::vector<std::string> out;
+  if (m.timelines.empty()) return {"No run."};
+  out.push_back(fmt::format("Drawn: {}.", m.timeline_selection));
+  for (const MemoryTimeline& t : m.timelines) {
+    const BudgetRow& row = m.rows[t.run];
+    std::string s = fmt::format(
+        "{} ({}, budget {} bytes, {}): {} computations, {} of them rematerializations; {} "
+        "heuristic and {} eager evictions.",
+        t.role, RowPhrase(row), GroupedInt(t.budget), HumanBytes(t.budget), GroupedInt(t.events),
+        GroupedInt(t.remat_events), GroupedInt(t.heuristic_evictions),
+        GroupedInt(t.eager_evictions));
+    if (t.oom)
+      s += fmt::format(
+          " It ran out of memory at computation {} (program step {}): {} needs {} bytes with {} "
+          "in use, over the budget.",
+          GroupedInt(t.oom->event), GroupedInt(t.oom->program_step), t.oom->op,
+          GroupedInt(t.oom->request), GroupedInt(t.oom->memory_usage));
+    else
+      s += fmt::format(" It completed with peak memory {} bytes.",
+                       GroupedInt(row.run.result.max_memory));
+    out.push_back(s);
+  }
+  if (m.timeline_divergence) {
+    const FirstDivergence& d = *m.timeline_divergence;
+    const std::optional<DecisionPoint>& p = d.a ? d.a : d.b;
+    if (p)
+      out.push_back(fmt::format(
+          "The two runs make the same {} decisions, then part ways at decision {} (program step "
+          "{}, computation {}): {}.",
+          d.index, d.index, GroupedInt(p->program_step), GroupedInt(p->event),
+          DivergenceKindName(d.kind)));
+  }
+  return out;
 }
 
 std::string FrontierSummary(const Trace& trace, const ReportModel& m, const OomFrontier& f) {
   std::string ratios;
   if (f.runs.size() > 4) {
-    ratios = fmt::format("{} to {}, {} grid points", RatioLabel(m.rows[f.runs.front()]),
-                         RatioLabel(m.rows[f.runs.back()]), f.runs.size());
+    ratios = fmt::format("{}, {} rows", RowsPhrase(m.rows[f.runs.front()], m.rows[f.runs.back()]),
+                         f.runs.size());
   } else {
-    for (size_t i : f.runs) ratios += (ratios.empty() ? "" : ", ") + RatioLabel(m.rows[i]);
+    for (size_t i : f.runs) ratios += (ratios.empty() ? "" : ", ") + RowPhrase(m.rows[i]);
   }
   std::string runs =
       f.budget_intervals.size() == 1
@@ -135,7 +164,7 @@ std::string FrontierSummary(const Trace& trace, const ReportModel& m, const OomF
   const RematFrontier& r = f.frontier;
   const int64_t depth = static_cast<int64_t>(r.frames.size()) - 1;
   return fmt::format(
-      "Ratios {} ({}): while computing {}, {}. In use {} "
+      "At {} ({}): while computing {}, {}. In use {} "
       "(pinned {}, locked {} in {} storages) + request {} = {} bytes, more than any of "
       "these budgets, and nothing was left to evict.",
       ratios, runs, trace.op_of(r.frames.front().tensor).name,
@@ -153,38 +182,98 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
     out.push_back(NotComputed(m.atlas_skipped));
     return out;
   }
-  const ReportAtlas& a = *m.atlas;
+  const AtlasCoverage& a = *m.atlas;
   const int64_t base = m.trace.baseline.memory;
-  if (a.atlas.stopped) {
-    out.push_back(fmt::format(
-        "Not computed: the exact atlas of [{}, {}] bytes was stopped after {} replays (the cap; "
-        "--atlas-max-runs raises it) with {} of the range covered. The OOM bands below are the "
-        "grid's.",
-        GroupedInt(a.lo), GroupedInt(a.hi), a.atlas.runs,
-        Percent(a.atlas.covered, a.hi - a.lo + 1)));
-    return out;
+  const int64_t range = a.hi - a.lo + 1;
+  size_t intervals = 0, inversions = 0, missed = 0;
+  int64_t feasible = 0, infeasible = 0;
+  for (const BudgetAtlas& s : a.sections) {
+    intervals += s.intervals.size();
+    feasible += s.summary.feasible_width;
+    infeasible += s.summary.infeasible_width;
   }
-  const AtlasSummary& s = a.atlas.summary;
-  size_t inversions = 0, missed = 0;
   if (m.curve.exact_inversions)
-    for (const ExactInversion& v : *m.curve.exact_inversions) {
+    for (const AtlasInversion& v : *m.curve.exact_inversions) {
       ++inversions;
-      missed += v.missed_by_grid();
+      missed += v.where.missed_by_grid();
     }
+  if (a.complete()) {
+    out.push_back(fmt::format(
+        "Every budget from {} to {} bytes was replayed exactly (no sampling), within the budget "
+        "of {} replays (--atlas-max-runs): {} intervals of identical runs from {} replays; {} "
+        "bytes feasible, {} bytes infeasible, {} feasibility inversion{}{}.",
+        GroupedInt(a.lo), GroupedInt(a.hi), GroupedInt(static_cast<int64_t>(a.max_replays)),
+        GroupedInt(static_cast<int64_t>(intervals)), GroupedInt(static_cast<int64_t>(a.replays)),
+        GroupedInt(feasible), GroupedInt(infeasible), inversions, inversions == 1 ? "" : "s",
+        missed ? fmt::format(" ({} between the rows)", missed) : ""));
+  } else {
+    std::string sections;
+    for (const BudgetAtlas& s : a.sections)
+      sections += (sections.empty() ? "" : ", ") + ByteInterval(s.lo, s.hi);
+    std::string gaps;
+    for (const auto& [lo, hi] : a.Gaps())
+      gaps += (gaps.empty() ? "" : ", ") + ByteInterval(lo, hi);
+    out.push_back(fmt::format(
+        "The budget of {} replays (--atlas-max-runs) ran out: the atlas covered {} of the range "
+        "[{}, {}] bytes ({} of the baseline), walked first where the grid's outcome changes, then "
+        "up from the lowest passing budget. Walked exactly (no sampling): {}, {} intervals of "
+        "identical runs; {} bytes feasible, {} bytes infeasible, {} feasibility inversion{}{}. "
+        "Not walked, known only at the rows: {}.",
+        GroupedInt(static_cast<int64_t>(a.max_replays)), Percent(a.covered(), range),
+        GroupedInt(a.lo), GroupedInt(a.hi),
+        fmt::format("{} to {}", Percent(a.lo, base), Percent(a.hi, base)), sections,
+        GroupedInt(static_cast<int64_t>(intervals)), GroupedInt(feasible), GroupedInt(infeasible),
+        inversions, inversions == 1 ? "" : "s",
+        missed ? fmt::format(" ({} between the rows)", missed) : "", gaps));
+  }
+  std::optional<int64_t> smallest, largest_oom;
+  for (const BudgetAtlas& s : a.sections) {
+    if (!smallest && s.summary.smallest_feasible) smallest = s.summary.smallest_feasible;
+    if (s.summary.largest_oom) largest_oom = s.summary.largest_oom;
+  }
   std::string extremes;
-  if (s.smallest_feasible)
-    extremes += fmt::format(" The smallest feasible budget in the range is {} bytes ({}).",
-                            GroupedInt(*s.smallest_feasible), Percent(*s.smallest_feasible, base));
-  if (s.largest_oom)
-    extremes += fmt::format(" The largest budget that runs out of memory is {} bytes ({}).",
-                            GroupedInt(*s.largest_oom), Percent(*s.largest_oom, base));
-  out.push_back(fmt::format(
-      "Every budget from {} to {} bytes was replayed exactly (no sampling): {} intervals of "
-      "identical runs ({} distinct behaviours) from {} replays; {} bytes feasible, {} bytes "
-      "infeasible, {} feasibility inversion{} ({} missed by the grid).{}",
-      GroupedInt(a.lo), GroupedInt(a.hi), GroupedInt(static_cast<int64_t>(s.intervals)),
-      s.distinct_behaviours, a.atlas.runs, GroupedInt(s.feasible_width),
-      GroupedInt(s.infeasible_width), inversions, inversions == 1 ? "" : "s", missed, extremes));
+  if (smallest)
+    extremes += fmt::format("The smallest feasible budget walked is {} bytes ({}). ",
+                            GroupedInt(*smallest), Percent(*smallest, base));
+  if (largest_oom)
+    extremes += fmt::format("The largest budget walked that runs out of memory is {} bytes ({}).",
+                            GroupedInt(*largest_oom), Percent(*largest_oom, base));
+  if (!extremes.empty()) out.push_back(extremes.back() == ' ' ? extremes.substr(0, extremes.size() - 1) : extremes);
+  size_t added = 0;
+  for (const BudgetRow& r : m.rows) added += r.source != RowSource::kGrid;
+  if (added > 0)
+    out.push_back(fmt::format("{} row{} added to the grid from what the atlas found (marked "
+                              "\"zoom\" and \"edge\" in the table).",
+                              added, added == 1 ? " was" : "s were"));
+  return out;
+}
+
+std::vector<std::string> AddedRowLines(const ReportModel& m) {
+  // What an added row is about: the hole or cliff its reason names
+  // (grid_refinement.h words each reason as "<role> the <thing>").
+  auto about = [](const std::string& reason) {
+    size_t at = reason.find(" the ");
+    return at == std::string::npos ? reason : reason.substr(at + 5);
+  };
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<size_t>> rows;
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    if (m.rows[i].source == RowSource::kGrid) continue;
+    std::string key = std::string(RowSourceName(m.rows[i].source)) + ":" + about(m.rows[i].source_reason);
+    if (!rows.count(key)) keys.push_back(key);
+    rows[key].push_back(i);
+  }
+  std::vector<std::string> out;
+  for (const std::string& key : keys) {
+    const std::vector<size_t>& group = rows[key];
+    std::string labels;
+    for (size_t i : group) labels += (labels.empty() ? "" : ", ") + RowLabel(m.rows[i]);
+    const BudgetRow& first = m.rows[group.front()];
+    std::string what = first.source_reason;
+    if (group.size() > 1 && first.source == RowSource::kEdge)
+      what = "edge bytes of the " + about(first.source_reason);
+    out.push_back(fmt::format("{}: {}", labels, what));
+  }
   return out;
 }
 
@@ -199,8 +288,8 @@ std::vector<std::string> RegimeLines(const ReportModel& m) {
     std::string ranges;
     for (const GridRange& g : r.ranges)
       ranges += (ranges.empty() ? "" : ", ") +
-                (g.from == g.to ? RatioLabel(m.rows[g.from])
-                                : RatioLabel(m.rows[g.from]) + "-" + RatioLabel(m.rows[g.to]));
+                (g.from == g.to ? RowLabel(m.rows[g.from])
+                                : RowLabel(m.rows[g.from]) + "-" + RowLabel(m.rows[g.to]));
     std::string what = r.outcome == Outcome::kPass
                            ? fmt::format(
                                  "pass, overhead {}-{}, {:.2f}-{:.2f} evictions per evicted "
@@ -208,7 +297,7 @@ std::vector<std::string> RegimeLines(const ReportModel& m) {
                                  ShortDouble(r.overhead_min), ShortDouble(r.overhead_max),
                                  r.per_storage_min, r.per_storage_max)
                            : std::string(OutcomeName(r.outcome));
-    out.push_back(fmt::format("R{}: {}; {} run{} (ratios {})", i, what, r.runs,
+    out.push_back(fmt::format("R{}: {}; {} run{} (rows {})", i, what, r.runs,
                               r.runs == 1 ? "" : "s", ranges));
   }
   return out;
@@ -253,8 +342,8 @@ std::string VerdictsIntro(const ReportModel& m) {
 }
 
 std::string DivergenceTitle(const ReportModel& m, const RegimeDivergence& d) {
-  return fmt::format("Ratios {} / {} ({})", RatioLabel(m.rows[d.run_a]),
-                     RatioLabel(m.rows[d.run_b]), RegimeEdgeName(d.edge));
+  return fmt::format("{} / {} ({})", RowLabel(m.rows[d.run_a]),
+                     RowLabel(m.rows[d.run_b]), RegimeEdgeName(d.edge));
 }
 
 std::string DiffText(const Trace& trace, const ReportModel& m, const RegimeDivergence& d) {

@@ -11,18 +11,34 @@
 
 namespace dtr {
 
-std::string RatioLabel(const BudgetRow& row);  // the ratio as written on the grid, or "-"
+// The row as written on the grid ("0.102"), or its budget for a row at a
+// byte budget ("1,069,692,896 B").
+std::string RowLabel(const BudgetRow& row);
+// "ratio 0.102" or "budget 1,069,692,896 B".
+std::string RowPhrase(const BudgetRow& row);
+// "ratios 0.102 to 0.106", or for rows not both on a ratio grid
+// "budget 1,069,692,896 B to budget 1,069,693,023 B"; one row: RowPhrase.
+std::string RowsPhrase(const BudgetRow& first, const BudgetRow& last);
+// The row's ratio (budget / baseline memory for a byte row).
+double RowRatio(const ReportModel& model, const BudgetRow& row);
 // One sentence per OOM stretch (saying whether it is a feasibility
 // inversion) and per cliff, in budget order.
 std::vector<std::string> CurveFindings(const ReportModel& model);
-// Why the timeline run was selected and what happened in it.
-std::string TimelineSummary(const ReportModel& model);
+// Why the timeline runs were selected and what happened in each, and where
+// two of them part ways.
+std::vector<std::string> TimelineSummary(const ReportModel& model);
 // The headline of an OOM frontier: how the chain exceeds the budget.
 std::string FrontierSummary(const Trace& trace, const ReportModel& model,
                             const OomFrontier& frontier);
-// What the exact atlas found: its coverage and its feasibility inversions; or
-// why it is absent or incomplete.
+// What the exact atlas found: how it was walked, what it covered (and, when
+// its budget ran out, what it did not), its feasibility inversions and the
+// rows added from it; or why it is absent.
 std::vector<std::string> AtlasFindings(const ReportModel& model);
+// One line per hole or cliff rows were added for, in order of the first
+// such row: "0.101, 0.102, ..., 0.107: zoom grid over the OOM budgets [a, b]
+// the grid stepped over", "a B, b B, c B, d B: edge bytes of the OOM
+// budgets [b, c] the grid stepped over".
+std::vector<std::string> AddedRowLines(const ReportModel& model);
 // The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
 std::string RegimeLabel(const BudgetRow& row);
 // One line per regime: "R0: pass, overhead 1.23-1.25, 2.1-2.3 evictions per storage, 14 runs".

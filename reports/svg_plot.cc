@@ -36,6 +36,15 @@ std::string XmlEscape(std::string_view text) {
   return out;
 }
 
+MarkerShape ShapeOf(int index) {
+  static constexpr MarkerShape kShapes[] = {MarkerShape::kCircle,     MarkerShape::kSquare,
+                                            MarkerShape::kDiamond,    MarkerShape::kTriangleUp,
+                                            MarkerShape::kTriangleDown, MarkerShape::kPlus,
+                                            MarkerShape::kCross};
+  constexpr int n = sizeof(kShapes) / sizeof(kShapes[0]);
+  return kShapes[((index % n) + n) % n];
+}
+
 std::vector<double> LinearTicks(double lo, double hi, int target) {
   std::vector<double> ticks;
   if (!(hi > lo) || target < 1) return {lo};
@@ -208,6 +217,64 @@ void SvgPlot::Triangle(double x, double y, double r, const std::string& css_clas
                        TitleElement(title));
 }
 
+void SvgPlot::Marker(double x, double y, MarkerShape shape, double r, const std::string& css_class,
+                     const std::string& title) {
+  PixelMarker(Clamp(X(x), left_, right_), Clamp(Y(y), top_, bottom_), shape, r, css_class, title);
+}
+
+void SvgPlot::PixelMarker(double px, double py, MarkerShape shape, double r,
+                          const std::string& css_class, const std::string& title) {
+  std::string d;
+  switch (shape) {
+    case MarkerShape::kCircle:
+      body_ += fmt::format("<circle class=\"{}\" cx=\"{}\" cy=\"{}\" r=\"{}\">{}</circle>", css_class,
+                           Num(px), Num(py), Num(r), TitleElement(title));
+      return;
+    case MarkerShape::kSquare:
+      r *= 0.9;
+      d = fmt::format("M{},{} H{} V{} H{} Z", Num(px - r), Num(py - r), Num(px + r), Num(py + r),
+                      Num(px - r));
+      break;
+    case MarkerShape::kDiamond:
+      r *= 1.25;
+      d = fmt::format("M{},{} L{},{} L{},{} L{},{} Z", Num(px), Num(py - r), Num(px + r), Num(py),
+                      Num(px), Num(py + r), Num(px - r), Num(py));
+      break;
+    case MarkerShape::kTriangleUp:
+      r *= 1.2;
+      d = fmt::format("M{},{} L{},{} L{},{} Z", Num(px), Num(py - r), Num(px + r), Num(py + r * 0.8),
+                      Num(px - r), Num(py + r * 0.8));
+      break;
+    case MarkerShape::kTriangleDown:
+      r *= 1.2;
+      d = fmt::format("M{},{} L{},{} L{},{} Z", Num(px), Num(py + r), Num(px + r), Num(py - r * 0.8),
+                      Num(px - r), Num(py - r * 0.8));
+      break;
+    case MarkerShape::kCross:
+      d = fmt::format("M{},{} L{},{} M{},{} L{},{}", Num(px - r), Num(py - r), Num(px + r),
+                      Num(py + r), Num(px - r), Num(py + r), Num(px + r), Num(py - r));
+      break;
+    case MarkerShape::kPlus:
+      r *= 1.2;
+      d = fmt::format("M{},{} H{} M{},{} V{}", Num(px - r), Num(py), Num(px + r), Num(px),
+                      Num(py - r), Num(py + r));
+      break;
+  }
+  body_ += fmt::format("<path class=\"{}\" d=\"{}\">{}</path>", css_class, d, TitleElement(title));
+}
+
+void SvgPlot::PixelPath(const std::string& d, const std::string& css_class,
+                        const std::string& title) {
+  if (d.empty()) return;
+  body_ += fmt::format("<path class=\"{}\" d=\"{}\">{}</path>", css_class, d, TitleElement(title));
+}
+
+void SvgPlot::AddLegend(LegendItem item) {
+  for (const LegendItem& l : legend_)
+    if (l.label == item.label) return;
+  legend_.push_back(std::move(item));
+}
+
 void SvgPlot::Label(double x, double y, const std::string& text, const std::string& css_class,
                     double dx, double dy, std::string_view anchor) {
   PixelText(Clamp(X(x), left_, right_) + dx, Clamp(Y(y), top_, bottom_) + dy, text, css_class,
@@ -232,12 +299,91 @@ void SvgPlot::PixelLine(double x0, double y0, double x1, double y1, const std::s
                        Num(x0), Num(y0), Num(x1), Num(y1));
 }
 
-std::string SvgPlot::Finish(const std::string& title) const {
+namespace {
+
+// About the width of `text` at the legend's 12.5 px: no font metrics here,
+// so an average glyph width that errs wide.
+double TextWidth(const std::string& text) { return 7.0 * static_cast<double>(text.size()); }
+
+}  // namespace
+
+std::string SvgPlot::Finish(const std::string& title, std::string_view style) const {
+  // The legend: rows of swatch + text under the plot, wrapped to the width.
+  std::string legend;
+  int height = height_;
+  if (!legend_.empty()) {
+    const double x0 = 14, gap = 22, swatch = 26, row_h = 20;
+    double x = x0, y = height_ + 6;
+    // A label too long for one line is wrapped at spaces onto lines of its own.
+    const double max_text = width_ - 10 - x0 - swatch - 6;
+    double next_y = y;  // below the tallest item of the current row
+    for (const LegendItem& item : legend_) {
+      std::vector<std::string> lines;
+      for (size_t start = 0; start < item.label.size();) {
+        size_t fit = static_cast<size_t>(std::max(8.0, max_text / TextWidth("x")));
+        size_t end = item.label.size();
+        if (end - start > fit) {
+          size_t space = item.label.rfind(' ', start + fit);
+          end = space != std::string::npos && space > start ? space : start + fit;
+        }
+        lines.push_back(item.label.substr(start, end - start));
+        start = end < item.label.size() && item.label[end] == ' ' ? end + 1 : end;
+      }
+      if (lines.empty()) lines.push_back("");
+      double text_w = 0;
+      for (const std::string& l : lines) text_w = std::max(text_w, TextWidth(l));
+      double w = swatch + 6 + text_w;
+      if (x > x0 && (x + w > width_ - 10 || lines.size() > 1)) {
+        x = x0;
+        y = next_y + row_h;
+      }
+      next_y = std::max(next_y, y + row_h * static_cast<double>(lines.size() - 1));
+      const double cy = y + row_h / 2;
+      switch (item.swatch) {
+        case LegendItem::Swatch::kLine:
+          legend += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                                item.css_class, Num(x), Num(cy), Num(x + swatch), Num(cy));
+          break;
+        case LegendItem::Swatch::kBand:
+          legend += fmt::format("<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\"/>",
+                                item.css_class, Num(x), Num(cy - 6), Num(swatch));
+          break;
+        case LegendItem::Swatch::kTick:
+          legend += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                                item.css_class, Num(x + swatch / 2), Num(cy - 7),
+                                Num(x + swatch / 2), Num(cy + 7));
+          break;
+        case LegendItem::Swatch::kMarker: {
+          // Drawn through the marker code into a scratch plot body.
+          SvgPlot scratch(0, 0);
+          scratch.PixelMarker(x + swatch / 2, cy, item.shape, 4.5, item.css_class, "");
+          legend += scratch.body_;
+          break;
+        }
+      }
+      for (size_t k = 0; k < lines.size(); ++k)
+        legend += fmt::format("<text class=\"legend-text\" x=\"{}\" y=\"{}\">{}</text>",
+                              Num(x + swatch + 6), Num(cy + 4.5 + row_h * static_cast<double>(k)),
+                              XmlEscape(lines[k]));
+      if (lines.size() > 1) {
+        x = x0;
+        y = next_y + row_h;
+        next_y = y;
+      } else {
+        x += w + gap;
+      }
+    }
+    height = static_cast<int>(std::max(y, next_y) + row_h + 6);
+  }
+  std::string head = style.empty() ? std::string()
+                                   : fmt::format("<style><![CDATA[{}]]></style><rect class=\"paper\" x=\"0\" "
+                                                 "y=\"0\" width=\"{}\" height=\"{}\"/>",
+                                                 style, width_, height);
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {0} {1}\" "
       "width=\"{0}\" "
-      "height=\"{1}\" role=\"img\" aria-label=\"{2}\"><title>{2}</title>{3}</svg>",
-      width_, height_, XmlEscape(title), body_);
+      "height=\"{1}\" role=\"img\" aria-label=\"{2}\"><title>{2}</title>{3}{4}{5}</svg>",
+      width_, height, XmlEscape(title), head, body_, legend);
 }
 
 }  // namespace dtr

@@ -22,6 +22,20 @@ std::vector<double> LinearTicks(double lo, double hi, int target);
 // Powers of ten in [lo, hi], with 2x and 5x between them when there are few.
 std::vector<double> LogTicks(double lo, double hi);
 
+// Marker shapes: regimes are told apart by shape as well as colour, so that
+// they read in grey and for colour-blind readers.
+enum class MarkerShape { kCircle, kSquare, kDiamond, kTriangleUp, kTriangleDown, kCross, kPlus };
+MarkerShape ShapeOf(int index);  // a distinct shape per index (cycling)
+
+// A legend entry: a swatch drawn like the element it names, and its text.
+struct LegendItem {
+  enum class Swatch { kLine, kBand, kMarker, kTick };
+  Swatch swatch = Swatch::kLine;
+  std::string css_class;  // the class the element is drawn with
+  MarkerShape shape = MarkerShape::kCircle;
+  std::string label;
+};
+
 struct PlotAxis {
   double lo = 0, hi = 1;
   bool log = false;
@@ -62,6 +76,8 @@ class SvgPlot {
              const std::string& title);
   void Triangle(double x, double y, double r_px, const std::string& css_class,
                 const std::string& title);
+  void Marker(double x, double y, MarkerShape shape, double r_px, const std::string& css_class,
+              const std::string& title);
   // Text at a data point, offset in pixels; anchor "start", "middle" or "end".
   void Label(double x, double y, const std::string& text, const std::string& css_class,
              double dx_px = 0, double dy_px = 0, std::string_view anchor = "start");
@@ -71,9 +87,22 @@ class SvgPlot {
   void PixelText(double x, double y, const std::string& text, const std::string& css_class,
                  std::string_view anchor = "start");
   void PixelLine(double x0, double y0, double x1, double y1, const std::string& css_class);
+  // A path in pixel coordinates (SVG path data).
+  void PixelPath(const std::string& d, const std::string& css_class, const std::string& title = "");
+  void PixelMarker(double px, double py, MarkerShape shape, double r_px,
+                   const std::string& css_class, const std::string& title);
 
-  // The finished <svg> element; `title` is its accessible name.
-  std::string Finish(const std::string& title) const;
+  // Adds a legend entry (once per label, in the order first added). The
+  // legend is drawn under the plot by Finish, which grows the canvas.
+  void AddLegend(LegendItem item);
+  const std::vector<LegendItem>& legend() const { return legend_; }
+
+  // The finished <svg> element; `title` is its accessible name. With
+  // `style`, a standalone SVG document: the style sheet is embedded and the
+  // background painted, so the file renders alone (--figures).
+  std::string Finish(const std::string& title, std::string_view style = {}) const;
+  int width() const { return width_; }
+  int height() const { return height_; }
 
  private:
   double Clamp(double px, double lo, double hi) const;
@@ -82,6 +111,7 @@ class SvgPlot {
   double left_, right_, top_, bottom_;
   PlotAxis x_, y_;
   std::string body_;
+  std::vector<LegendItem> legend_;
 };
 
 }  // namespace dtr

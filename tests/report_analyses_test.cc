@@ -129,7 +129,7 @@ TEST_CASE("report verdicts on a hand trace are explain's: inherent and policy-in
   CHECK(mid->classification.witness_search.witness->source == "counterfactual");
   CHECK(VerdictOf(m, 2) == nullptr);  // passes
 
-  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump());
+  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump())["heuristics"][0];
   CHECK(j["verdicts"][0]["certificate"]["type"] == "static-bound");
   CHECK(j["verdicts"][0]["certificate"]["checked_by"] == "memory-bound");
   CHECK(j["verdicts"][0]["certificate"]["checked"] == true);
@@ -218,17 +218,29 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
   ReportOptions o = AnalysesOptions("0.49,0.55");
   o.verdicts = false;
   o.divergence = false;
+  o.refine = false;
   ReportModel m = BuildReport(trace, o);
+  REQUIRE(m.rows.size() == 2);
   for (const BudgetRow& r : m.rows) REQUIRE(r.run.result.outcome == Outcome::kPass);
   REQUIRE(m.atlas);
-  const BudgetAtlas& a = m.atlas->atlas;
-  REQUIRE_FALSE(a.stopped);
+  REQUIRE(m.atlas->complete());
+  const BudgetAtlas& a = m.atlas->sections[0];
   CHECK(a.lo == m.rows.front().run.result.budget);
   CHECK(a.hi == m.rows.back().run.result.budget);
   REQUIRE(a.summary.holes.size() == 1);
   CHECK(a.summary.holes[0].lo == 5767168);
   CHECK(a.summary.holes[0].hi == 6291455);
-  CHECK(m.atlas->infeasible == std::vector<std::pair<int64_t, int64_t>>{{5767168, 6291455}});
+  CHECK(m.atlas->Infeasible() == std::vector<std::pair<int64_t, int64_t>>{{5767168, 6291455}});
+  // The same intervals as `dtrcheck atlas` walks over the range.
+  RunSpec spec;
+  spec.heuristic = o.heuristic;
+  BudgetAtlas direct = BuildAtlas(trace, ComputeBaseline(trace), spec, a.lo, a.hi, 1);
+  REQUIRE(direct.intervals.size() == a.intervals.size());
+  for (size_t i = 0; i < a.intervals.size(); ++i) {
+    CHECK(direct.intervals[i].lo == a.intervals[i].lo);
+    CHECK(direct.intervals[i].hi == a.intervals[i].hi);
+    CHECK(direct.intervals[i].behaviour.outcome == a.intervals[i].behaviour.outcome);
+  }
   // Replays inside the hole agree with it.
   for (int64_t b : {int64_t{5767168}, int64_t{6000000}, int64_t{6291455}}) {
     RunSpec s;
@@ -239,31 +251,64 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
   // The hole is a feasibility inversion the grid missed, as `scan --exact` names it.
   REQUIRE(m.curve.exact_inversions);
   REQUIRE(m.curve.exact_inversions->size() == 1);
-  CHECK((*m.curve.exact_inversions)[0].first_oom_byte == 5767168);
-  CHECK((*m.curve.exact_inversions)[0].last_oom_byte == 6291455);
-  CHECK((*m.curve.exact_inversions)[0].missed_by_grid());
+  CHECK((*m.curve.exact_inversions)[0].where.first_oom_byte == 5767168);
+  CHECK((*m.curve.exact_inversions)[0].where.last_oom_byte == 6291455);
+  CHECK((*m.curve.exact_inversions)[0].where.missed_by_grid());
   std::ostringstream html;
   WriteHtmlReport(html, trace, m);
   CHECK(html.str().find("class=\"band-exact\"") != std::string::npos);
   CHECK(html.str().find("[5,767,168, 6,291,455]") != std::string::npos);
-  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump());
+  nlohmann::json j = nlohmann::json::parse(ReportJson(trace, m).dump())["heuristics"][0];
   CHECK(j["curve"]["exact_inversions"][0]["oom_width"] == 524288);
   CHECK(j["curve"]["exact_inversions"][0]["missed_by_grid"] == true);
   CHECK(j["atlas"]["complete"] == true);
+  CHECK(j["atlas"]["intervals"].size() == a.intervals.size());
 
-  SUBCASE("over the cap, the atlas stops and says so") {
+  SUBCASE("refined, the report adds rows inside the hole the grid stepped over") {
+    o.refine = true;
+    ReportModel refined = BuildReport(trace, o);
+    size_t added = 0, added_oom = 0;
+    for (const BudgetRow& r : refined.rows) {
+      if (r.source == RowSource::kGrid) continue;
+      ++added;
+      const int64_t b = r.run.result.budget;
+      const bool inside = 5767168 <= b && b <= 6291455;
+      CHECK((r.run.result.outcome == Outcome::kOom) == inside);
+      added_oom += inside;
+    }
+    CHECK(added >= 3);
+    CHECK(added_oom >= 1);
+    // Printed one line per hole or cliff, every added row named once.
+    std::vector<std::string> lines = AddedRowLines(refined);
+    CHECK(lines.size() < added);
+    std::string all;
+    for (const std::string& l : lines) all += l + "\n";
+    for (const BudgetRow& r : refined.rows)
+      if (r.source != RowSource::kGrid) CHECK(all.find(RowLabel(r)) != std::string::npos);
+    CHECK(all.find("zoom grid over the OOM budgets [5767168, 6291455]") != std::string::npos);
+    // Now the rows themselves show the inversion.
+    REQUIRE(refined.curve.analysis.inversions.size() == 1);
+    CHECK_FALSE((*refined.curve.exact_inversions)[0].where.missed_by_grid());
+  }
+
+  SUBCASE("over its budget of replays, the atlas says how far it got") {
     o.atlas_max_runs = 2;
     ReportModel capped = BuildReport(trace, o);
     REQUIRE(capped.atlas);
-    CHECK(capped.atlas->atlas.stopped);
-    CHECK(capped.atlas->atlas.intervals.empty());
+    CHECK(capped.atlas->budget_ran_out);
+    CHECK(capped.atlas->replays == 2);
+    CHECK_FALSE(capped.atlas->complete());
+    CHECK(capped.atlas->covered() > 0);
+    CHECK(capped.atlas->covered() < capped.atlas->hi - capped.atlas->lo + 1);
     std::vector<std::string> f = AtlasFindings(capped);
-    REQUIRE(f.size() == 1);
-    CHECK(f[0].rfind("Not computed: the exact atlas", 0) == 0);
-    CHECK(f[0].find("stopped after 2 replays") != std::string::npos);
-    nlohmann::json jc = nlohmann::json::parse(ReportJson(trace, capped).dump());
+    REQUIRE_FALSE(f.empty());
+    CHECK(f[0].rfind("The budget of 2 replays (--atlas-max-runs) ran out: the atlas covered ", 0) == 0);
+    CHECK(f[0].find("Not walked, known only at the rows: ") != std::string::npos);
+    nlohmann::json jc = nlohmann::json::parse(ReportJson(trace, capped).dump())["heuristics"][0];
     CHECK(jc["atlas"]["complete"] == false);
-    CHECK(jc["atlas"]["intervals"].is_null());
+    CHECK(jc["atlas"]["budget_ran_out"] == true);
+    CHECK(jc["atlas"]["intervals"].size() == 2);
+    CHECK(jc["atlas"]["gaps"].size() >= 1);
   }
 }
 

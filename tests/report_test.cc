@@ -17,6 +17,7 @@
 #include "reports/html_report.h"
 #include "reports/markdown_report.h"
 #include "reports/report_files.h"
+#include "reports/report_figures.h"
 #include "reports/report_json.h"
 #include "reports/report_text.h"
 #include "diagnose/report_model.h"
@@ -126,23 +127,42 @@ void CheckModelInvariants(const ReportModel& m) {
 }
 
 TEST_CASE(
-    "report model of the demo: inversion selected for the timeline, frontiers match the engine") {
+    "report model of the demo: the timelines around the inversion, frontiers match the engine") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   ReportModel m = BuildReport(trace, Options(DemoRatios()));
   CheckModelInvariants(m);
   REQUIRE_FALSE(m.curve.analysis.inversions.empty());
-  REQUIRE(m.timeline);
-  const MemoryTimeline& t = *m.timeline;
-  CHECK(t.run == m.curve.analysis.inversions.front().oom_from);
-  CHECK(t.selection == "first feasibility inversion");
-  CHECK_FALSE(t.reduced);
-  CHECK(static_cast<int64_t>(t.points.size()) == t.events);
+  // The last pass below the first inversion and its first OOM, overlaid.
+  REQUIRE(m.timelines.size() == 2);
+  const ScanInversion& inv = m.curve.analysis.inversions.front();
+  CHECK(m.timelines[0].run == inv.feasible_below);
+  CHECK(m.timelines[1].run == inv.oom_from);
+  CHECK(m.timelines[0].outcome == Outcome::kPass);
+  CHECK(m.timelines[1].outcome == Outcome::kOom);
+  for (const MemoryTimeline& t : m.timelines) {
+    const RunResult& row = m.rows[t.run].run.result;
+    CHECK(t.budget == row.budget);
+    CHECK(t.events == row.events);
+    CHECK_FALSE(t.reduced);
+    CHECK_FALSE(t.marks_reduced);
+    CHECK(static_cast<int64_t>(t.points.size()) == t.events);
+    CHECK(t.program_steps == static_cast<int32_t>(trace.program.size()));
+    for (const TimelinePoint& p : t.points) CHECK(p.memory <= t.budget);
+    // Every eviction and rematerialization is marked, as the engine counts them.
+    int64_t heuristic = 0, eager = 0;
+    for (const TimelineEviction& e : t.evictions) (e.heuristic ? heuristic : eager) += 1;
+    CHECK(heuristic == row.heuristic_evictions);
+    CHECK(eager == row.eager_evictions);
+    CHECK(t.heuristic_evictions == row.heuristic_evictions);
+    CHECK(static_cast<int64_t>(t.remats.size()) == t.remat_events);
+    int64_t remat_points = 0;
+    for (const TimelinePoint& p : t.points) remat_points += p.remat;
+    CHECK(remat_points == t.remat_events);
+  }
+  const MemoryTimeline& t = m.timelines[1];
   REQUIRE(t.oom);
   CHECK(t.oom->event == t.events);
-  for (const TimelinePoint& p : t.points) CHECK(p.memory <= t.budget);
   CHECK(t.oom->memory_usage + t.oom->request > t.budget);
-  CHECK(static_cast<int64_t>(t.decision_events.size()) ==
-        m.rows[t.run].run.result.heuristic_evictions);
   // One verdict per OOM row; the optional analyses all ran.
   REQUIRE(m.verdicts);
   size_t oom_rows = 0;
@@ -150,29 +170,35 @@ TEST_CASE(
   CHECK(m.verdicts->size() == oom_rows);
   REQUIRE(m.divergence);
   CHECK_FALSE(m.divergence->empty());
+  // The two timeline runs are a divergence pair: where they part ways is named.
+  REQUIRE(m.timeline_divergence);
   REQUIRE(m.atlas);
-  CHECK_FALSE(m.atlas->atlas.stopped);
+  CHECK(m.atlas->complete());
+  CHECK_FALSE(m.atlas->budget_ran_out);
 
   SUBCASE("a reduced timeline keeps the extremes") {
     ReportOptions o = Options(DemoRatios());
     o.max_timeline_points = 10;
     ReportModel small = BuildReport(trace, o);
-    REQUIRE(small.timeline);
-    CHECK(small.timeline->reduced);
-    CHECK(small.timeline->points.size() <= 10);
+    REQUIRE(small.timelines.size() == 2);
+    CHECK(small.timelines[1].reduced);
+    CHECK(small.timelines[1].points.size() <= 10);
     int64_t peak = 0, reduced_peak = 0;
     for (const TimelinePoint& p : t.points) peak = std::max(peak, p.memory);
-    for (const TimelinePoint& p : small.timeline->points)
+    for (const TimelinePoint& p : small.timelines[1].points)
       reduced_peak = std::max(reduced_peak, p.memory);
     CHECK(reduced_peak == peak);
   }
-  SUBCASE("--timeline-ratio must be on the grid") {
+  SUBCASE("--timeline-ratio must be on the grid, and draws that run alone") {
     ReportOptions o = Options("0.5,0.6");
     o.timeline_ratio = ParseRatio("0.55");
     CHECK_THROWS_WITH_AS(BuildReport(trace, o),
                          "report: --timeline-ratio 0.55 is not on the grid 0.5,0.6", Error);
     o.timeline_ratio = ParseRatio("0.6");
-    CHECK(BuildReport(trace, o).timeline->run == 1);
+    o.atlas = false;
+    ReportModel one = BuildReport(trace, o);
+    REQUIRE(one.timelines.size() == 1);
+    CHECK(one.timelines[0].run == 1);
   }
 }
 
@@ -311,10 +337,29 @@ TEST_CASE("report.json follows the schema table of docs/report_json.md") {
     for (const json* v : seen[parent]) parent_always_null &= v->is_null();
     CHECK_MESSAGE(parent_always_null, "documented but absent: ", path);
   }
-  CHECK(j["verdicts"].is_array());
-  CHECK(j["divergence"].is_array());
-  CHECK(j["atlas"].is_object());
-  CHECK(j["runs"].size() == ParseRatios(DemoRatios()).size());
+  REQUIRE(j["heuristics"].size() == 1);
+  const json& part = j["heuristics"][0];
+  CHECK(part["verdicts"].is_array());
+  CHECK(part["divergence"].is_array());
+  CHECK(part["atlas"].is_object());
+  // The atlas's intervals, as named fields, tile its walked sections.
+  REQUIRE(part["atlas"]["intervals"].is_array());
+  CHECK(part["atlas"]["intervals"].size() >= part["atlas"]["sections"].size());
+  for (const json& s : part["atlas"]["sections"]) {
+    int64_t next = s["lo"];
+    for (const json& iv : part["atlas"]["intervals"])
+      if (iv["budget_lo"] >= s["lo"] && iv["budget_lo"] <= s["hi"]) {
+        CHECK(iv["budget_lo"] == next);
+        next = static_cast<int64_t>(iv["budget_hi"]) + 1;
+      }
+    CHECK(next == static_cast<int64_t>(s["hi"]) + 1);
+  }
+  // Timeline points are objects with named fields.
+  REQUIRE(part["timelines"].size() == 2);
+  CHECK(part["timelines"][0]["points"][0].contains("memory"));
+  size_t grid_rows = 0;
+  for (const json& r : part["runs"]) grid_rows += r["source"] == "grid";
+  CHECK(grid_rows == ParseRatios(DemoRatios()).size());
 }
 
 TEST_CASE(
@@ -340,7 +385,7 @@ TEST_CASE(
   size_t svgs = 0;
   for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
   REQUIRE(m.frontiers);
-  CHECK(svgs == 2 + m.frontiers->size());
+  CHECK(svgs == CurveFigures(BudgetReport{{m}}).size() + 1 + m.frontiers->size());
   for (const char* id :
        {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
     CHECK(h.find(std::string("<section id=\"") + id + "\"") != std::string::npos);
@@ -378,7 +423,7 @@ TEST_CASE(
     CHECK(md2.str().find(reason) != std::string::npos);
     CHECK(html2.str().find(reason) != std::string::npos);
   }
-  json j = json::parse(ReportJson(trace, bare).dump());
+  json j = json::parse(ReportJson(trace, bare).dump())["heuristics"][0];
   CHECK(j["verdicts"].is_null());
   CHECK(j["divergence"].is_null());
   CHECK(j["atlas"].is_null());
@@ -398,6 +443,78 @@ TEST_CASE("WriteReportFiles writes three files, or fails with the path") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("--heuristic A,B: one part per heuristic, overlaid on one budget curve") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  ReportOptions o = Options("0.4:0.7:0.05");
+  o.heuristics = {&FindHeuristic("DTR"), &FindHeuristic("LRU")};
+  o.verdicts = false;
+  o.divergence = false;
+  BudgetReport report = BuildBudgetReport(trace, o);
+  REQUIRE(report.heuristics.size() == 2);
+  CHECK(report.heuristics[0].heuristic == "DTR");
+  CHECK(report.heuristics[1].heuristic == "LRU");
+  // Each part is the report of its heuristic alone.
+  o.heuristic = &FindHeuristic("LRU");
+  ReportModel lru = BuildReport(trace, o);
+  REQUIRE(lru.rows.size() == report.heuristics[1].rows.size());
+  for (size_t i = 0; i < lru.rows.size(); ++i) {
+    CHECK(lru.rows[i].run.result.budget == report.heuristics[1].rows[i].run.result.budget);
+    CHECK(lru.rows[i].run.result.outcome == report.heuristics[1].rows[i].run.result.outcome);
+    CHECK(lru.rows[i].run.overhead == report.heuristics[1].rows[i].run.overhead);
+  }
+  json j = json::parse(ReportJson(trace, report).dump());
+  CHECK(j["config"]["heuristics"] == json::array({"DTR", "LRU"}));
+  CHECK(j["heuristics"][1]["heuristic"] == "LRU");
+  // One curve draws both: each heuristic's atlas line and rows in its own colour.
+  std::vector<Figure> curves = CurveFigures(report);
+  REQUIRE_FALSE(curves.empty());
+  const std::string& svg = curves[0].svg;
+  CHECK(svg.find("DTR: exact overhead of every walked budget") != std::string::npos);
+  CHECK(svg.find("LRU: exact overhead of every walked budget") != std::string::npos);
+  CHECK(svg.find("class=\"atlas-line c0\"") != std::string::npos);
+  CHECK(svg.find("class=\"atlas-line c1\"") != std::string::npos);
+  // Timelines and frontiers per heuristic, named after it.
+  CHECK(TimelineFigure(report, 0).name == "timeline-DTR");
+  CHECK(TimelineFigure(report, 1).name == "timeline-LRU");
+  std::ostringstream html;
+  WriteHtmlReport(html, trace, report);
+  CHECK(html.str().find("LRU") != std::string::npos);
+}
+
+TEST_CASE("--figures writes each figure as a standalone SVG, beside or inside the report") {
+  Trace trace = ParseTraceString(GenerateDemo(), "demo");
+  BudgetReport report = BuildBudgetReport(trace, Options(DemoRatios()));
+  std::filesystem::path dir = TempPath("dtrcheck_report_figures_test");
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> paths =
+      WriteReportFiles(trace, report, (dir / "report").string(), (dir / "figures").string());
+  std::vector<Figure> curves = CurveFigures(report);
+  REQUIRE(report.heuristics[0].frontiers);
+  const size_t figures = curves.size() + 1 + report.heuristics[0].frontiers->size();
+  REQUIRE(paths.size() == 3 + figures);
+  CHECK(std::filesystem::exists(dir / "figures" / "curve.svg"));
+  CHECK(std::filesystem::exists(dir / "figures" / "timeline.svg"));
+  CHECK(std::filesystem::exists(dir / "figures" / "frontier-1.svg"));
+  for (size_t i = 3; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    std::ifstream in(paths[i]);
+    std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Standalone: the SVG namespace, its own style sheet, a painted background.
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.find("xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
+    CHECK(svg.find("<style") != std::string::npos);
+    CHECK(svg.find("<script") == std::string::npos);
+  }
+  // The report's own directory takes them into its set; a directory inside it is refused.
+  paths = WriteReportFiles(trace, report, (dir / "report").string(), (dir / "report").string());
+  CHECK(paths.size() == 3 + figures);
+  CHECK(std::filesystem::exists(dir / "report" / "curve.svg"));
+  CHECK_THROWS_WITH_AS(
+      WriteReportFiles(trace, report, (dir / "report").string(), (dir / "report" / "f").string()),
+      doctest::Contains("inside the report directory"), Error);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("SVG helpers: ticks and escaping") {
   std::vector<double> lin = LinearTicks(0, 1, 5);
   REQUIRE(lin.size() == 6);
@@ -407,6 +524,34 @@ TEST_CASE("SVG helpers: ticks and escaping") {
   CHECK(log == std::vector<double>{1, 10, 100, 1000});
   CHECK(LogTicks(1, 50).front() == 1);
   CHECK(XmlEscape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST_CASE("SVG legend: a label wider than the plot wraps onto lines of its own") {
+  auto texts = [](const std::string& svg) {
+    size_t n = 0;
+    for (size_t p = svg.find("class=\"legend-text\""); p != std::string::npos;
+         p = svg.find("class=\"legend-text\"", p + 1))
+      ++n;
+    return n;
+  };
+  SvgPlot plot(300, 200);
+  plot.AddLegend({LegendItem::Swatch::kLine, "a", {}, "short"});
+  const std::string one = plot.Finish("t");
+  CHECK(texts(one) == 1);
+  std::string long_label;
+  for (int i = 0; i < 20; ++i) long_label += "word" + std::to_string(i) + " ";
+  plot.AddLegend({LegendItem::Swatch::kLine, "b", {}, long_label});
+  plot.AddLegend({LegendItem::Swatch::kLine, "c", {}, "after"});
+  const std::string wrapped = plot.Finish("t");
+  CHECK(texts(wrapped) >= 1 + 3 + 1);  // 20 words of 6 to 7 characters do not fit 300 px
+  for (int i = 0; i < 20; ++i)
+    CHECK(wrapped.find("word" + std::to_string(i)) != std::string::npos);  // nothing cut
+  // The canvas grows to hold every line.
+  auto height = [](const std::string& svg) {
+    size_t p = svg.find("height=\"") + 8;
+    return std::stoi(svg.substr(p, svg.find('"', p) - p));
+  };
+  CHECK(height(wrapped) >= height(one) + 3 * 20);
 }
 
 }  // namespace

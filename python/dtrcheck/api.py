@@ -157,7 +157,7 @@ def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAUL
 
 def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
-           cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 2000,
+           cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 1000,
            proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float = 10,
            windows: int = 6, window_ops: int = 6) -> Report:
     """`dtrcheck report`: writes report.json, report.md and report.html to `out`;

@@ -115,7 +115,10 @@ class Classification(Result):
 
 
 class Report(Result):
-    """`dtrcheck report`'s report.json; to_pandas() shows the runs.
+    """`dtrcheck report`'s report.json; to_pandas() shows the runs of its first
+    heuristic (``heuristic=k`` for the k-th of ``heuristics``).
     ``files`` lists the files written (report.json, report.md, report.html)."""
 
-    table = "runs"
+    def to_pandas(self, table: str | None = None, heuristic: int = 0):
+        """A DataFrame of the list field `table` (default "runs") of one heuristic's part."""
+        return self.heuristics[heuristic].to_pandas(table or "runs")

@@ -125,5 +125,6 @@ def test_captured_resnet_report_renders_in_the_browser(captured, tmp_path):
     assert "resnet.log" in dom
     assert dom.count("<svg") >= 3  # the budget curve, the timeline, a frontier
     assert dom.count("<section id=") == 7
-    assert 'class="curve"' in dom and 'class="mem"' in dom
+    # The curve's line (the atlas's, or the rows joined) and a timeline's memory line.
+    assert ('class="atlas-line' in dom or 'class="grid-line' in dom) and 'class="mem run-' in dom
     assert "<script" not in dom and "ERR_" not in dom
