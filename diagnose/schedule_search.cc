@@ -136,7 +136,7 @@ class Searcher {
     FollowedPlan f;
     try {
       f = FollowRetentionPlan(trace_, facts_, plan, fo);
-    } catch (const Error& e) {  // a state where simrd stops with an assertion
+    } catch (const SimrdAssertionError& e) {  // a state where simrd stops with an assertion
       f.stopped = e.what();
     }
     PlanAttempt a;
