@@ -16,6 +16,8 @@ enum ExitStatus : int {
                       // of memory, `prove/explain --expect V` reaches another verdict
   kExitUsage = 2,     // the command line is wrong (ErrorKind::kUsage, CLI11's errors)
   kExitInput = 3,     // a file cannot be read, parsed or written (ErrorKind::kInput)
+  kExitDistributed = 4,  // an MPI job failed: a rank stopped answering or ended early, or
+                         // the ranks disagreed (checker/mpi_farm.h, docs/mpi.md)
 };
 
 ExitStatus ExitStatusOf(ErrorKind kind);
