@@ -660,9 +660,30 @@ int MpiSession::Finish(int status, const std::string& error) {
   };
   for (int r = 1; r < g.size; ++r)
     if (g.early_request[r].first > g.farms) went_on(r, g.early_request[r].first);
+  // Every rank runs the same command, so the others end about when rank 0
+  // does; one silent for the timeout after that is stopped or lost.
   int job_status = status;
+  std::vector<bool> ended(static_cast<size_t>(g.size), false);
+  Clock::time_point heard = Clock::now();
+  auto pause = microseconds(20);
   for (int left = g.size - 1; left > 0;) {
-    Message m = Receive(MPI_ANY_SOURCE);
+    std::optional<Message> got = TryReceive(MPI_ANY_SOURCE);
+    if (!got) {
+      if (std::chrono::duration<double>(Clock::now() - heard).count() > g.timeout_seconds) {
+        std::string silent;
+        for (int r = 1; r < g.size; ++r)
+          if (!ended[r]) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", r);
+        AbortJob(fmt::format("MPI rank{} {} sent nothing for {:g} s after rank 0 finished its command (stopped, "
+                             "hung, or its node is lost; DTRCHECK_MPI_TIMEOUT sets the limit)",
+                             left > 1 ? "s" : "", silent, g.timeout_seconds));
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min<microseconds>(pause * 2, milliseconds(2));
+      continue;
+    }
+    Message& m = *got;
+    heard = Clock::now();
+    pause = microseconds(20);
     ByteReader r(m.bytes);
     if (m.tag == kTagRequest) {
       uint64_t farm = r.Get<uint64_t>();
@@ -673,6 +694,7 @@ int MpiSession::Finish(int status, const std::string& error) {
     uint64_t farms = r.Get<uint64_t>();
     int its_status = r.Get<int32_t>();
     std::string its_error = r.GetString();
+    ended[m.source] = true;
     --left;
     if (its_status != 0 && job_status == 0) {
       std::fprintf(stderr, "dtrcheck: MPI rank %d failed (exit status %d)%s%s\n", m.source, its_status,

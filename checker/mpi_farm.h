@@ -22,8 +22,9 @@
 // Failures end the job with a line from rank 0 naming the rank: a task that
 // throws is rethrown on every rank as the lowest failing task's error (as
 // with threads); a rank that sends nothing for DTRCHECK_MPI_TIMEOUT seconds
-// (default 120) while it runs a task, or that ends its command early, makes
-// rank 0 print which and abort the job (exit status 4). A rank killed by a
+// (default 120) while it runs a task or after rank 0 finished the command,
+// or that ends its command early, makes rank 0 print which and abort the job
+// (exit status 4). A rank killed by a
 // signal is reported by the launcher (mpirun: "mpirun noticed that process
 // rank 2 ... exited on signal 9"); rank 0 then adds which tasks were out.
 // Ranks that disagree on the work (a farm of another size: a bug, or a stage
