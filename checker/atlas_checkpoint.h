@@ -53,7 +53,6 @@ class AtlasCheckpoint {
  private:
   void Open(const AtlasWalkKey& key, const Baseline& baseline);  // reads path_ into finished_
 
-
   std::string path_;
   std::vector<AtlasInterval> finished_;
   std::ofstream out_;
