@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "checker/farm_codec.h"
+#include "checker/mpi_farm.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -145,6 +147,22 @@ AtlasWalkKey WalkKeyOf(const Trace& trace, const std::string& log, const Baselin
 AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& key,
                                  const Baseline& baseline)
     : path_(path) {
+  // Under MPI only rank 0 reads, repairs and appends to the file; every rank
+  // gets the intervals it read (they decide how the walk is cut).
+  std::string shared = ShareFromCollector([&] {
+    Open(key, baseline);
+    ByteWriter w;
+    w.PutVector(finished_);
+    return std::move(w.bytes());
+  });
+  if (!FarmCollectsHere()) {
+    ByteReader r(shared);
+    finished_ = r.GetVector<AtlasInterval>();
+  }
+}
+
+void AtlasCheckpoint::Open(const AtlasWalkKey& key, const Baseline& baseline) {
+  const std::string& path = path_;
   const ordered_json want = HeaderJson(key);
   std::string text;
   {
@@ -215,6 +233,7 @@ AtlasCheckpoint::AtlasCheckpoint(const std::string& path, const AtlasWalkKey& ke
 }
 
 void AtlasCheckpoint::Append(const AtlasInterval& interval) {
+  if (!out_.is_open()) return;  // another MPI rank than 0
   out_ << SignedLine(IntervalJson(interval)) << "\n";
   out_.flush();
   if (!out_) throw InputError(SystemErrorMessage(path_, "cannot write the checkpoint"));

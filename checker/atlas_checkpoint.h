@@ -45,9 +45,14 @@ class AtlasCheckpoint {
   // The intervals read on open, in file order.
   const std::vector<AtlasInterval>& finished() const { return finished_; }
   // Appends one interval line and flushes it. Throws Error if writing fails.
+  // Under MPI (checker/mpi_farm.h) the file is rank 0's: the constructor
+  // reads it there and gives every rank its intervals (and every rank its
+  // Error); Append does nothing on the other ranks.
   void Append(const AtlasInterval& interval);
 
  private:
+  void Open(const AtlasWalkKey& key, const Baseline& baseline);  // reads path_ into finished_
+
   std::string path_;
   std::vector<AtlasInterval> finished_;
   std::ofstream out_;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "checker/budget_atlas.h"
+#include "checker/farm_codec.h"
 
 namespace dtr {
 
@@ -84,6 +85,14 @@ class AtlasWalk {
   bool decided_ = false;  // the cap was reached: stopped_ tells how
   bool stopped_ = false;
   int64_t covered_ = 0;  // when stopped_
+};
+
+// A part's walk as bytes (checker/farm_codecs.cc), so that parts can be
+// walked on MPI ranks (checker/parallel.h).
+template <>
+struct FarmCodec<AtlasPartWalk> {
+  static void Encode(const AtlasPartWalk& walk, ByteWriter& w);
+  static AtlasPartWalk Decode(ByteReader& r);
 };
 
 }  // namespace dtr

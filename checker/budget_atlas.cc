@@ -91,7 +91,7 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   if (lo_bytes < 0 || hi_bytes < lo_bytes)
     throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", lo_bytes, hi_bytes));
   if (hi_bytes == kInfiniteBudget) throw Error("an atlas range must end below the infinite budget");
-  const int workers = WorkerCount(jobs, std::numeric_limits<size_t>::max());
+  const int workers = FarmWorkers<AtlasPartWalk>(jobs, std::numeric_limits<size_t>::max());
   // One part per worker would leave workers idle behind a dense part; a few
   // per worker balance the load for a few seam replays (not counted in runs).
   AtlasWalk walk(lo_bytes, hi_bytes, journal ? journal->finished : std::vector<AtlasInterval>{}, max_runs,
@@ -117,12 +117,21 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
     ++runs;
     if (progress) progress(covered, total, runs);
   };
+  // A part walked on another MPI rank records its pieces there, where
+  // nothing is kept: they are recorded here when the part arrives.
+  auto record_here = [&](const AtlasInterval& piece) {
+    if (FarmCollectsHere()) record(piece);
+  };
   RunTaskFarm<AtlasPartWalk>(
-      walk.parts().size(), workers, [&](size_t k) { return walk.WalkPart(k, replay, record, &cancel); },
+      walk.parts().size(), workers, [&](size_t k) { return walk.WalkPart(k, replay, record_here, &cancel); },
       [&](size_t k, AtlasPartWalk&& part) {
         bool more = walk.Collect(k, std::move(part));
         if (!more) cancel = true;
         return more;
+      },
+      nullptr,
+      [&](size_t, const AtlasPartWalk& part) {
+        for (const AtlasInterval& piece : part.pieces) record(piece);
       });
   return walk.Finish();
 }

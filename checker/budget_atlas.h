@@ -112,19 +112,22 @@ struct AtlasJournal {
   // of the range its walk covered). The walk replays only the rest.
   std::vector<AtlasInterval> finished;
   // Called once per newly recorded interval, serialized (under the walk's
-  // lock: keep it short).
+  // lock: keep it short). Under MPI, on rank 0 only: as each interval is
+  // found by rank 0's own worker, and for a part walked on another rank,
+  // when the part arrives.
   std::function<void(const AtlasInterval&)> record;
 };
 
 // Called with (bytes covered so far, bytes in the range, runs so far), from
-// worker threads, serialized.
+// worker threads, serialized (under MPI, on rank 0, as journal->record).
 using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 
 // Walks [lo_bytes, hi_bytes] exactly. `spec` gives heuristic, runtime,
-// overhead limit and seed; its ratio and budget are ignored. With jobs > 1,
-// the range is cut into parts walked in parallel (checker/atlas_walk.h) and
-// merged in budget order: the result (intervals, runs, stopped, covered) is
-// the same for every `jobs` and every timing. jobs <= 0: one per hardware
+// overhead limit and seed; its ratio and budget are ignored. With jobs > 1
+// (or the ranks of an MPI job, checker/mpi_farm.h), the range is cut into
+// parts walked in parallel (checker/atlas_walk.h) and merged in budget order:
+// the result (intervals, runs, stopped, covered) is the same for every `jobs`,
+// every number of ranks and every timing. jobs <= 0: one per hardware
 // thread. max_runs > 0: a cost cap; if the range has more than max_runs
 // intervals (counted in budget order, resumed ones included), return an
 // atlas with `stopped` set, without walking the rest.

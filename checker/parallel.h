@@ -12,8 +12,12 @@
 // before it is still collected, then its exception is rethrown (the lowest
 // failing index wins, as with one worker).
 //
-// The interface is kept narrow so that a distributed backend (issue #15: tasks
-// handed out over ranks, rank 0 collecting in order) can implement it.
+// Workers are threads of this process, or, under an MPI launcher, the ranks
+// of the job (checker/mpi_farm.h): a farm whose Result has a FarmCodec
+// (checker/farm_codec.h) started on the main thread is spread over the ranks,
+// every rank's collector sees the same results in the same order, and the
+// answer is the same as with threads. Farms of other results (ParallelFor's
+// tasks store their own) and farms started inside a task run on threads.
 #pragma once
 
 #include <algorithm>
@@ -24,31 +28,43 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "checker/farm_codec.h"
+#include "checker/mpi_farm.h"
+
 namespace dtr {
 
-// Workers to use for `jobs` (<= 0: one per hardware thread) and `tasks` tasks.
+// Threads to use for `jobs` and `tasks` tasks. jobs <= 0: one per hardware
+// thread, or one under MPI, where each rank is meant to have one core.
 inline int WorkerCount(int jobs, size_t tasks) {
-  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (jobs <= 0)
+    jobs = FarmRanks() > 1 ? 1 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return static_cast<int>(std::min<size_t>(static_cast<size_t>(jobs), std::max<size_t>(1, tasks)));
 }
 
-// Called after each finished task with the number finished so far and n,
-// serialized, in completion order (for progress bars only: the order and
-// the timing vary between runs).
-using FarmProgressFn = std::function<void(size_t, size_t)>;
+// The workers RunTaskFarm<Result> started here now would have: the ranks of
+// the MPI job if it would be spread over them, else WorkerCount(jobs, tasks).
+template <typename Result>
+int FarmWorkers(int jobs, size_t tasks) {
+  if constexpr (FarmEncodable<Result>) {
+    if (FarmIsDistributed()) return FarmRanks();
+  }
+  return WorkerCount(jobs, tasks);
+}
 
 // Runs task(i) for i in 0..n-1 on WorkerCount(jobs, n) threads (the calling
 // thread is one of them) and calls collect(i, result) for i = 0, 1, ... in
 // order, serialized, until it returns false or all are collected. Returns
 // the number of tasks collected.
 template <typename Result>
-size_t RunTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task,
-                   const std::function<bool(size_t, Result&&)>& collect,
-                   const FarmProgressFn& progress = nullptr) {
+size_t RunLocalTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task,
+                        const std::function<bool(size_t, Result&&)>& collect,
+                        const FarmProgressFn& progress = nullptr) {
   struct Outcome {
     std::optional<Result> result;
     std::exception_ptr failure;
@@ -102,6 +118,7 @@ size_t RunTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task
       lock.unlock();
       Outcome o;
       try {
+        FarmTaskScope scope;
         o.result.emplace(task(i));
       } catch (...) {
         o.failure = std::current_exception();
@@ -131,6 +148,31 @@ size_t RunTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task
   return next_collect;
 }
 
+// RunLocalTaskFarm's contract, on threads or spread over MPI ranks (see
+// above). Under MPI, collect runs on every rank and progress on rank 0;
+// remote(i, result), if given, is called on rank 0 for each result another
+// rank computed, as it arrives (completion order), before it is collected:
+// for side effects a task has on the collecting process only (a checkpoint
+// line), which a task on another rank cannot have. A remote hook that throws
+// fails task i. On threads, remote is never called.
+template <typename Result>
+size_t RunTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>& task,
+                   const std::function<bool(size_t, Result&&)>& collect,
+                   const FarmProgressFn& progress = nullptr,
+                   const std::function<void(size_t, const Result&)>& remote = nullptr) {
+  if constexpr (FarmEncodable<Result>) {
+    if (FarmIsDistributed()) {
+      std::function<void(size_t, std::string_view)> remote_bytes;
+      if (remote) remote_bytes = [&](size_t i, std::string_view bytes) { remote(i, DecodeForFarm<Result>(bytes)); };
+      return RunDistributedFarm(
+          n, [&](size_t i) { return EncodeForFarm<Result>(task(i)); },
+          [&](size_t i, std::string_view bytes) { return collect(i, DecodeForFarm<Result>(bytes)); }, progress,
+          remote_bytes);
+    }
+  }
+  return RunLocalTaskFarm<Result>(n, jobs, task, collect, progress);
+}
+
 // The results of task(0..n-1), in task order.
 template <typename Result>
 std::vector<Result> ParallelMap(size_t n, int jobs, const std::function<Result(size_t)>& task,
@@ -148,10 +190,11 @@ std::vector<Result> ParallelMap(size_t n, int jobs, const std::function<Result(s
 }
 
 // task(i) for every i, for tasks that store their own results; done(k) is
-// called after each finished task with the number finished so far.
+// called after each finished task with the number finished so far. Always on
+// this process's threads: under MPI every rank runs all of it.
 inline void ParallelFor(size_t n, int jobs, const std::function<void(size_t)>& task,
                         const std::function<void(size_t)>& done = nullptr) {
-  RunTaskFarm<bool>(
+  RunLocalTaskFarm<bool>(
       n, jobs,
       [&](size_t i) {
         task(i);

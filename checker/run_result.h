@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checker/farm_codec.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -158,6 +159,15 @@ struct RunResult {
   int64_t budget_hi = kInfiniteBudget;
 
   int64_t evictions() const { return heuristic_evictions + eager_evictions; }
+};
+
+// Every field, the per-storage counts as (index, count) pairs of the storages
+// evicted at least once (checker/farm_codecs.cc), so that replays can be
+// spread over MPI ranks (checker/parallel.h).
+template <>
+struct FarmCodec<RunResult> {
+  static void Encode(const RunResult& r, ByteWriter& w);
+  static RunResult Decode(ByteReader& r);
 };
 
 }  // namespace dtr

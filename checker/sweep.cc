@@ -33,8 +33,17 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
                                int jobs, const ProgressFn& progress) {
-  return ParallelMap<RunRecord>(
-      specs.size(), jobs, [&](size_t i) { return RunOne(trace, baseline, specs[i]); }, progress);
+  // The farm returns the results alone (what travels between MPI ranks);
+  // every rank has the specs.
+  std::vector<RunResult> results = ParallelMap<RunResult>(
+      specs.size(), jobs, [&](size_t i) { return Replay(trace, ConfigFor(specs[i], baseline)); }, progress);
+  std::vector<RunRecord> runs(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    runs[i].spec = specs[i];
+    runs[i].result = std::move(results[i]);
+    runs[i].overhead = Overhead(runs[i].result.clock, baseline.compute);
+  }
+  return runs;
 }
 
 }  // namespace dtr

@@ -1,6 +1,6 @@
 // Many replays of one trace: the baseline once, then one run per (heuristic,
-// budget) point, spread over worker threads (checker/parallel.h). Results come
-// back in input order, the same for any number of workers.
+// budget) point, spread over worker threads or MPI ranks (checker/parallel.h).
+// Results come back in input order, the same for any number of workers.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@ using ProgressFn = std::function<void(size_t, size_t)>;
 
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
-// jobs <= 0 means one per hardware thread.
+// jobs <= 0 means one per hardware thread (WorkerCount).
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
                                int jobs, const ProgressFn& progress = nullptr);
 

@@ -2,6 +2,8 @@
 // (cli/command_table.cc); CLI11 fills the chosen command's options struct, the
 // command's function calls the library and prints. An error is printed as one
 // line and ends the program with the exit status of its kind (docs/cli.md).
+// Under an MPI launcher every rank runs the command and rank 0 alone prints
+// (docs/mpi.md).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -11,10 +13,16 @@
 
 #include "cli/command_table.h"
 #include "cli/exit_status.h"
+#include "checker/mpi_farm.h"
 #include "cli/version.h"
 #include "model/error.h"
+#include "model/output_file.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// The command line as one process runs it; `error` gets the line printed for
+// an error.
+int RunCommandLine(int argc, char** argv, std::string* error) {
   using namespace dtr::cli;
   const std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App app{"dtrcheck: replay, check and diagnose Dynamic Tensor Rematerialization traces"};
@@ -28,11 +36,13 @@ int main(int argc, char** argv) {
     return commands.Run();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "dtrcheck: " << ErrorLine(e.what(), args) << " (see --help)\n";
+    *error = ErrorLine(e.what(), args) + " (see --help)";
+    std::cerr << "dtrcheck: " << *error << "\n";
     return kExitUsage;
   } catch (const dtr::Error& e) {
     std::fflush(stdout);
-    std::cerr << "dtrcheck: " << ErrorLine(e.what(), args) << "\n";
+    *error = ErrorLine(e.what(), args);
+    std::cerr << "dtrcheck: " << *error << "\n";
     return ExitStatusOf(e.kind());
   } catch (const std::bad_alloc&) {
     // Nothing is half-written: output files are committed only when complete
@@ -40,11 +50,26 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::string command;
     for (const std::string& arg : args) command += (command.empty() ? "" : " ") + arg;
-    std::cerr << "dtrcheck: "
-              << ErrorLine("out of memory: the process could not allocate more while running '" +
-                               command + "'; raise its memory limit or give a smaller trace",
-                           args)
-              << "\n";
-    return kExitResources;
+    *error = ErrorLine("out of memory: the process could not allocate more while running '" + command +
+                           "'; raise its memory limit or give a smaller trace",
+                       args);
+    std::cerr << "dtrcheck: " << *error << "\n";
+    return kExitEnvironment;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under mpirun or srun every rank runs the command (checker/mpi_farm.h);
+  // rank 0 prints and writes, the others print nothing and publish no file.
+  dtr::MpiSession mpi(&argc, &argv);
+  if (!dtr::FarmCollectsHere()) {
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) return 1;
+    dtr::DiscardOutputFiles();
+  }
+  std::string error;
+  int status = RunCommandLine(argc, argv, &error);
+  std::fflush(stdout);
+  return mpi.Finish(status, error);
 }

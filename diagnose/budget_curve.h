@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "checker/farm_codec.h"
 #include "checker/ratio_grid.h"
 #include "checker/sweep.h"
 
@@ -145,5 +146,13 @@ struct OomStretch {
 
 std::vector<OomStretch> FindOomStretches(const std::vector<ScanPoint>& points,
                                          const ScanAnalysis& analysis);
+
+// A boundary as bytes (diagnose/farm_codecs.cc), so that `scan --refine`
+// can locate boundaries on MPI ranks (checker/parallel.h).
+template <>
+struct FarmCodec<ScanBoundary> {
+  static void Encode(const ScanBoundary& b, ByteWriter& w);
+  static ScanBoundary Decode(ByteReader& r);
+};
 
 }  // namespace dtr

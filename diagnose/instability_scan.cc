@@ -280,7 +280,7 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
   out.analysis = AnalyzeScan(out.points, options.cliff_factor);
   if (!options.refine) return out;
 
-  // One task per boundary, spread over worker threads.
+  // One task per boundary, spread over worker threads or MPI ranks.
   std::vector<std::pair<size_t, size_t>> pairs;  // lower, upper grid indices
   std::vector<std::optional<ScanBoundary>*> slots;
   for (ScanCliff& c : out.analysis.cliffs) {
@@ -293,16 +293,13 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
     pairs.emplace_back(v.oom_to, v.feasible_above);
     slots.push_back(&v.upper_edge);
   }
-  std::vector<ScanBoundary> found(pairs.size());
-  ParallelFor(
+  std::vector<ScanBoundary> found = ParallelMap<ScanBoundary>(
       pairs.size(), options.jobs,
       [&](size_t i) {
-        found[i] = LocateBoundary(trace, baseline, options, out.points[pairs[i].first],
-                                  out.points[pairs[i].second]);
+        return LocateBoundary(trace, baseline, options, out.points[pairs[i].first],
+                              out.points[pairs[i].second]);
       },
-      [&](size_t done) {
-        if (progress) progress(done, pairs.size());
-      });
+      progress);
   for (size_t i = 0; i < pairs.size(); ++i) {
     *slots[i] = found[i];
     out.refine_replays += found[i].replays;

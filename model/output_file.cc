@@ -22,6 +22,8 @@ namespace dtr {
 
 namespace {
 
+std::atomic<bool> g_discard{false};  // DiscardOutputFiles()
+
 std::string Reason(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // `path` without a trailing separator, so that parent_path()/filename() name
@@ -78,8 +80,10 @@ PendingFile::~PendingFile() {
   if (!committed_) ::unlink(temp_.c_str());
 }
 
+void DiscardOutputFiles() { g_discard = true; }
+
 void PendingFile::Commit() {
-  if (committed_) return;
+  if (committed_ || g_discard) return;  // discarded: the destructor removes the temporary
   int err = SyncFile(temp_);
   if (err == 0 && ::rename(temp_.c_str(), path_.c_str()) != 0) err = errno;
   if (err != 0) throw InputError(fmt::format("{}: cannot write ({})", path_, Reason(err)));
@@ -133,7 +137,7 @@ std::string PendingDirectory::Write(const std::string& name, std::string_view te
 }
 
 void PendingDirectory::Commit() {
-  if (committed_) return;
+  if (committed_ || g_discard) return;  // discarded: the destructor removes the temporary
   fs::path target = Entry(dir_);
   std::error_code ec;
   if (!fs::exists(target, ec)) {

@@ -41,6 +41,11 @@ class PendingFile {
   bool committed_ = false;
 };
 
+// From now on, every Commit() of this process discards its temporary instead
+// of publishing it. For the ranks of an MPI job other than rank 0, which run
+// the same command (cli/main.cc): one process writes each output.
+void DiscardOutputFiles();
+
 // Writes `text` to `path` through a PendingFile. Throws Error naming the path
 // and the reason; on failure `path` is as it was.
 void WriteFileAtomically(const std::string& path, std::string_view text);
