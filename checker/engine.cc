@@ -75,7 +75,7 @@ Engine::Engine(const Trace& trace, const EngineOptions& options)
   last_access_.assign(ns, kNeverAccessed);
   storage_tensor_count_.assign(ns, 0);
   pool_pos_.assign(ns, -1);
-  regions_.Init(ns, maintain_regions_);
+  regions_.Init(trace, maintain_regions_);
   if (maintain_eq_) eq_.Init(ns);
   if (v1()) {
     banishing_.children.resize(nt);
@@ -175,6 +175,7 @@ bool Engine::Advance() {
 // material) before their operator's frame starts.
 void Engine::CreateOutputs(OpId id) {
   const Operator& op = trace_->ops[id];
+  if (maintain_regions_) regions_.Flush(*this);  // stale regions are rebuilt with the edges they had
   for (int32_t i = 0; i < op.num_outputs; ++i) {
     TensorId u = op.first_output + i;
     const Tensor& t = trace_->tensors[u];
@@ -401,6 +402,7 @@ void Engine::CaptureOom() {
 // region and equivalence-class updates.
 void Engine::Evict(StorageId s, EvictionKind kind) {
   if (!v1() && pinned_[s]) SimrdAssertion("tried to evict a pinned storage");
+  if (maintain_regions_) regions_.Flush(*this);  // before s stops being material
   material_[s] = 0;
   memory_ -= trace_->storages[s].size;
   MakeUnevictable(s);

@@ -25,7 +25,9 @@
 //    A frame holds one lock on each argument storage it has locked so far.
 //  - With evicted regions or equivalence classes on (EngineOptions), their
 //    values are simrd's incremental ones (checker/evicted_regions.h,
-//    checker/equivalence_classes.h), never recomputed from scratch.
+//    checker/equivalence_classes.h), never recomputed from scratch; region
+//    rebuilds simrd does after a computation are deferred until a region is
+//    read, a storage evicted or a tensor created (regions() flushes them).
 #pragma once
 
 #include <cstdint>
@@ -149,7 +151,11 @@ class Engine {
   // The eviction pool in order: slots hold a storage or -1 (removed).
   const std::vector<StorageId>& pool_slots() const { return pool_; }
   int32_t pool_size() const { return pool_live_; }
-  const EvictedRegions& regions() const { return regions_; }
+  // The evicted regions, stale ones rebuilt first (see checker/evicted_regions.h).
+  const EvictedRegions& regions() {
+    regions_.Flush(*this);
+    return regions_;
+  }
   bool maintains_regions() const { return maintain_regions_; }
   bool maintains_eq_classes() const { return maintain_eq_; }
   // simrd's DTREqClass cost: s.compute plus the value of each distinct class

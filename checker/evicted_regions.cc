@@ -1,19 +1,69 @@
 #include "checker/evicted_regions.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "checker/engine.h"
 
 namespace dtr {
 
-void EvictedRegions::Init(size_t storages, bool maintain) {
+namespace {
+
+// adj without the edges to storages pinned at a program step before the one
+// that creates the edge's key.
+StorageAdjacency WithoutPinnedEdges(const Trace& trace, const StorageAdjacency& adj,
+                                    const std::vector<int32_t>& pin_step, const std::vector<int32_t>& create_step) {
+  StorageAdjacency out;
+  const size_t n = trace.storages.size();
+  out.offset.assign(n + 1, 0);
+  out.edges.reserve(adj.edges.size());
+  for (size_t s = 0; s < n; ++s) {
+    for (const StorageEdge* e = adj.begin(static_cast<StorageId>(s)); e != adj.end(static_cast<StorageId>(s)); ++e)
+      if (!(pin_step[e->storage] < create_step[trace.tensors[e->key].op])) out.edges.push_back(*e);
+    out.offset[s + 1] = static_cast<int32_t>(out.edges.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+void EvictedRegions::Init(const Trace& trace, bool maintain) {
+  const size_t storages = trace.storages.size();
   if (maintain) {
     fwd_.assign(storages, Region{});
     rev_.assign(storages, Region{});
+    stale_.assign(storages, 0);
   }
+  stale_list_.clear();
   mark_a_.assign(storages, 0);
   mark_b_.assign(storages, 0);
   stamp_ = 0;
+  // Program step of each storage's first pin, and of each operator's computation.
+  constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
+  std::vector<int32_t> pin_step(storages, kNever), create_step(trace.ops.size(), kNever);
+  bool any_pin = false;
+  for (size_t i = 0; i < trace.program.size(); ++i) {
+    const Step& st = trace.program[i];
+    const int32_t step = static_cast<int32_t>(i);
+    if (st.kind == StepKind::kCompute) {
+      create_step[st.target] = std::min(create_step[st.target], step);
+    } else if (st.kind == StepKind::kPin) {
+      int32_t& p = pin_step[trace.tensors[st.target].storage];
+      p = std::min(p, step);
+      any_pin = true;
+    }
+  }
+  children_ = &trace.storage_children;
+  parents_ = &trace.storage_parents;
+  edges_.reset();
+  if (any_pin) {
+    auto edges = std::make_shared<Edges>();
+    edges->children = WithoutPinnedEdges(trace, trace.storage_children, pin_step, create_step);
+    edges->parents = WithoutPinnedEdges(trace, trace.storage_parents, pin_step, create_step);
+    children_ = &edges->children;
+    parents_ = &edges->parents;
+    edges_ = std::move(edges);
+  }
 }
 
 uint32_t EvictedRegions::NextStamp() {
@@ -54,39 +104,42 @@ void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bo
         for (TensorId u : reverse ? engine.v1_parents(t) : engine.v1_children(t))
           visit(trace.tensors[u].storage);
     } else {
-      const StorageAdjacency& adj = reverse ? trace.storage_parents : trace.storage_children;
+      const StorageAdjacency& adj = reverse ? *parents_ : *children_;
       for (const StorageEdge* e = adj.begin(s); e != adj.end(s) && e->key < created; ++e) visit(e->storage);
     }
   }
 }
 
-void EvictedRegions::Rematerialized(const Engine& engine, std::span<const StorageId> storages) {
-  affected_.clear();
-  affected_rev_.clear();
-  for (StorageId us : storages) {
+void EvictedRegions::Rematerialized(const Engine&, std::span<const StorageId> storages) {
+  for (StorageId us : storages) MarkStale(us, kStaleRemat);
+}
+
+// simrd, after each computation: rebuild both regions of each storage that
+// became material, then the forward region of each storage on their reverse
+// frontiers and the reverse region of each storage on their forward
+// frontiers. Done here for all computations since the last flush at once:
+// see the header for why that gives simrd's values and rebuilds.
+void EvictedRegions::FlushStale(const Engine& engine) {
+  const size_t rematerialized = stale_list_.size();
+  for (size_t i = 0; i < rematerialized; ++i) {
+    const StorageId us = stale_list_[i];
+    if (!(stale_[us] & kStaleRemat)) continue;
     Rebuild(engine, fwd_[us], us, false);
     Rebuild(engine, rev_[us], us, true);
+    for (StorageId x : rev_[us].frontier) MarkStale(x, kStaleForward);  // may grow stale_list_
+    for (StorageId x : fwd_[us].frontier) MarkStale(x, kStaleReverse);
   }
-  // Rebuild() moves the stamp; collect the affected sets afterwards.
-  const uint32_t mark = NextStamp();
-  for (StorageId us : storages) {
-    for (StorageId x : rev_[us].frontier)
-      if (mark_a_[x] != mark) {
-        mark_a_[x] = mark;
-        affected_.push_back(x);
-      }
-    for (StorageId x : fwd_[us].frontier)
-      if (mark_b_[x] != mark) {
-        mark_b_[x] = mark;
-        affected_rev_.push_back(x);
-      }
+  for (StorageId x : stale_list_) {
+    const uint8_t bits = stale_[x];
+    stale_[x] = 0;
+    if (bits & kStaleRemat) continue;  // both rebuilt above
+    // A pinned storage stays pinned and is never scored, evicted or absorbed
+    // from again, so its regions are never read: skip their upkeep.
+    if (engine.pinned(x)) continue;
+    if (bits & kStaleForward) Rebuild(engine, fwd_[x], x, false);
+    if (bits & kStaleReverse) Rebuild(engine, rev_[x], x, true);
   }
-  // A pinned storage stays pinned and is never scored, evicted or absorbed
-  // from again, so its regions are never read: skip their upkeep.
-  for (StorageId x : affected_)
-    if (!engine.pinned(x)) Rebuild(engine, fwd_[x], x, false);
-  for (StorageId x : affected_rev_)
-    if (!engine.pinned(x)) Rebuild(engine, rev_[x], x, true);
+  stale_list_.clear();
 }
 
 void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
@@ -98,8 +151,8 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   std::vector<StorageId> fwd_frontier = fwd_[s].frontier;
   for (StorageId cs : fwd_frontier)
     if (!engine.pinned(cs)) Absorb(engine, rev_[cs], s, true);
-  fwd_[s].Clear();
-  rev_[s].Clear();
+  fwd_[s] = Region{};  // release the memory: an evicted storage has no regions
+  rev_[s] = Region{};
 }
 
 // simrd: Region.absorb(): r's frontier storage fs was just evicted; fs joins

@@ -9,9 +9,36 @@
 // a storage is evicted, the regions whose frontier held it absorb it and its
 // own region. The values are simrd's, quirks included (see Absorb in the
 // .cc); they are never recomputed from scratch where simrd does not.
+//
+// All these rebuilds are deferred: Rematerialized() and the rebuilds after
+// it only mark regions stale, and Flush() rebuilds them; it must run before
+// any region is read (scores), any storage evicted or any tensor created.
+// That gives simrd's values, and rebuilds exactly simrd's set of regions:
+//  - Between a computation and the next eviction or creation, storages only
+//    become material. A rebuild of region R reads only the storages in R's
+//    interior and frontier, and when one of R's interior storages becomes
+//    material R is on its frontier and rebuilt again (marked stale again).
+//    So R rebuilt at Flush() equals R rebuilt at its last marking by simrd,
+//    walk order included.
+//  - The frontiers at Flush() name the same regions as simrd's frontiers at
+//    each computation, apart from storages that became material meanwhile
+//    (whose regions are rebuilt anyway): a path X -> e1 .. ek -> u through
+//    storages evicted at u's computation either stays evicted (X is on u's
+//    frontier now) or its first rematerialized ej has X on its frontier now;
+//    conversely a frontier path now was one then, as nothing was evicted.
+//
+// Pinned storages are out of the walks where that is exact: an edge to a
+// storage pinned by an earlier program step than the one creating the edge
+// is dropped, since a pinned storage is material (never walked through) and
+// its place on a frontier is never used (no absorb into or of it, no upkeep
+// of its regions).
+// A stale region whose base is pinned by then is dropped: pinned storages'
+// regions are never read (the frontiers of a pinned storage that became
+// material are still walked, for the regions they name).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -35,28 +62,53 @@ struct Region {
 class EvictedRegions {
  public:
   // Scratch for walks; with `maintain`, the per-storage regions too.
-  void Init(size_t storages, bool maintain);
+  // `trace` must outlive this object and its copies.
+  void Init(const Trace& trace, bool maintain);
 
   const Region& forward(StorageId s) const { return fwd_[s]; }
   const Region& reverse(StorageId s) const { return rev_[s]; }
 
   // After `storages` became material again (one computation's outputs).
   void Rematerialized(const Engine& engine, std::span<const StorageId> storages);
-  // After s was evicted (material(s) is already false).
+  // After s was evicted (material(s) is already false). REQUIRES: Flush()
+  // since the last Rematerialized(), before s stopped being material.
   void Evicted(const Engine& engine, StorageId s);
+  // Rebuilds the stale regions (see above). Cheap when none is stale.
+  void Flush(const Engine& engine) {
+    if (!stale_list_.empty()) FlushStale(engine);
+  }
+  bool has_stale() const { return !stale_list_.empty(); }
   // simrd: Region.rebuild(): the evicted storages reachable from base through
   // evicted storages (interior) and the material storages at its edge (frontier).
   void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse);
 
  private:
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
+  void FlushStale(const Engine& engine);
+  void MarkStale(StorageId s, uint8_t bit) {
+    if (stale_[s] == 0) stale_list_.push_back(s);
+    stale_[s] |= bit;
+  }
   uint32_t NextStamp();
+  static constexpr uint8_t kStaleForward = 1, kStaleReverse = 2, kStaleRemat = 4;
 
+  // The trace's storage edges without those to storages pinned before the
+  // edge exists (see Init); shared by copies.
+  struct Edges {
+    StorageAdjacency children, parents;
+  };
+  std::shared_ptr<const Edges> edges_;  // null when the trace pins nothing
+  const StorageAdjacency* children_ = nullptr;  // edges_'s or the trace's
+  const StorageAdjacency* parents_ = nullptr;
   std::vector<Region> fwd_, rev_;
   // Scratch: marks stamped per walk, a DFS stack, affected storages.
   std::vector<uint32_t> mark_a_, mark_b_;
   uint32_t stamp_ = 0;
-  std::vector<StorageId> dfs_, diff_, affected_, affected_rev_;
+  std::vector<StorageId> dfs_, diff_;
+  // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
+  // (became material: both regions, then those on their frontiers), and the storages with any.
+  std::vector<uint8_t> stale_;
+  std::vector<StorageId> stale_list_;
 };
 
 }  // namespace dtr

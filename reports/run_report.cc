@@ -101,9 +101,15 @@ void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecor
 
 nlohmann::ordered_json StorageEvictionsJson(const Trace& trace, const RunResult& run) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  // Appended to the object's vector directly: operator[] would search the
+  // keys so far (ordered_json is a vector of pairs), quadratic in the
+  // storages. The keys are distinct: each storage has its own root tensor
+  // and tensor names are unique.
+  auto& fields = j.get_ref<nlohmann::ordered_json::object_t&>();
   for (size_t s = 0; s < run.evict_count.size(); ++s)
     if (run.evict_count[s] > 0)
-      j[trace.tensors[trace.storages[s].root].name] = {run.evict_count[s], run.heuristic_evict_count[s]};
+      fields.emplace_back(trace.tensors[trace.storages[s].root].name,
+                          nlohmann::ordered_json{run.evict_count[s], run.heuristic_evict_count[s]});
   return j;
 }
 

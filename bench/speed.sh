@@ -1,0 +1,146 @@
+#!/bin/bash
+# Whole-process speed of dtrcheck, printed as the tables of docs/speed.md:
+#  1. dtrcheck vs simrd on the public traces (simrd only when SIMRD is set),
+#     median of RUNS interleaved runs, CPU seconds (user + system);
+#  2. the slow cases near the limit, dtrcheck only, against their goals;
+#  3. growth on generated traces of about 10^4, 10^5, 10^6 operators at
+#     ratios 0.5 and 0.2: CPU seconds, microseconds per operator, the growth
+#     exponent against the previous size, peak RSS. A run is stopped after
+#     GROWTH_LIMIT CPU seconds (then printed as ">limit").
+#
+#   bench/speed.sh                      # dtrcheck only
+#   SIMRD=/tmp/simrd-src/simrd bench/speed.sh
+#
+# SIMRD: a directory holding simrd's package `simrd/` (extract it from the
+# mirror to /tmp: git --git-dir=/work/.mirror/uwsampl+dtr-prototype/repo
+# archive HEAD simrd/simrd | tar -x -C /tmp/simrd-src); run with
+# /usr/bin/python3 (needs attrs). Never committed.
+# Env: DTRCHECK (default build/dtrcheck), TRACES (default ../shared/traces),
+# RUNS (3), SIMRD_LIMIT (CPU s per simrd run, 600), SECTIONS ("compare slow growth"), GROWTH_SIZES ("4 5 6"),
+# GROWTH_LIMIT (600).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+dtrcheck=${DTRCHECK:-$here/../build/dtrcheck}
+traces=${TRACES:-$here/../../shared/traces}
+runs=${RUNS:-3}
+sections=${SECTIONS:-compare slow growth}
+simrd=${SIMRD:-}
+simrd_limit=${SIMRD_LIMIT:-600}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+trace_of() { ls "$traces"/"$1"-*.log | head -1; }
+
+# cpu_of CMD...: runs CMD, prints "cpu_seconds peak_rss_mb status" (output to $tmp/out).
+cpu_of() {
+  /usr/bin/python3 "$here/cpu_time.py" "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err"
+  local u s m status
+  read -r u s m status <"$tmp/time" || { u=0; s=0; m=0; status=1; }
+  awk -v u="$u" -v s="$s" -v m="$m" -v st="$status" 'BEGIN { printf "%.4f %.1f %d\n", u + s, m / 1024, st }'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "dtrcheck: $dtrcheck ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null))"
+
+if [[ " $sections " == *" compare "* ]]; then
+  echo
+  echo "== dtrcheck vs simrd, DTR on RuntimeV2EagerOptimized, CPU s (median of $runs, interleaved) =="
+  echo "load before: $(uptime | sed 's/.*load average: //')"
+  printf "%-20s %10s %10s %8s  %s\n" case simrd dtrcheck ratio "same result, clock, evaluations"
+  for c in "unet 0.42" "resnet32 0.5" "resnet32 0.1" "transformer 0.2" "tv_densenet121 0.2" \
+    "unroll_gan 0.3" "lstm 0.2" "inceptionv4 0.22"; do
+    set -- $c
+    f=$(trace_of "$1")
+    : >"$tmp/d"
+    : >"$tmp/s"
+    same="-"
+    for ((i = 0; i < runs; i++)); do
+      cpu_of "$dtrcheck" replay "$f" --ratio "$2" --json | cut -d' ' -f1 >>"$tmp/d"
+      mine=$(grep -o '"result":"[a-z-]*"\|"clock":[0-9]*\|"heuristic_evals":[0-9]*' "$tmp/out" | cut -d: -f2 | tr -d '"' | tr '\n' ' ')
+      if [ -n "$simrd" ]; then
+        r=$(cpu_of prlimit --cpu="$simrd_limit" /usr/bin/python3 "$here/simrd_run.py" "$simrd" "$f" "$2")
+        theirs=$(cat "$tmp/out")
+        if [ "${r##* }" != 0 ]; then
+          echo ">$simrd_limit" >>"$tmp/s"
+          same="simrd stopped after $simrd_limit CPU s"
+        else
+          echo "$r" | cut -d' ' -f1 >>"$tmp/s"
+          if [ "$(echo $mine)" = "$(echo $theirs)" ]; then same="yes ($theirs)"; else same="NO: simrd $theirs, dtrcheck $mine"; fi
+        fi
+      fi
+    done
+    d=$(median <"$tmp/d")
+    if [ -n "$simrd" ]; then
+      s=$(median <"$tmp/s")
+      printf "%-20s %10s %10s %7s  %s\n" "$c" "$s" "$d" "$(awk -v s="$s" -v d="$d" 'BEGIN { if (s ~ /^>/) printf ">%.0fx", substr(s, 2) / d; else printf "%.0fx", s / d }')" "$same"
+    else
+      printf "%-20s %10s %10s %8s\n" "$c" "-" "$d" "-"
+    fi
+  done
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+fi
+
+if [[ " $sections " == *" slow "* ]]; then
+  echo
+  echo "== slow cases, dtrcheck CPU s (median of $runs), goal =="
+  echo "load before: $(uptime | sed 's/.*load average: //')"
+  printf "%-20s %10s %8s %12s %10s %9s\n" case cpu_s goal evaluations ns/eval rss_mb
+  for c in "lstm 0.266 1" "treelstm 0.1 5" "inceptionv4 0.2 5"; do
+    set -- $c
+    f=$(trace_of "$1")
+    : >"$tmp/d"
+    for ((i = 0; i < runs; i++)); do
+      r=$(cpu_of "$dtrcheck" replay "$f" --ratio "$2" --json)
+      echo "$r" | cut -d' ' -f1 >>"$tmp/d"
+      rss=$(echo "$r" | cut -d' ' -f2)
+    done
+    d=$(median <"$tmp/d")
+    evals=$(grep -o '"heuristic_evals":[0-9]*' "$tmp/out" | cut -d: -f2)
+    printf "%-20s %10s %7s %12s %10.0f %9s\n" "$1 $2" "$d" "<$3" "$evals" \
+      "$(awk -v d="$d" -v e="$evals" 'BEGIN { print d * 1e9 / e }')" "$rss"
+  done
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+fi
+
+if [[ " $sections " == *" growth "* ]]; then
+  limit=${GROWTH_LIMIT:-600}
+  echo
+  echo "== growth on generated traces, DTR on RuntimeV2EagerOptimized, one run each, stopped after ${limit} CPU s =="
+  echo "load before: $(uptime | sed 's/.*load average: //')"
+  printf "%-8s %6s %9s %8s %10s %9s %9s %9s %8s\n" trace ratio operators result cpu_s us/op exponent rss_mb evals
+  for gen in chain resnet rnn; do
+    for ratio in 0.5 0.2; do
+      prev_n=""
+      prev_t=""
+      for e in ${GROWTH_SIZES:-4 5 6}; do
+        n=$((10 ** e))
+        case $gen in  # operators per unit: chain 2 per layer, resnet 8 per block, rnn 6 per step
+          chain) args="--layers $((n / 2))" ;;
+          resnet) args="--blocks $((n / 8))" ;;
+          rnn) args="--steps $((n / 6))" ;;
+        esac
+        "$dtrcheck" gen $gen $args -o "$tmp/gen.log"
+        ops=$("$dtrcheck" info "$tmp/gen.log" | awk '/operators/ { print $2; exit }')
+        r=$(cpu_of prlimit --cpu="$limit" "$dtrcheck" replay "$tmp/gen.log" --ratio $ratio --json)
+        read -r t rss status <<<"$r"
+        if [ "$status" = 0 ]; then
+          result=$(grep -o '"result":"[a-z-]*"' "$tmp/out" | cut -d: -f2 | tr -d '"')
+          evals=$(grep -o '"heuristic_evals":[0-9]*' "$tmp/out" | cut -d: -f2)
+          exponent="-"
+          [ -n "$prev_t" ] && exponent=$(awk -v a="$prev_t" -v b="$t" -v m="$prev_n" -v n="$ops" \
+            'BEGIN { if (a > 0.05) printf "%.2f", log(b / a) / log(n / m); else print "-" }')
+          printf "%-8s %6s %9s %8s %10s %9.2f %9s %9s %8s\n" $gen $ratio "$ops" "$result" "$t" \
+            "$(awk -v t="$t" -v n="$ops" 'BEGIN { print t * 1e6 / n }')" "$exponent" "$rss" "$evals"
+          prev_n=$ops
+          prev_t=$t
+        else
+          printf "%-8s %6s %9s %8s %10s %9s %9s %9s %8s\n" $gen $ratio "$ops" stopped ">$limit" - - "$rss" -
+          break  # larger sizes would only be stopped too
+        fi
+      done
+    done
+  done
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+fi
