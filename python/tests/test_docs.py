@@ -1,4 +1,4 @@
-"""The examples of docs/python.md run as written."""
+"""The Python example of README.md runs as written."""
 
 import os
 import re
@@ -9,9 +9,9 @@ from conftest import SOURCE
 
 
 def example(name: str) -> str:
-    text = (SOURCE / "docs" / "python.md").read_text()
+    text = (SOURCE / "README.md").read_text()
     m = re.search(rf"<!-- example: {name} -->\n```python\n(.*?)```", text, re.S)
-    assert m, f"no example '{name}' in docs/python.md"
+    assert m, f"no example '{name}' in README.md"
     return m.group(1)
 
 
