@@ -9,13 +9,14 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "checker/budget_atlas.h"
 #include "checker/heuristic.h"
+#include "model/error.h"
 #include "model/trace_parser.h"
+#include "traces/manifest.h"
 
 namespace {
 
@@ -23,15 +24,6 @@ struct Case {
   std::string name;  // trace file prefix
   double ratio_lo, ratio_hi;
 };
-
-std::string TracePath(const std::string& dir, const std::string& prefix) {
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::string file = e.path().filename().string();
-    if (file.rfind(prefix + "-", 0) == 0) return e.path().string();
-  }
-  fmt::print(stderr, "no trace {} in {}\n", prefix, dir);
-  std::exit(1);
-}
 
 }  // namespace
 
@@ -68,7 +60,13 @@ int main(int argc, char** argv) {
   fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
              "intervals", "behaviours", "seconds", "runs/s");
   for (const Case& c : chosen) {
-    dtr::Trace trace = dtr::LoadTrace(TracePath(traces, c.name));
+    dtr::Trace trace;
+    try {
+      trace = dtr::LoadTrace(dtr::FindPublicTrace(traces, c.name));
+    } catch (const dtr::Error& e) {  // an unknown name, a missing or malformed trace
+      fmt::print(stderr, "bench_atlas: {}\n", e.what());
+      return 1;
+    }
     dtr::Baseline baseline = dtr::ComputeBaseline(trace);
     dtr::RunSpec spec;
     spec.heuristic = &dtr::FindHeuristic("DTR");

@@ -27,7 +27,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <queue>
@@ -39,7 +38,9 @@
 #include "checker/budget_atlas.h"
 #include "checker/heuristic.h"
 #include "checker/replay.h"
+#include "model/error.h"
 #include "model/trace_parser.h"
+#include "traces/manifest.h"
 
 namespace {
 
@@ -48,15 +49,6 @@ using Clock = std::chrono::steady_clock;
 // BuildAtlas's parts per worker (checker/budget_atlas.cc, kPartsPerWorker);
 // --parts-per-rank tries others.
 size_t g_parts_per_rank = 4;
-
-std::string TracePath(const std::string& dir, const std::string& prefix) {
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::string file = e.path().filename().string();
-    if (file.rfind(prefix + "-", 0) == 0) return e.path().string();
-  }
-  fmt::print(stderr, "no trace {} in {}\n", prefix, dir);
-  std::exit(1);
-}
 
 [[noreturn]] void Usage() {
   fmt::print(stderr,
@@ -82,7 +74,7 @@ int Record(int argc, char** argv) {
   const double ratio_lo = std::atof(range.substr(0, colon).c_str()), ratio_hi = std::atof(range.substr(colon + 1).c_str());
 
   auto start = Clock::now();
-  dtr::Trace trace = dtr::LoadTrace(TracePath(traces, name));
+  dtr::Trace trace = dtr::LoadTrace(dtr::FindPublicTrace(traces, name));
   dtr::Baseline baseline = dtr::ComputeBaseline(trace);
   const double setup = std::chrono::duration<double>(Clock::now() - start).count();
   dtr::RunSpec spec;
@@ -275,7 +267,12 @@ int SimulateAll(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc < 2) Usage();
   std::string mode = argv[1];
-  if (mode == "record") return Record(argc, argv);
-  if (mode == "simulate") return SimulateAll(argc, argv);
+  try {
+    if (mode == "record") return Record(argc, argv);
+    if (mode == "simulate") return SimulateAll(argc, argv);
+  } catch (const dtr::Error& e) {  // a missing or malformed trace
+    fmt::print(stderr, "bench_farm_sim: {}\n", e.what());
+    return 1;
+  }
   Usage();
 }
