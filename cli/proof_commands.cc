@@ -59,12 +59,21 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
   return l;
 }
 
+// The heuristic's run that frontier and explain look at: --heuristic (named in
+// the header too) on the loaded trace's runtime and budget.
+ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
+  l.header.heuristic = f.heuristic();
+  ReplayConfig config;
+  config.runtime = l.header.runtime;
+  config.heuristic = &FindHeuristic(f.heuristic());
+  config.budget = l.header.budget;
+  return config;
+}
+
 // The certificate store named by --store, else by $DTRCHECK_STORE; null if neither.
 std::unique_ptr<CertificateStore> OpenStore(const std::string& flag, const std::string& trace_path,
                                             const Trace& trace, int64_t baseline_memory) {
-  std::string dir = flag;
-  if (dir.empty())
-    if (const char* env = std::getenv("DTRCHECK_STORE")) dir = env;
+  const std::string dir = StoreDirectory(flag);
   if (dir.empty()) return nullptr;
   return std::make_unique<CertificateStore>(dir, trace_path, trace, baseline_memory);
 }
@@ -161,11 +170,7 @@ void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f) {
 
 int RunFrontier(const FrontierFlags& f) {
   Loaded l = Load(f, "frontier");
-  l.header.heuristic = f.heuristic();
-  ReplayConfig config;
-  config.runtime = l.header.runtime;
-  config.heuristic = &FindHeuristic(f.heuristic());
-  config.budget = l.header.budget;
+  ReplayConfig config = HeuristicRun(l, f);
   RematFrontier fr =
       f.at >= 0 ? FrontierAtDecision(l.trace, config, f.at) : FrontierAtOom(l.trace, config);
   if (f.json)
@@ -203,11 +208,7 @@ void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
 
 int RunExplain(const ProofFlags& f) {
   Loaded l = Load(f, "explain");
-  l.header.heuristic = f.heuristic();
-  ReplayConfig config;
-  config.runtime = l.header.runtime;
-  config.heuristic = &FindHeuristic(f.heuristic());
-  config.budget = l.header.budget;
+  ReplayConfig config = HeuristicRun(l, f);
   std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
   ClassifyOptions o = OptionsFrom(f, l.header.runtime);
   if (store) o.stored = store->Find(l.header.runtime);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdlib>
+
 #include "checker/heuristic.h"
 #include "cli/flag_ranges.h"
 #include "model/error.h"
@@ -116,6 +118,12 @@ void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& hel
 std::optional<double> OverheadLimit(double limit) {
   if (limit == 0) return std::nullopt;
   return limit;
+}
+
+std::string StoreDirectory(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("DTRCHECK_STORE");
+  return env ? env : "";
 }
 
 RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic) {

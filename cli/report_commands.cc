@@ -110,9 +110,7 @@ int RunReport(const ReportFlags& f) {
     trace = LoadTrace(f.trace);
   }
   std::unique_ptr<CertificateStore> store;
-  std::string store_dir = f.store;
-  if (store_dir.empty())
-    if (const char* env = std::getenv("DTRCHECK_STORE")) store_dir = env;
+  const std::string store_dir = StoreDirectory(f.store);
   if (!store_dir.empty() && !f.trace.empty()) {
     store = std::make_unique<CertificateStore>(store_dir, f.trace, trace,
                                                ComputeBaseline(trace).memory);
