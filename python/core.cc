@@ -105,6 +105,13 @@ RunSpec Spec(const std::string& heuristic, const std::string& runtime,
   return s;
 }
 
+// The cliff factor scan and report take, checked before any replay runs.
+double CliffFactor(double cliff_factor) {
+  if (!(cliff_factor > 1))
+    throw Error(fmt::format("cliff_factor must be greater than 1, got {}", cliff_factor));
+  return cliff_factor;
+}
+
 // One budget, as the ratio text (a decimal, "0.101") or bytes; exactly one.
 void SetBudget(RunSpec& s, const std::optional<std::string>& ratio, std::optional<int64_t> budget,
                const char* command) {
@@ -182,15 +189,13 @@ py::object Scan(const LoadedTrace& t, const std::string& ratios, const std::stri
                 const std::string& runtime, std::optional<double> overhead_limit, uint64_t seed,
                 double cliff_factor, bool refine, bool exact, int max_walk, int jobs) {
   RunSpec spec = Spec(heuristic, runtime, overhead_limit, seed);
-  if (!(cliff_factor > 1))
-    throw Error(fmt::format("cliff_factor must be greater than 1, got {}", cliff_factor));
   ScanOptions o;
   o.heuristic = spec.heuristic;
   o.runtime = spec.runtime;
   o.overhead_limit = spec.overhead_limit;
   o.seed = spec.seed;
   o.jobs = jobs;
-  o.cliff_factor = cliff_factor;
+  o.cliff_factor = CliffFactor(cliff_factor);
   o.refine = refine;
   o.exact = exact;
   o.max_walk = max_walk;
@@ -255,15 +260,12 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   std::optional<double> overhead_limit, std::optional<std::string> timeline_ratio,
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
                   bool divergence, bool z3, double timeout, int32_t windows, int32_t window_ops) {
+  const RunSpec spec = Spec(heuristic, runtime, overhead_limit, 0);
   ReportOptions o;
-  o.heuristic = &FindHeuristic(heuristic);
-  o.runtime = ParseRuntime(runtime);
-  if (overhead_limit && !(*overhead_limit >= 1))
-    throw Error(fmt::format("overhead_limit must be at least 1, got {}", *overhead_limit));
-  o.overhead_limit = overhead_limit;
-  if (!(cliff_factor > 1))
-    throw Error(fmt::format("cliff_factor must be above 1, got {}", cliff_factor));
-  o.cliff_factor = cliff_factor;
+  o.heuristic = spec.heuristic;
+  o.runtime = spec.runtime;
+  o.overhead_limit = spec.overhead_limit;
+  o.cliff_factor = CliffFactor(cliff_factor);
   o.jobs = jobs;
   o.atlas = atlas;
   o.atlas_max_runs = atlas_max_runs;
