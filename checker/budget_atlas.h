@@ -105,7 +105,7 @@ struct BudgetAtlas {
 };
 
 // Lets a walk continue an earlier, interrupted walk of the same range and
-// record its own progress (checker/atlas_checkpoint.h keeps it in a file).
+// record its own progress (checker/atlas_checkpoint.h keeps it in a file, docs/checkpoint.md).
 struct AtlasJournal {
   // Intervals an earlier walk finished, in any order: each inside the range,
   // no two overlapping, each as BuildAtlas recorded it (clipped to the part

@@ -56,10 +56,9 @@ void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
   AddJsonFlag(cmd, f, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
   cmd->add_flag("--csv", f.csv, "one CSV row per interval");
   cmd->add_flag("--all", f.all, "text: list every interval however many there are");
-  cmd->add_option("--checkpoint", f.checkpoint,
-                  "append each finished interval to FILE; rerun with the same FILE to resume an "
-                  "interrupted walk (docs/atlas_checkpoint.md)")
-      ->type_name("FILE");
+  AddCheckpointFlag(cmd, f.checkpoint,
+                    "append each finished interval to FILE; rerun with the same FILE to resume an "
+                    "interrupted walk (docs/checkpoint.md)");
 }
 
 int RunAtlas(const AtlasFlags& f) {
@@ -91,10 +90,9 @@ int RunAtlas(const AtlasFlags& f) {
   AtlasJournal journal;
   if (!f.checkpoint.empty()) {
     checkpoint.emplace(f.checkpoint,
-                       WalkKeyOf(trace, summary.log, baseline, spec, bytes.first, bytes.second),
+                       WalkKeyOf(CheckpointFingerprint(f.trace, trace, baseline), spec, bytes.first, bytes.second),
                        baseline);
-    journal.finished = checkpoint->finished();
-    journal.record = [&](const AtlasInterval& iv) { checkpoint->Append(iv); };
+    journal = checkpoint->Journal();
   }
   BudgetAtlas atlas;
   {

@@ -4,8 +4,11 @@
 
 #include <cstdlib>
 
+#include <filesystem>
+
 #include "checker/heuristic.h"
 #include "cli/flag_ranges.h"
+#include "diagnose/certificate_store.h"
 #include "model/error.h"
 
 namespace dtr::cli {
@@ -133,6 +136,14 @@ RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic) {
   s.overhead_limit = OverheadLimit(f);
   s.seed = f.seed;
   return s;
+}
+
+void AddCheckpointFlag(CLI::App* cmd, std::string& file, const std::string& help) {
+  cmd->add_option("--checkpoint", file, help)->type_name("FILE");
+}
+
+TraceFingerprint CheckpointFingerprint(const std::string& path, const Trace& trace, const Baseline& baseline) {
+  return FingerprintOf(trace, baseline, FileDigest(path), std::filesystem::path(path).filename().string());
 }
 
 }  // namespace dtr::cli

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/checkpoint_journal.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
 
@@ -85,6 +86,12 @@ void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_pref
 // --windows N (0..1000) with the command's help text, and --window-ops N (1..1000).
 void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help);
 void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& help_prefix = "");
+
+// --checkpoint FILE, with the command's help text (what a line holds).
+void AddCheckpointFlag(CLI::App* cmd, std::string& file, const std::string& help);
+// The trace as checkpoint headers name it (checker/checkpoint_journal.h):
+// the SHA-256 of the file at `path`, its file name, size and baseline.
+TraceFingerprint CheckpointFingerprint(const std::string& path, const Trace& trace, const Baseline& baseline);
 
 // The overhead limit as a RunSpec carries it: none for 0, else the flag's value.
 std::optional<double> OverheadLimit(double limit);

@@ -128,7 +128,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   Baseline baseline = ComputeBaseline(trace);
   RunSpec spec = DtrSpec();
   BudgetAtlas whole = BuildAtlas(trace, baseline, spec, 0, 60, 1);
-  AtlasWalkKey key = WalkKeyOf(trace, "inversion5.log", baseline, spec, 0, 60);
+  AtlasWalkKey key = WalkKeyOf(FingerprintOf(trace, baseline, "sha-of-inversion5", "inversion5.log"), spec, 0, 60);
   std::filesystem::path path = FreshTempPath("dtrcheck_atlas_checkpoint_test.jsonl");
   {
     AtlasCheckpoint fresh(path.string(), key, baseline);
@@ -138,9 +138,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   {
     AtlasCheckpoint reopened(path.string(), key, baseline);
     REQUIRE(reopened.finished().size() == 4);
-    AtlasJournal journal;
-    journal.finished = reopened.finished();
-    journal.record = [&](const AtlasInterval& iv) { reopened.Append(iv); };
+    AtlasJournal journal = reopened.Journal();
     BudgetAtlas resumed = BuildAtlas(trace, baseline, spec, 0, 60, 1, nullptr, 0, &journal);
     CheckSameAtlas(whole, resumed);
     CHECK(resumed.runs == whole.runs);
@@ -160,6 +158,14 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   AtlasWalkKey wider = key;
   wider.budget_hi = 61;
   CHECK_THROWS_AS(AtlasCheckpoint(path.string(), wider, baseline), Error);
+  AtlasWalkKey edited_trace = key;
+  edited_trace.trace.sha256 = "sha-of-another-file";
+  CHECK_THROWS_WITH_AS(AtlasCheckpoint(path.string(), edited_trace, baseline),
+                       (path.string() +
+                        ": checkpoint of another walk: trace_sha256 is \"sha-of-another-file\" here, "
+                        "\"sha-of-inversion5\" in the file")
+                           .c_str(),
+                       Error);
   CHECK(Slurp(path) == before);
 
   // A walk killed mid-line: the torn line is cut, the rest kept.
@@ -179,7 +185,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
     CHECK_THROWS_WITH_AS(AtlasCheckpoint(path.string(), key, baseline),
                          (path.string() +
                           ":3: the line does not match its checksum (edited after it was written?); delete the "
-                          "checkpoint to start the walk over")
+                          "checkpoint to start over")
                              .c_str(),
                          Error);
     CHECK(Slurp(path) == edited);
@@ -201,6 +207,16 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
   std::ofstream(junk) << "lo,hi\n1,2";
   CHECK_THROWS_AS(AtlasCheckpoint(junk.string(), key, baseline), Error);
   CHECK(Slurp(junk) == "lo,hi\n1,2");
+  // A file of the atlas's own format before it was shared with sweep and
+  // scan: refused by its format, nothing cut.
+  std::ofstream(junk, std::ios::binary) << "{\"format\":\"dtrcheck-atlas-checkpoint\",\"version\":2}\n{\"lo\":1";
+  CHECK_THROWS_WITH_AS(AtlasCheckpoint(junk.string(), key, baseline),
+                       (junk.string() +
+                        ": checkpoint of another walk: format is \"dtrcheck-checkpoint\" here, "
+                        "\"dtrcheck-atlas-checkpoint\" in the file")
+                           .c_str(),
+                       Error);
+  CHECK(Slurp(junk) == "{\"format\":\"dtrcheck-atlas-checkpoint\",\"version\":2}\n{\"lo\":1");
   std::filesystem::remove(path);
   std::filesystem::remove(junk);
 }
