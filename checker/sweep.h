@@ -35,10 +35,36 @@ struct RunRecord {
 // Called after each finished run with (done, total); from worker threads, serialized.
 using ProgressFn = std::function<void(size_t, size_t)>;
 
+// One finished point of a grid: the heuristic and the result (whose budget
+// is the point's budget in bytes).
+struct GridPointResult {
+  std::string heuristic;
+  RunResult result;
+};
+
+// Lets RunMany continue an earlier, interrupted run of a grid and record its
+// own progress (checker/grid_checkpoint.h keeps it in a file). For grids
+// whose specs differ only in heuristic and budget (runtime, overhead limit
+// and seed are the file header's): a point is known by (heuristic, budget).
+struct GridJournal {
+  // Points an earlier run finished, in any order. A spec with a finished
+  // point is not replayed; its record is built from the finished result.
+  std::vector<GridPointResult> finished;
+  // Called once per newly replayed point, serialized (keep it short). Under
+  // MPI, on rank 0 only: as rank 0's own replays finish, and for a replay on
+  // another rank, when its result arrives. Not called again for specs that
+  // repeat a point.
+  std::function<void(const GridPointResult&)> record;
+};
+
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
-// jobs <= 0 means one per hardware thread (WorkerCount).
+// jobs <= 0 means one per hardware thread (WorkerCount). With a journal
+// (see above), replays only the points it has not finished, each once, and
+// returns what an uninterrupted run returns; progress then counts the
+// finished points as done from the start.
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
-                               int jobs, const ProgressFn& progress = nullptr);
+                               int jobs, const ProgressFn& progress = nullptr,
+                               const GridJournal* journal = nullptr);
 
 }  // namespace dtr

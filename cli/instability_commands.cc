@@ -2,9 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "checker/atlas_checkpoint.h"
+#include "checker/grid_checkpoint.h"
 #include "checker/ratio_grid.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
@@ -67,6 +71,9 @@ void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
                   "bisect at once)")
       ->check(IntegerIn(0, 1000000));
   cmd->add_flag("--csv", f.csv, "one CSV row per grid point (the --json points)");
+  AddCheckpointFlag(cmd, f.checkpoint,
+                    "append each finished grid replay (--exact: atlas interval) to FILE; rerun with "
+                    "the same FILE to replay only what it lacks (docs/checkpoint.md)");
 }
 
 int RunScan(const ScanFlags& f) {
@@ -80,6 +87,33 @@ int RunScan(const ScanFlags& f) {
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
   TraceSummary summary = Summarize(f.trace, baseline);
+  // The grid's replays, or the exact scan's atlas walk, go to the checkpoint.
+  std::optional<GridCheckpoint> grid_checkpoint;
+  std::optional<AtlasCheckpoint> atlas_checkpoint;
+  GridJournal grid_journal;
+  AtlasJournal atlas_journal;
+  if (!f.checkpoint.empty()) {
+    RunSpec spec = SpecFrom(f);
+    nlohmann::ordered_json header =
+        GridHeader("scan", GridKeyOf(CheckpointFingerprint(f.trace, trace, baseline), spec,
+                                     {std::string(spec.heuristic->name)}, f.ratios));
+    header["exact"] = f.exact;
+    if (f.exact) {
+      auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end(),
+                                          [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
+      int64_t lo_bytes = BudgetForRatio(baseline.memory, lo->value);
+      int64_t hi_bytes = BudgetForRatio(baseline.memory, hi->value);
+      header["budget_lo"] = lo_bytes;
+      header["budget_hi"] = hi_bytes;
+      atlas_checkpoint.emplace(f.checkpoint, header, baseline, lo_bytes, hi_bytes);
+      atlas_journal = atlas_checkpoint->Journal();
+      options.atlas_journal = &atlas_journal;
+    } else {
+      grid_checkpoint.emplace(f.checkpoint, header);
+      grid_journal = grid_checkpoint->Journal();
+      options.grid_journal = &grid_journal;
+    }
+  }
   ScanResult scan;
   {
     ProgressBar bar("scan");

@@ -17,6 +17,7 @@ struct ScanFlags : ReplayFlags {
   bool exact = false;
   int max_walk = 1000;
   bool csv = false;
+  std::string checkpoint;
 };
 void AddScanFlags(CLI::App* cmd, ScanFlags& f);
 int RunScan(const ScanFlags& f);

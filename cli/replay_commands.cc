@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "checker/eviction_script.h"
+#include "checker/grid_checkpoint.h"
 #include "checker/heuristic.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
@@ -168,6 +169,9 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
   AddJsonFlag(cmd, f, kRunJsonHelp);
   cmd->add_flag("--csv", f.csv, "one CSV row per run, with the --json field names");
   AddJobsFlag(cmd, f);
+  AddCheckpointFlag(cmd, f.checkpoint,
+                    "append each finished run to FILE; rerun with the same FILE to replay only the "
+                    "runs it lacks (docs/checkpoint.md)");
 }
 
 int RunSweep(const SweepFlags& f) {
@@ -185,10 +189,21 @@ int RunSweep(const SweepFlags& f) {
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
   TraceSummary summary = Summarize(f.trace, baseline);
+  std::optional<GridCheckpoint> checkpoint;
+  GridJournal journal;
+  if (!f.checkpoint.empty()) {
+    std::vector<std::string> heuristics;
+    for (const std::string& h : f.heuristics) heuristics.emplace_back(SpecFrom(f, h).heuristic->name);
+    checkpoint.emplace(f.checkpoint, GridHeader("sweep", GridKeyOf(CheckpointFingerprint(f.trace, trace, baseline),
+                                                                   SpecFrom(f), heuristics, f.ratios)));
+    journal = checkpoint->Journal();
+  }
   std::vector<RunRecord> runs;
   {
     ProgressBar bar("sweep");
-    runs = RunMany(trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); });
+    runs = RunMany(
+        trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); },
+        checkpoint ? &journal : nullptr);
   }
   PrintRuns(summary, runs, f.json, f.csv);
   return 0;

@@ -29,6 +29,7 @@ int RunReplay(const ReplayCommandFlags& f);
 struct SweepFlags : ReplayFlags {
   std::string ratios;
   bool csv = false;
+  std::string checkpoint;
 };
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f);
 int RunSweep(const SweepFlags& f);

@@ -237,7 +237,8 @@ void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector
   out.atlas = BuildAtlas(trace, baseline, SpecFor(options), lo, hi, options.jobs,
                          [&](int64_t covered, int64_t total, size_t) {
                            if (progress) progress(covered, total);
-                         });
+                         },
+                         /*max_runs=*/0, options.atlas_journal);
   const BudgetAtlas& atlas = *out.atlas;
   for (const Ratio& r : sorted) {
     int64_t budget = BudgetForRatio(baseline.memory, r.value);
@@ -275,7 +276,7 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
     s.ratio = r;
     specs.push_back(s);
   }
-  for (const RunRecord& run : RunMany(trace, baseline, specs, options.jobs, progress))
+  for (const RunRecord& run : RunMany(trace, baseline, specs, options.jobs, progress, options.grid_journal))
     out.points.push_back(MakeScanPoint(run));
   out.analysis = AnalyzeScan(out.points, options.cliff_factor);
   if (!options.refine) return out;

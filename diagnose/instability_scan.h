@@ -40,6 +40,11 @@ struct ScanOptions {
   bool exact = false;   // walk the atlas over the grid's range (see above); excludes refine
   int max_walk = 1000;  // replays per walk direction and boundary, before bisecting
   int jobs = 0;         // 0: one per core
+  // To continue an interrupted scan and record its progress (not owned):
+  // the grid replays (RunMany's journal), or the walk of an exact scan
+  // (BuildAtlas's). Refinement searches are not journaled.
+  const GridJournal* grid_journal = nullptr;
+  const AtlasJournal* atlas_journal = nullptr;
 };
 
 // A feasibility inversion (diagnose/budget_curve.h) of the atlas intervals
