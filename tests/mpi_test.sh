@@ -11,6 +11,8 @@
 #                       (with an atlas cap) on ResNet-32, 2 and 3 ranks
 #        fault          a rank killed mid-walk, a rank stopped mid-walk, then
 #                       resumes from the checkpoint with other numbers of ranks
+#        fault_grid     a rank killed mid-sweep and mid-scan, then each resumed
+#                       from its checkpoint with another number of ranks
 # Exits 77 (skipped) when mpirun is missing or dtrcheck has no MPI backend.
 set -u
 DTRCHECK=$1
@@ -64,10 +66,11 @@ same() {
   fi
 }
 
-# The pid of rank R of the dtrcheck job started from this directory.
+# The pid of rank R of the dtrcheck job (of subcommand CMD, default atlas)
+# started from this directory.
 rank_pid() {
   local p
-  for p in $(pgrep -f "$DTRCHECK atlas"); do
+  for p in $(pgrep -f "$DTRCHECK ${2:-atlas}"); do
     [ "$(readlink "/proc/$p/cwd")" = "$PWD" ] || continue
     tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"
   done
@@ -167,6 +170,48 @@ case "$CASE" in
       FAIL "the resumed CSV differs from the uninterrupted one"
       diff ref.csv resumed.csv | head -5
     fi
+    ;;
+  fault_grid)
+    # kill_and_resume NAME NP_KILLED NP_RESUMED ARGS...: `dtrcheck ARGS
+    # --checkpoint NAME.jsonl` under NP_KILLED ranks loses rank 1 to SIGKILL
+    # once some points are in the file; the rerun under NP_RESUMED ranks (0:
+    # no mpirun) prints what the uninterrupted single process prints.
+    kill_and_resume() {
+      local name=$1 np_killed=$2 np_resumed=$3
+      shift 3
+      "$DTRCHECK" "$@" > "$name.ref" || { FAIL "$name: the single-process run failed"; return; }
+      "${MPIRUN[@]}" -np "$np_killed" "$DTRCHECK" "$@" --checkpoint "$name.jsonl" > "$name.killed" 2> "$name.err" &
+      local job=$!
+      wait_lines "$name.jsonl" 100 "$job" || FAIL "$name: the run ended before the kill"
+      kill -9 "$(rank_pid 1 "$1")"
+      wait "$job"
+      local status=$? lines
+      lines=$(($(wc -l < "$name.jsonl") - 1))
+      if [ "$status" -eq 0 ]; then
+        FAIL "$name: killing rank 1 did not fail the job"
+      elif ! grep -q "process rank 1 .*exited on signal 9" "$name.err"; then
+        FAIL "$name: no line names rank 1:"
+        cat "$name.err"
+      elif [ -s "$name.killed" ]; then
+        FAIL "$name: the killed job printed output"
+      else
+        echo "ok: $name: rank 1 of $np_killed killed: exit status $status, $lines points checkpointed"
+      fi
+      local resume=("$DTRCHECK")
+      [ "$np_resumed" -gt 0 ] && resume=("${MPIRUN[@]}" -np "$np_resumed" "$DTRCHECK")
+      "${resume[@]}" "$@" --checkpoint "$name.jsonl" > "$name.resumed" 2> "$name.resumed.err" ||
+        FAIL "$name: the resumed run failed: $(cat "$name.resumed.err")"
+      if cmp -s "$name.ref" "$name.resumed"; then
+        echo "ok: $name: resumed $([ "$np_resumed" -gt 0 ] && echo "with $np_resumed ranks" || echo "without mpirun")" \
+          "from $lines points: identical ($(wc -l < "$name.ref") lines)"
+      else
+        FAIL "$name: the resumed output differs from the uninterrupted one"
+        diff "$name.ref" "$name.resumed" | head -5
+      fi
+    }
+    kill_and_resume sweep 3 2 sweep "$RESNET" --ratios 0.05:1.0:0.001 --heuristic DTR,LRU --csv
+    kill_and_resume scan 2 4 scan "$RESNET" --ratios 0.05:1.0:0.001 --json
+    kill_and_resume scan_alone 3 0 scan "$RESNET" --ratios 0.05:1.0:0.001 --refine --json
     ;;
   *)
     echo "unknown case '$CASE'"
