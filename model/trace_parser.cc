@@ -97,6 +97,15 @@ class Parser {
   Trace Parse(std::istream& in);
 
  private:
+  // A malformed line or a read error: it wins over any error of the replay
+  // program, which simrd would only meet after decoding every line.
+  struct LineError {
+    InputError error;
+  };
+
+  bool ReadLine();                 // the next line into text_; false at the end; LineError on a read error
+  bool Pull(Instruction& out);     // ReadLine() and Decode(); LineError for a malformed line
+
   [[noreturn]] void Fail(int line, const std::string& message) const {
     throw InputError(fmt::format("{}:{}: {}", trace_.source, line, message));
   }
@@ -107,7 +116,7 @@ class Parser {
   int64_t IntegerField(const json& j, const char* key, int line) const;
   std::vector<std::string> StringList(const json& j, const char* key, int line) const;
 
-  void Build(const std::vector<Instruction>& code, size_t start);
+  void Build();
   TensorId Lookup(const std::string& name, int line, const char* role) const;
   OpId MakeOp(const std::string& base, int64_t compute, const std::vector<TensorId>& args,
               const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
@@ -116,6 +125,9 @@ class Parser {
   void Get(TensorId t, int line, const std::string& what);
   void Release(TensorId t, int line, const std::string& what);
 
+  std::istream* in_ = nullptr;
+  std::string text_;  // the current line
+  int line_ = 0;      // its number; after the end, the number of lines
   Trace trace_;
   std::unordered_map<std::string, TensorId> names_;  // simrd's tensor_map
   std::vector<std::string> name_order_;              // its keys in insertion order
@@ -233,27 +245,53 @@ Instruction Parser::Decode(const std::string& text, int line) const {
   return in;
 }
 
-Trace Parser::Parse(std::istream& in) {
-  // Like simrd, every line is decoded before replay starts, so an error
-  // before START is still an error.
-  std::vector<Instruction> code;
-  std::string text;
-  int line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
-      text.pop_back();
-    code.push_back(Decode(text, line));
+bool Parser::ReadLine() {
+  if (!std::getline(*in_, text_)) {
+    if (in_->bad()) throw LineError{InputError(SystemErrorMessage(trace_.source, "read error"))};
+    return false;
   }
-  if (in.bad()) throw InputError(SystemErrorMessage(trace_.source, "read error"));
-  if (line == 0) throw InputError(fmt::format("{}: empty trace", trace_.source));
-  size_t start = 0;
-  while (start < code.size() &&
-         !(code[start].kind == Kind::kAnnotate && code[start].name == "START"))
-    ++start;
-  if (start == code.size())
-    throw InputError(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
-  Build(code, start + 1);
+  ++line_;
+  while (!text_.empty() && (text_.back() == '\r' || text_.back() == ' ' || text_.back() == '\t'))
+    text_.pop_back();
+  return true;
+}
+
+bool Parser::Pull(Instruction& out) {
+  if (!ReadLine()) return false;
+  try {
+    out = Decode(text_, line_);
+  } catch (InputError& e) {
+    throw LineError{std::move(e)};
+  }
+  return true;
+}
+
+Trace Parser::Parse(std::istream& in) {
+  // The trace is read one line at a time and never held whole. Like simrd,
+  // every line is decoded before replay starts, so an error before START is
+  // still an error, and a malformed line anywhere is reported rather than an
+  // earlier problem of the replay program: after a program error the rest of
+  // the lines are still decoded, and the program error is reported only if
+  // they all decode.
+  in_ = &in;
+  try {
+    Instruction ins{};
+    bool started = false;
+    while (!started && Pull(ins)) started = ins.kind == Kind::kAnnotate && ins.name == "START";
+    if (line_ == 0) throw InputError(fmt::format("{}: empty trace", trace_.source));
+    if (!started)
+      throw InputError(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line_));
+    try {
+      Build();
+    } catch (const InputError&) {
+      Instruction rest{};
+      while (Pull(rest)) {
+      }
+      throw;
+    }
+  } catch (LineError& e) {
+    throw std::move(e.error);
+  }
   BuildStorageAdjacency(trace_);
   return std::move(trace_);
 }
@@ -359,27 +397,28 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   return id;
 }
 
-void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
-  auto next = [&](const Instruction& owner, Kind want, const std::string& result) -> const Instruction& {
-    if (pc >= code.size())
+void Parser::Build() {
+  Instruction mem_line{}, alias_line{};  // the lines after a CONSTANT or a CALL result
+  auto next = [&](Instruction& line, const Instruction& owner, Kind want,
+                  const std::string& result) -> const Instruction& {
+    if (!Pull(line))
       Fail(owner.line, fmt::format("{} result {} has no {} line (the trace ends)", KindName(owner.kind),
                                    Echo(result), KindName(want)));
-    const Instruction& in = code[pc++];
-    if (in.kind != want)
-      Fail(in.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
-                                KindName(owner.kind), Echo(result), KindName(in.kind)));
-    if (in.name != result)
-      Fail(in.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
-                                Echo(in.name), KindName(owner.kind), Echo(result)));
-    return in;
+    if (line.kind != want)
+      Fail(line.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
+                                KindName(owner.kind), Echo(result), KindName(line.kind)));
+    if (line.name != result)
+      Fail(line.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
+                                Echo(line.name), KindName(owner.kind), Echo(result)));
+    return line;
   };
 
-  while (pc < code.size()) {
-    const Instruction& in = code[pc++];
+  Instruction in{};
+  while (Pull(in)) {
     switch (in.kind) {
       case Kind::kConstant: {
         if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
-        const Instruction& mem = next(in, Kind::kMemory, in.name);
+        const Instruction& mem = next(mem_line, in, Kind::kMemory, in.name);
         OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
         TensorId t = trace_.ops[op].first_output;
         trace_.program.push_back({StepKind::kPin, t, in.line});
@@ -405,8 +444,8 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         std::vector<int64_t> sizes, aliases;
         for (const std::string& r : in.results) {
           if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
-          const Instruction& mem = next(in, Kind::kMemory, r);
-          const Instruction& alias = next(in, Kind::kAlias, r);
+          const Instruction& mem = next(mem_line, in, Kind::kMemory, r);
+          const Instruction& alias = next(alias_line, in, Kind::kAlias, r);
           if (alias.number < -1 || alias.number >= static_cast<int64_t>(args.size()))
             Fail(alias.line, fmt::format("ALIAS of {} is {}, but {} has {} arguments", Echo(r),
                                          alias.number, Echo(in.name), args.size()));
@@ -459,7 +498,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
 
   // Every name still referenced is rematerialized if needed and pinned, in the
   // order in which the names first appeared (simrd iterates its dict).
-  int end_line = code.empty() ? 0 : code.back().line;
+  int end_line = line_;
   for (const std::string& name : name_order_) {
     TensorId t = names_.at(name);
     if (tensor_refs_[t] > 0) trace_.program.push_back({StepKind::kPin, t, end_line});
