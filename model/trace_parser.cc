@@ -10,9 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "model/echo.h"
 #include "model/error.h"
@@ -26,25 +27,22 @@ const Tensor& Trace::tensor_named(const std::string& name) const {
 }
 
 void BuildStorageAdjacency(Trace& trace) {
+  // One storage at a time: its raw edges into `raw`, then each neighbour once
+  // with its smallest key, sorted by key.
   size_t ns = trace.storages.size();
-  std::vector<std::vector<StorageEdge>> kids(ns), pars(ns);
-  for (size_t s = 0; s < ns; ++s) {
-    for (TensorId t : trace.storages[s].tensors) {
-      for (TensorId c : trace.tensors[t].children) kids[s].push_back({c, trace.tensors[c].storage});
-      for (TensorId p : trace.op_of(t).args) pars[s].push_back({t, trace.tensors[p].storage});
-    }
-  }
-  auto pack = [&](std::vector<std::vector<StorageEdge>>& lists, StorageAdjacency& out) {
+  std::vector<TensorId> best(ns, -1);
+  std::vector<StorageEdge> raw;
+  auto pack = [&](StorageAdjacency& out, auto gather) {
     out.offset.assign(ns + 1, 0);
     out.edges.clear();
-    std::vector<TensorId> best(ns, -1);
     for (size_t s = 0; s < ns; ++s) {
       out.offset[s] = static_cast<int32_t>(out.edges.size());
-      std::vector<StorageEdge>& l = lists[s];
-      for (const StorageEdge& e : l)
+      raw.clear();
+      for (TensorId t : trace.storages[s].tensors) gather(t, raw);
+      for (const StorageEdge& e : raw)
         if (e.storage != static_cast<StorageId>(s) && (best[e.storage] < 0 || e.key < best[e.storage]))
           best[e.storage] = e.key;
-      for (const StorageEdge& e : l)
+      for (const StorageEdge& e : raw)
         if (best[e.storage] >= 0) {
           out.edges.push_back({best[e.storage], e.storage});
           best[e.storage] = -1;
@@ -53,9 +51,16 @@ void BuildStorageAdjacency(Trace& trace) {
                 [](const StorageEdge& a, const StorageEdge& b) { return a.key < b.key; });
     }
     out.offset[ns] = static_cast<int32_t>(out.edges.size());
+    out.edges.shrink_to_fit();
   };
-  pack(kids, trace.storage_children);
-  pack(pars, trace.storage_parents);
+  // Children of a storage: the storages of its tensors' children (key: the child).
+  pack(trace.storage_children, [&](TensorId t, std::vector<StorageEdge>& raw) {
+    for (TensorId c : trace.tensors[t].children) raw.push_back({c, trace.tensors[c].storage});
+  });
+  // Parents: the storages of its tensors' arguments (key: its own tensor).
+  pack(trace.storage_parents, [&](TensorId t, std::vector<StorageEdge>& raw) {
+    for (TensorId p : trace.op_of(t).args) raw.push_back({t, trace.tensors[p].storage});
+  });
 }
 
 namespace {
@@ -89,6 +94,60 @@ const char* KindName(Kind k) {
   }
   return "?";
 }
+
+// Every name the trace has used, each stored once (its characters in blocks
+// that never move): the tensor it is bound to (simrd's tensor_map), the
+// order in which names were first bound, and whether a tensor was created
+// with the name. One entry serves both questions, which keeps the parser's
+// own memory small next to the trace it builds.
+class NameTable {
+ public:
+  struct Entry {
+    TensorId bound = -1;  // -1: never bound
+    bool tensor = false;  // a tensor was created with this name
+  };
+
+  // The tensor `name` is bound to, or -1.
+  TensorId Bound(std::string_view name) const {
+    auto it = map_.find(name);
+    return it == map_.end() ? -1 : it->second.bound;
+  }
+  // The entry of `name`, created if the name is new.
+  Entry& Add(std::string_view name) {
+    auto it = map_.find(name);
+    if (it == map_.end()) it = map_.emplace(Store(name), Entry{}).first;
+    return it->second;
+  }
+  void Bind(std::string_view name, TensorId t) {
+    auto it = map_.find(name);
+    if (it == map_.end()) it = map_.emplace(Store(name), Entry{}).first;
+    if (it->second.bound < 0) order_.push_back(&*it);
+    it->second.bound = t;
+  }
+  // Calls f(tensor) for every bound name, in the order of first binding.
+  template <class F>
+  void ForEachBound(F f) const {
+    for (const auto* e : order_) f(e->second.bound);
+  }
+
+ private:
+  std::string_view Store(std::string_view name) {
+    constexpr size_t kBlock = 1 << 16;
+    if (name.size() > kBlock - used_ || blocks_.empty()) {
+      blocks_.push_back(std::make_unique<char[]>(std::max(kBlock, name.size())));
+      used_ = 0;
+    }
+    char* at = blocks_.back().get() + used_;
+    std::copy(name.begin(), name.end(), at);
+    used_ += name.size();
+    return {at, name.size()};
+  }
+
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t used_ = 0;  // characters used in the last block
+  std::unordered_map<std::string_view, Entry> map_;
+  std::vector<const std::pair<const std::string_view, Entry>*> order_;
+};
 
 class Parser {
  public:
@@ -129,9 +188,7 @@ class Parser {
   std::string text_;  // the current line
   int line_ = 0;      // its number; after the end, the number of lines
   Trace trace_;
-  std::unordered_map<std::string, TensorId> names_;  // simrd's tensor_map
-  std::vector<std::string> name_order_;              // its keys in insertion order
-  std::unordered_set<std::string> tensor_names_;     // every tensor name ever created
+  NameTable names_;
   std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
   std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
   int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
@@ -292,23 +349,27 @@ Trace Parser::Parse(std::istream& in) {
   } catch (LineError& e) {
     throw std::move(e.error);
   }
+  // The parser's own tables go before the trace takes its final size: the
+  // vectors lose their spare capacity (one copy at a time), then the
+  // adjacency is built.
+  names_ = NameTable();
+  tensor_refs_ = {};
+  storage_refs_ = {};
+  trace_.ops.shrink_to_fit();
+  trace_.tensors.shrink_to_fit();
+  trace_.storages.shrink_to_fit();
+  trace_.program.shrink_to_fit();
   BuildStorageAdjacency(trace_);
   return std::move(trace_);
 }
 
 TensorId Parser::Lookup(const std::string& name, int line, const char* role) const {
-  auto it = names_.find(name);
-  if (it == names_.end()) Fail(line, fmt::format("{} '{}' is not defined", role, Echo(name)));
-  return it->second;
+  TensorId t = names_.Bound(name);
+  if (t < 0) Fail(line, fmt::format("{} '{}' is not defined", role, Echo(name)));
+  return t;
 }
 
-void Parser::Bind(const std::string& name, TensorId t) {
-  auto [it, inserted] = names_.emplace(name, t);
-  if (inserted)
-    name_order_.push_back(name);
-  else
-    it->second = t;
-}
+void Parser::Bind(const std::string& name, TensorId t) { names_.Bind(name, t); }
 
 // simrd's runtime asserts ref_ext > 0 on get and release; the counts do not
 // depend on the budget, so such a trace is rejected here, with its line.
@@ -359,8 +420,10 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   op.is_constant = constant;
   op.line = line;
   for (size_t i = 0; i < names.size(); ++i) {
-    if (!tensor_names_.insert(names[i]).second)
+    NameTable::Entry& entry = names_.Add(names[i]);
+    if (entry.tensor)
       Fail(line, fmt::format("tensor name '{}' is defined twice", Echo(names[i])));
+    entry.tensor = true;
     TensorId tid = static_cast<TensorId>(trace_.tensors.size());
     Tensor t;
     t.name = names[i];
@@ -417,7 +480,7 @@ void Parser::Build() {
   while (Pull(in)) {
     switch (in.kind) {
       case Kind::kConstant: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
+        if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
         const Instruction& mem = next(mem_line, in, Kind::kMemory, in.name);
         OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
         TensorId t = trace_.ops[op].first_output;
@@ -426,15 +489,15 @@ void Parser::Build() {
         break;
       }
       case Kind::kCopy: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("COPY destination '{}' is already defined", Echo(in.name)));
+        if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("COPY destination '{}' is already defined", Echo(in.name)));
         TensorId t = Lookup(in.src, in.line, "COPY source");
         Get(t, in.line, "COPY");
         Bind(in.name, t);
         break;
       }
       case Kind::kRelease: {
-        auto it = names_.find(in.name);
-        if (it != names_.end()) Release(it->second, in.line, "RELEASE");  // unknown names are ignored
+        TensorId t = names_.Bound(in.name);
+        if (t >= 0) Release(t, in.line, "RELEASE");  // unknown names are ignored
         break;
       }
       case Kind::kCall: {
@@ -443,7 +506,7 @@ void Parser::Build() {
         for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
         std::vector<int64_t> sizes, aliases;
         for (const std::string& r : in.results) {
-          if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
+          if (names_.Bound(r) >= 0) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
           const Instruction& mem = next(mem_line, in, Kind::kMemory, r);
           const Instruction& alias = next(alias_line, in, Kind::kAlias, r);
           if (alias.number < -1 || alias.number >= static_cast<int64_t>(args.size()))
@@ -473,7 +536,7 @@ void Parser::Build() {
         OpId op = MakeOp(in.name, in.number, args, sizes, aliases, names, false, in.line);
         for (size_t i = 0; i < in.mutate.size(); ++i) {
           const std::string& arg_name = in.args[in.mutate[i]];
-          TensorId old = names_.at(arg_name);
+          TensorId old = names_.Bound(arg_name);
           Bind(arg_name, trace_.ops[op].first_output + static_cast<TensorId>(i));
           Release(old, in.line, "MUTATE");
         }
@@ -484,7 +547,7 @@ void Parser::Build() {
       case Kind::kCopyFrom: {
         TensorId old = Lookup(in.name, in.line, "COPY_FROM destination");
         TensorId src = Lookup(in.src, in.line, "COPY_FROM source");
-        names_[in.name] = src;
+        names_.Bind(in.name, src);  // bound already (Lookup above)
         Release(old, in.line, "COPY_FROM");
         Get(src, in.line, "COPY_FROM");
         break;
@@ -499,10 +562,9 @@ void Parser::Build() {
   // Every name still referenced is rematerialized if needed and pinned, in the
   // order in which the names first appeared (simrd iterates its dict).
   int end_line = line_;
-  for (const std::string& name : name_order_) {
-    TensorId t = names_.at(name);
+  names_.ForEachBound([&](TensorId t) {
     if (tensor_refs_[t] > 0) trace_.program.push_back({StepKind::kPin, t, end_line});
-  }
+  });
 }
 
 }  // namespace
