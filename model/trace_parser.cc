@@ -67,6 +67,25 @@ namespace {
 
 using nlohmann::json;
 
+// Every tensor's children in one buffer: for each operator in creation order,
+// each argument occurrence gets the operator's outputs in order.
+void BuildChildren(Trace& trace) {
+  size_t nt = trace.tensors.size();
+  std::vector<int64_t> start(nt + 1, 0);
+  for (const Operator& op : trace.ops)
+    for (TensorId a : op.args) start[a + 1] += op.num_outputs;
+  for (size_t t = 0; t < nt; ++t) start[t + 1] += start[t];
+  auto lists = std::make_shared<std::vector<TensorId>>(static_cast<size_t>(start[nt]));
+  std::vector<int64_t> next(start.begin(), start.end() - 1);
+  for (const Operator& op : trace.ops)
+    for (TensorId a : op.args)
+      for (int32_t i = 0; i < op.num_outputs; ++i) (*lists)[next[a]++] = op.first_output + i;
+  for (size_t t = 0; t < nt; ++t)
+    trace.tensors[t].children =
+        TensorList(lists->data() + start[t], static_cast<int32_t>(start[t + 1] - start[t]));
+  trace.tensor_lists = std::move(lists);
+}
+
 enum class Kind { kConstant, kMemory, kCopy, kRelease, kCall, kMutate, kAnnotate, kCopyFrom, kAlias };
 
 // One decoded line. Only the fields of its kind are set.
@@ -359,6 +378,7 @@ Trace Parser::Parse(std::istream& in) {
   trace_.tensors.shrink_to_fit();
   trace_.storages.shrink_to_fit();
   trace_.program.shrink_to_fit();
+  BuildChildren(trace_);
   BuildStorageAdjacency(trace_);
   return std::move(trace_);
 }
@@ -452,9 +472,6 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
     tensor_refs_.push_back(1);
     trace_.tensors.push_back(std::move(t));
   }
-  for (TensorId a : args)
-    for (int32_t i = 0; i < op.num_outputs; ++i)
-      trace_.tensors[a].children.push_back(op.first_output + i);
   trace_.ops.push_back(std::move(op));
   trace_.program.push_back({StepKind::kCompute, id, line});
   return id;
