@@ -132,14 +132,9 @@ class NameTable {
     return it == map_.end() ? -1 : it->second.bound;
   }
   // The entry of `name`, created if the name is new.
-  Entry& Add(std::string_view name) {
-    auto it = map_.find(name);
-    if (it == map_.end()) it = map_.emplace(Store(name), Entry{}).first;
-    return it->second;
-  }
+  Entry& Add(std::string_view name) { return Slot(name)->second; }
   void Bind(std::string_view name, TensorId t) {
-    auto it = map_.find(name);
-    if (it == map_.end()) it = map_.emplace(Store(name), Entry{}).first;
+    auto it = Slot(name);
     if (it->second.bound < 0) order_.push_back(&*it);
     it->second.bound = t;
   }
@@ -150,22 +145,31 @@ class NameTable {
   }
 
  private:
+  using Map = std::unordered_map<std::string_view, Entry>;
+  Map::iterator Slot(std::string_view name) {
+    auto it = map_.find(name);
+    return it != map_.end() ? it : map_.emplace(Store(name), Entry{}).first;
+  }
   std::string_view Store(std::string_view name) {
     constexpr size_t kBlock = 1 << 16;
-    if (name.size() > kBlock - used_ || blocks_.empty()) {
-      blocks_.push_back(std::make_unique<char[]>(std::max(kBlock, name.size())));
-      used_ = 0;
+    if (name.size() > left_) {  // a new block; a longer name gets one of its own size
+      size_t size = std::max(kBlock, name.size());
+      blocks_.push_back(std::make_unique<char[]>(size));
+      next_ = blocks_.back().get();
+      left_ = size;
     }
-    char* at = blocks_.back().get() + used_;
+    char* at = next_;
     std::copy(name.begin(), name.end(), at);
-    used_ += name.size();
+    next_ += name.size();
+    left_ -= name.size();
     return {at, name.size()};
   }
 
   std::vector<std::unique_ptr<char[]>> blocks_;
-  size_t used_ = 0;  // characters used in the last block
-  std::unordered_map<std::string_view, Entry> map_;
-  std::vector<const std::pair<const std::string_view, Entry>*> order_;
+  char* next_ = nullptr;  // the free characters of the last block
+  size_t left_ = 0;
+  Map map_;
+  std::vector<const Map::value_type*> order_;
 };
 
 class Parser {
