@@ -4,9 +4,10 @@
 #     median of RUNS interleaved runs, CPU seconds (user + system);
 #  2. the slow cases near the limit, dtrcheck only, against their goals;
 #  3. growth on generated traces of about 10^4, 10^5, 10^6 operators at
-#     ratios 0.5 and 0.2: CPU seconds, microseconds per operator, the growth
-#     exponent against the previous size, peak RSS. A run is stopped after
-#     GROWTH_LIMIT CPU seconds (then printed as ">limit").
+#     ratios 0.5 and 0.2 (bench/growth.sh, needs build/bench_scale): parse
+#     time and memory, run CPU time, time per computation and per heuristic
+#     evaluation, the growth exponent, peak RSS. A run is stopped after
+#     GROWTH_LIMIT CPU seconds.
 #
 #   bench/speed.sh                      # dtrcheck only
 #   SIMRD=/tmp/simrd-src/simrd bench/speed.sh
@@ -105,42 +106,10 @@ if [[ " $sections " == *" slow "* ]]; then
 fi
 
 if [[ " $sections " == *" growth "* ]]; then
-  limit=${GROWTH_LIMIT:-600}
+  # bench/growth.sh: parse, baseline and run measured apart in one process
+  # (bench_scale), with time per computation and per heuristic evaluation.
   echo
-  echo "== growth on generated traces, DTR on RuntimeV2EagerOptimized, one run each, stopped after ${limit} CPU s =="
-  echo "load before: $(uptime | sed 's/.*load average: //')"
-  printf "%-8s %6s %9s %8s %10s %9s %9s %9s %8s\n" trace ratio operators result cpu_s us/op exponent rss_mb evals
-  for gen in chain resnet rnn; do
-    for ratio in 0.5 0.2; do
-      prev_n=""
-      prev_t=""
-      for e in ${GROWTH_SIZES:-4 5 6}; do
-        n=$((10 ** e))
-        case $gen in  # operators per unit: chain 2 per layer, resnet 8 per block, rnn 6 per step
-          chain) args="--layers $((n / 2))" ;;
-          resnet) args="--blocks $((n / 8))" ;;
-          rnn) args="--steps $((n / 6))" ;;
-        esac
-        "$dtrcheck" gen $gen $args -o "$tmp/gen.log"
-        ops=$("$dtrcheck" info "$tmp/gen.log" | awk '/operators/ { print $2; exit }')
-        r=$(cpu_of prlimit --cpu="$limit" "$dtrcheck" replay "$tmp/gen.log" --ratio $ratio --json)
-        read -r t rss status <<<"$r"
-        if [ "$status" = 0 ]; then
-          result=$(grep -o '"result":"[a-z-]*"' "$tmp/out" | cut -d: -f2 | tr -d '"')
-          evals=$(grep -o '"heuristic_evals":[0-9]*' "$tmp/out" | cut -d: -f2)
-          exponent="-"
-          [ -n "$prev_t" ] && exponent=$(awk -v a="$prev_t" -v b="$t" -v m="$prev_n" -v n="$ops" \
-            'BEGIN { if (a > 0.05) printf "%.2f", log(b / a) / log(n / m); else print "-" }')
-          printf "%-8s %6s %9s %8s %10s %9.2f %9s %9s %8s\n" $gen $ratio "$ops" "$result" "$t" \
-            "$(awk -v t="$t" -v n="$ops" 'BEGIN { print t * 1e6 / n }')" "$exponent" "$rss" "$evals"
-          prev_n=$ops
-          prev_t=$t
-        else
-          printf "%-8s %6s %9s %8s %10s %9s %9s %9s %8s\n" $gen $ratio "$ops" stopped ">$limit" - - "$rss" -
-          break  # larger sizes would only be stopped too
-        fi
-      done
-    done
-  done
-  echo "load after: $(uptime | sed 's/.*load average: //')"
+  echo "== growth on generated traces (bench/growth.sh) =="
+  DTRCHECK="$dtrcheck" BENCH_SCALE="${BENCH_SCALE:-$(dirname "$dtrcheck")/bench_scale}" \
+    LIMIT="${GROWTH_LIMIT:-600}" SIZES="${GROWTH_SIZES:-4 5 6}" "$here/growth.sh"
 fi

@@ -53,7 +53,7 @@ int RunGenChain(const GenFlags<ChainOptions>& f) {
 
 void AddGenResNetFlags(CLI::App* cmd, GenFlags<ResNetOptions>& f) {
   ResNetOptions& o = f.options;
-  AddCount(cmd, "--blocks", o.blocks, "residual blocks", 1, 100000);
+  AddCount(cmd, "--blocks", o.blocks, "residual blocks", 1, 1000000);
   AddCount(cmd, "--stages", o.stages,
            "stages (at most --blocks); each after the first halves the sizes", 1, 30);
   AddCount(cmd, "--size", o.size, "bytes of a block's input and output in the first stage", 1,

@@ -9,7 +9,10 @@
 // as a kCompute step, in id order.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,27 @@ namespace dtr {
 using OpId = int32_t;
 using TensorId = int32_t;
 using StorageId = int32_t;
+
+// A list of tensor ids inside a buffer that the trace owns and shares with
+// its copies (Trace::tensor_lists): reads like a const std::vector<TensorId>,
+// in 16 bytes and without an allocation of its own.
+class TensorList {
+ public:
+  TensorList() = default;
+  TensorList(const TensorId* data, int32_t size) : data_(data), size_(size) {}
+  const TensorId* begin() const { return data_; }
+  const TensorId* end() const { return data_ + size_; }
+  size_t size() const { return static_cast<size_t>(size_); }
+  bool empty() const { return size_ == 0; }
+  TensorId operator[](size_t i) const { return data_[i]; }
+  friend bool operator==(const TensorList& a, const std::vector<TensorId>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  const TensorId* data_ = nullptr;
+  int32_t size_ = 0;
+};
 
 struct Operator {
   std::string name;        // simrd's unique name "NAME/ID", ID counting all operators from 0
@@ -35,14 +59,14 @@ struct Tensor {
   OpId op = 0;
   int32_t index = 0;  // output index within the operator
   StorageId storage = 0;
+  bool is_alias = false;  // (here, next to the 32-bit fields: no padding of its own)
   int64_t size = 0;  // the operator's size for this output; 0 for an alias
-  bool is_alias = false;
   // simrd's Storage.compute right after this tensor joined its storage: the
   // sum of compute over the distinct operators of the storage's tensors so far.
   int64_t storage_compute_after = 0;
   // Outputs of later operators taking this tensor, one entry per argument
   // occurrence, in creation order (simrd's Tensor.children).
-  std::vector<TensorId> children;
+  TensorList children;
 };
 
 struct Storage {
@@ -86,6 +110,9 @@ struct Trace {
   std::vector<Tensor> tensors;
   std::vector<Storage> storages;
   std::vector<Step> program;
+  // The entries of every tensor's `children`, one after another; shared by
+  // copies of the trace, never changed after parsing.
+  std::shared_ptr<const std::vector<TensorId>> tensor_lists;
   // Derived from the above by BuildStorageAdjacency(): children of a storage
   // are the storages of its tensors' children (key: the child tensor);
   // parents are the storages of its tensors' arguments (key: its own tensor).

@@ -10,9 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "model/echo.h"
 #include "model/error.h"
@@ -26,25 +27,22 @@ const Tensor& Trace::tensor_named(const std::string& name) const {
 }
 
 void BuildStorageAdjacency(Trace& trace) {
+  // One storage at a time: its raw edges into `raw`, then each neighbour once
+  // with its smallest key, sorted by key.
   size_t ns = trace.storages.size();
-  std::vector<std::vector<StorageEdge>> kids(ns), pars(ns);
-  for (size_t s = 0; s < ns; ++s) {
-    for (TensorId t : trace.storages[s].tensors) {
-      for (TensorId c : trace.tensors[t].children) kids[s].push_back({c, trace.tensors[c].storage});
-      for (TensorId p : trace.op_of(t).args) pars[s].push_back({t, trace.tensors[p].storage});
-    }
-  }
-  auto pack = [&](std::vector<std::vector<StorageEdge>>& lists, StorageAdjacency& out) {
+  std::vector<TensorId> best(ns, -1);
+  std::vector<StorageEdge> raw;
+  auto pack = [&](StorageAdjacency& out, auto gather) {
     out.offset.assign(ns + 1, 0);
     out.edges.clear();
-    std::vector<TensorId> best(ns, -1);
     for (size_t s = 0; s < ns; ++s) {
       out.offset[s] = static_cast<int32_t>(out.edges.size());
-      std::vector<StorageEdge>& l = lists[s];
-      for (const StorageEdge& e : l)
+      raw.clear();
+      for (TensorId t : trace.storages[s].tensors) gather(t, raw);
+      for (const StorageEdge& e : raw)
         if (e.storage != static_cast<StorageId>(s) && (best[e.storage] < 0 || e.key < best[e.storage]))
           best[e.storage] = e.key;
-      for (const StorageEdge& e : l)
+      for (const StorageEdge& e : raw)
         if (best[e.storage] >= 0) {
           out.edges.push_back({best[e.storage], e.storage});
           best[e.storage] = -1;
@@ -53,14 +51,40 @@ void BuildStorageAdjacency(Trace& trace) {
                 [](const StorageEdge& a, const StorageEdge& b) { return a.key < b.key; });
     }
     out.offset[ns] = static_cast<int32_t>(out.edges.size());
+    out.edges.shrink_to_fit();
   };
-  pack(kids, trace.storage_children);
-  pack(pars, trace.storage_parents);
+  // Children of a storage: the storages of its tensors' children (key: the child).
+  pack(trace.storage_children, [&](TensorId t, std::vector<StorageEdge>& raw) {
+    for (TensorId c : trace.tensors[t].children) raw.push_back({c, trace.tensors[c].storage});
+  });
+  // Parents: the storages of its tensors' arguments (key: its own tensor).
+  pack(trace.storage_parents, [&](TensorId t, std::vector<StorageEdge>& raw) {
+    for (TensorId p : trace.op_of(t).args) raw.push_back({t, trace.tensors[p].storage});
+  });
 }
 
 namespace {
 
 using nlohmann::json;
+
+// Every tensor's children in one buffer: for each operator in creation order,
+// each argument occurrence gets the operator's outputs in order.
+void BuildChildren(Trace& trace) {
+  size_t nt = trace.tensors.size();
+  std::vector<int64_t> start(nt + 1, 0);
+  for (const Operator& op : trace.ops)
+    for (TensorId a : op.args) start[a + 1] += op.num_outputs;
+  for (size_t t = 0; t < nt; ++t) start[t + 1] += start[t];
+  auto lists = std::make_shared<std::vector<TensorId>>(static_cast<size_t>(start[nt]));
+  std::vector<int64_t> next(start.begin(), start.end() - 1);
+  for (const Operator& op : trace.ops)
+    for (TensorId a : op.args)
+      for (int32_t i = 0; i < op.num_outputs; ++i) (*lists)[next[a]++] = op.first_output + i;
+  for (size_t t = 0; t < nt; ++t)
+    trace.tensors[t].children =
+        TensorList(lists->data() + start[t], static_cast<int32_t>(start[t + 1] - start[t]));
+  trace.tensor_lists = std::move(lists);
+}
 
 enum class Kind { kConstant, kMemory, kCopy, kRelease, kCall, kMutate, kAnnotate, kCopyFrom, kAlias };
 
@@ -90,6 +114,64 @@ const char* KindName(Kind k) {
   return "?";
 }
 
+// Every name the trace has used, each stored once (its characters in blocks
+// that never move): the tensor it is bound to (simrd's tensor_map), the
+// order in which names were first bound, and whether a tensor was created
+// with the name. One entry serves both questions, which keeps the parser's
+// own memory small next to the trace it builds.
+class NameTable {
+ public:
+  struct Entry {
+    TensorId bound = -1;  // -1: never bound
+    bool tensor = false;  // a tensor was created with this name
+  };
+
+  // The tensor `name` is bound to, or -1.
+  TensorId Bound(std::string_view name) const {
+    auto it = map_.find(name);
+    return it == map_.end() ? -1 : it->second.bound;
+  }
+  // The entry of `name`, created if the name is new.
+  Entry& Add(std::string_view name) { return Slot(name)->second; }
+  void Bind(std::string_view name, TensorId t) {
+    auto it = Slot(name);
+    if (it->second.bound < 0) order_.push_back(&*it);
+    it->second.bound = t;
+  }
+  // Calls f(tensor) for every bound name, in the order of first binding.
+  template <class F>
+  void ForEachBound(F f) const {
+    for (const auto* e : order_) f(e->second.bound);
+  }
+
+ private:
+  using Map = std::unordered_map<std::string_view, Entry>;
+  Map::iterator Slot(std::string_view name) {
+    auto it = map_.find(name);
+    return it != map_.end() ? it : map_.emplace(Store(name), Entry{}).first;
+  }
+  std::string_view Store(std::string_view name) {
+    constexpr size_t kBlock = 1 << 16;
+    if (name.size() > left_) {  // a new block; a longer name gets one of its own size
+      size_t size = std::max(kBlock, name.size());
+      blocks_.push_back(std::make_unique<char[]>(size));
+      next_ = blocks_.back().get();
+      left_ = size;
+    }
+    char* at = next_;
+    std::copy(name.begin(), name.end(), at);
+    next_ += name.size();
+    left_ -= name.size();
+    return {at, name.size()};
+  }
+
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;  // the free characters of the last block
+  size_t left_ = 0;
+  Map map_;
+  std::vector<const Map::value_type*> order_;
+};
+
 class Parser {
  public:
   explicit Parser(std::string source) { trace_.source = std::move(source); }
@@ -97,6 +179,15 @@ class Parser {
   Trace Parse(std::istream& in);
 
  private:
+  // A malformed line or a read error: it wins over any error of the replay
+  // program, which simrd would only meet after decoding every line.
+  struct LineError {
+    InputError error;
+  };
+
+  bool ReadLine();                 // the next line into text_; false at the end; LineError on a read error
+  bool Pull(Instruction& out);     // ReadLine() and Decode(); LineError for a malformed line
+
   [[noreturn]] void Fail(int line, const std::string& message) const {
     throw InputError(fmt::format("{}:{}: {}", trace_.source, line, message));
   }
@@ -107,7 +198,7 @@ class Parser {
   int64_t IntegerField(const json& j, const char* key, int line) const;
   std::vector<std::string> StringList(const json& j, const char* key, int line) const;
 
-  void Build(const std::vector<Instruction>& code, size_t start);
+  void Build();
   TensorId Lookup(const std::string& name, int line, const char* role) const;
   OpId MakeOp(const std::string& base, int64_t compute, const std::vector<TensorId>& args,
               const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
@@ -116,10 +207,11 @@ class Parser {
   void Get(TensorId t, int line, const std::string& what);
   void Release(TensorId t, int line, const std::string& what);
 
+  std::istream* in_ = nullptr;
+  std::string text_;  // the current line
+  int line_ = 0;      // its number; after the end, the number of lines
   Trace trace_;
-  std::unordered_map<std::string, TensorId> names_;  // simrd's tensor_map
-  std::vector<std::string> name_order_;              // its keys in insertion order
-  std::unordered_set<std::string> tensor_names_;     // every tensor name ever created
+  NameTable names_;
   std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
   std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
   int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
@@ -233,44 +325,75 @@ Instruction Parser::Decode(const std::string& text, int line) const {
   return in;
 }
 
-Trace Parser::Parse(std::istream& in) {
-  // Like simrd, every line is decoded before replay starts, so an error
-  // before START is still an error.
-  std::vector<Instruction> code;
-  std::string text;
-  int line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
-      text.pop_back();
-    code.push_back(Decode(text, line));
+bool Parser::ReadLine() {
+  if (!std::getline(*in_, text_)) {
+    if (in_->bad()) throw LineError{InputError(SystemErrorMessage(trace_.source, "read error"))};
+    return false;
   }
-  if (in.bad()) throw InputError(SystemErrorMessage(trace_.source, "read error"));
-  if (line == 0) throw InputError(fmt::format("{}: empty trace", trace_.source));
-  size_t start = 0;
-  while (start < code.size() &&
-         !(code[start].kind == Kind::kAnnotate && code[start].name == "START"))
-    ++start;
-  if (start == code.size())
-    throw InputError(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line));
-  Build(code, start + 1);
+  ++line_;
+  while (!text_.empty() && (text_.back() == '\r' || text_.back() == ' ' || text_.back() == '\t'))
+    text_.pop_back();
+  return true;
+}
+
+bool Parser::Pull(Instruction& out) {
+  if (!ReadLine()) return false;
+  try {
+    out = Decode(text_, line_);
+  } catch (InputError& e) {
+    throw LineError{std::move(e)};
+  }
+  return true;
+}
+
+Trace Parser::Parse(std::istream& in) {
+  // The trace is read one line at a time and never held whole. Like simrd,
+  // every line is decoded before replay starts, so an error before START is
+  // still an error, and a malformed line anywhere is reported rather than an
+  // earlier problem of the replay program: after a program error the rest of
+  // the lines are still decoded, and the program error is reported only if
+  // they all decode.
+  in_ = &in;
+  try {
+    Instruction ins{};
+    bool started = false;
+    while (!started && Pull(ins)) started = ins.kind == Kind::kAnnotate && ins.name == "START";
+    if (line_ == 0) throw InputError(fmt::format("{}: empty trace", trace_.source));
+    if (!started)
+      throw InputError(fmt::format("{}:{}: no START annotation in the trace", trace_.source, line_));
+    try {
+      Build();
+    } catch (const InputError&) {
+      Instruction rest{};
+      while (Pull(rest)) {
+      }
+      throw;
+    }
+  } catch (LineError& e) {
+    throw std::move(e.error);
+  }
+  // The parser's own tables go before the trace takes its final size: the
+  // vectors lose their spare capacity (one copy at a time), then the
+  // adjacency is built.
+  names_ = NameTable();
+  tensor_refs_ = {};
+  storage_refs_ = {};
+  trace_.ops.shrink_to_fit();
+  trace_.tensors.shrink_to_fit();
+  trace_.storages.shrink_to_fit();
+  trace_.program.shrink_to_fit();
+  BuildChildren(trace_);
   BuildStorageAdjacency(trace_);
   return std::move(trace_);
 }
 
 TensorId Parser::Lookup(const std::string& name, int line, const char* role) const {
-  auto it = names_.find(name);
-  if (it == names_.end()) Fail(line, fmt::format("{} '{}' is not defined", role, Echo(name)));
-  return it->second;
+  TensorId t = names_.Bound(name);
+  if (t < 0) Fail(line, fmt::format("{} '{}' is not defined", role, Echo(name)));
+  return t;
 }
 
-void Parser::Bind(const std::string& name, TensorId t) {
-  auto [it, inserted] = names_.emplace(name, t);
-  if (inserted)
-    name_order_.push_back(name);
-  else
-    it->second = t;
-}
+void Parser::Bind(const std::string& name, TensorId t) { names_.Bind(name, t); }
 
 // simrd's runtime asserts ref_ext > 0 on get and release; the counts do not
 // depend on the budget, so such a trace is rejected here, with its line.
@@ -321,8 +444,10 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   op.is_constant = constant;
   op.line = line;
   for (size_t i = 0; i < names.size(); ++i) {
-    if (!tensor_names_.insert(names[i]).second)
+    NameTable::Entry& entry = names_.Add(names[i]);
+    if (entry.tensor)
       Fail(line, fmt::format("tensor name '{}' is defined twice", Echo(names[i])));
+    entry.tensor = true;
     TensorId tid = static_cast<TensorId>(trace_.tensors.size());
     Tensor t;
     t.name = names[i];
@@ -351,35 +476,33 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
     tensor_refs_.push_back(1);
     trace_.tensors.push_back(std::move(t));
   }
-  for (TensorId a : args)
-    for (int32_t i = 0; i < op.num_outputs; ++i)
-      trace_.tensors[a].children.push_back(op.first_output + i);
   trace_.ops.push_back(std::move(op));
   trace_.program.push_back({StepKind::kCompute, id, line});
   return id;
 }
 
-void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
-  auto next = [&](const Instruction& owner, Kind want, const std::string& result) -> const Instruction& {
-    if (pc >= code.size())
+void Parser::Build() {
+  Instruction mem_line{}, alias_line{};  // the lines after a CONSTANT or a CALL result
+  auto next = [&](Instruction& line, const Instruction& owner, Kind want,
+                  const std::string& result) -> const Instruction& {
+    if (!Pull(line))
       Fail(owner.line, fmt::format("{} result {} has no {} line (the trace ends)", KindName(owner.kind),
                                    Echo(result), KindName(want)));
-    const Instruction& in = code[pc++];
-    if (in.kind != want)
-      Fail(in.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
-                                KindName(owner.kind), Echo(result), KindName(in.kind)));
-    if (in.name != result)
-      Fail(in.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
-                                Echo(in.name), KindName(owner.kind), Echo(result)));
-    return in;
+    if (line.kind != want)
+      Fail(line.line, fmt::format("expected the {} line of {} result {}, got {}", KindName(want),
+                                KindName(owner.kind), Echo(result), KindName(line.kind)));
+    if (line.name != result)
+      Fail(line.line, fmt::format("{} line names '{}' where {} result '{}' was expected", KindName(want),
+                                Echo(line.name), KindName(owner.kind), Echo(result)));
+    return line;
   };
 
-  while (pc < code.size()) {
-    const Instruction& in = code[pc++];
+  Instruction in{};
+  while (Pull(in)) {
     switch (in.kind) {
       case Kind::kConstant: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
-        const Instruction& mem = next(in, Kind::kMemory, in.name);
+        if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
+        const Instruction& mem = next(mem_line, in, Kind::kMemory, in.name);
         OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
         TensorId t = trace_.ops[op].first_output;
         trace_.program.push_back({StepKind::kPin, t, in.line});
@@ -387,15 +510,15 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         break;
       }
       case Kind::kCopy: {
-        if (names_.count(in.name)) Fail(in.line, fmt::format("COPY destination '{}' is already defined", Echo(in.name)));
+        if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("COPY destination '{}' is already defined", Echo(in.name)));
         TensorId t = Lookup(in.src, in.line, "COPY source");
         Get(t, in.line, "COPY");
         Bind(in.name, t);
         break;
       }
       case Kind::kRelease: {
-        auto it = names_.find(in.name);
-        if (it != names_.end()) Release(it->second, in.line, "RELEASE");  // unknown names are ignored
+        TensorId t = names_.Bound(in.name);
+        if (t >= 0) Release(t, in.line, "RELEASE");  // unknown names are ignored
         break;
       }
       case Kind::kCall: {
@@ -404,9 +527,9 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
         std::vector<int64_t> sizes, aliases;
         for (const std::string& r : in.results) {
-          if (names_.count(r)) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
-          const Instruction& mem = next(in, Kind::kMemory, r);
-          const Instruction& alias = next(in, Kind::kAlias, r);
+          if (names_.Bound(r) >= 0) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
+          const Instruction& mem = next(mem_line, in, Kind::kMemory, r);
+          const Instruction& alias = next(alias_line, in, Kind::kAlias, r);
           if (alias.number < -1 || alias.number >= static_cast<int64_t>(args.size()))
             Fail(alias.line, fmt::format("ALIAS of {} is {}, but {} has {} arguments", Echo(r),
                                          alias.number, Echo(in.name), args.size()));
@@ -434,7 +557,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
         OpId op = MakeOp(in.name, in.number, args, sizes, aliases, names, false, in.line);
         for (size_t i = 0; i < in.mutate.size(); ++i) {
           const std::string& arg_name = in.args[in.mutate[i]];
-          TensorId old = names_.at(arg_name);
+          TensorId old = names_.Bound(arg_name);
           Bind(arg_name, trace_.ops[op].first_output + static_cast<TensorId>(i));
           Release(old, in.line, "MUTATE");
         }
@@ -445,7 +568,7 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
       case Kind::kCopyFrom: {
         TensorId old = Lookup(in.name, in.line, "COPY_FROM destination");
         TensorId src = Lookup(in.src, in.line, "COPY_FROM source");
-        names_[in.name] = src;
+        names_.Bind(in.name, src);  // bound already (Lookup above)
         Release(old, in.line, "COPY_FROM");
         Get(src, in.line, "COPY_FROM");
         break;
@@ -459,11 +582,10 @@ void Parser::Build(const std::vector<Instruction>& code, size_t pc) {
 
   // Every name still referenced is rematerialized if needed and pinned, in the
   // order in which the names first appeared (simrd iterates its dict).
-  int end_line = code.empty() ? 0 : code.back().line;
-  for (const std::string& name : name_order_) {
-    TensorId t = names_.at(name);
+  int end_line = line_;
+  names_.ForEachBound([&](TensorId t) {
     if (tensor_refs_[t] > 0) trace_.program.push_back({StepKind::kPin, t, end_line});
-  }
+  });
 }
 
 }  // namespace
