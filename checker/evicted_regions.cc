@@ -181,25 +181,21 @@ void EvictedRegions::RebuildAll(const Engine& engine, std::span<const StorageId>
 // goes against that order (a storage graph with a cycle), the storage it
 // reaches is queued again and passes on the bases it gained.
 void EvictedRegions::RebuildBatch(const Engine& engine, std::span<const StorageId> bases, bool reverse) {
-  const uint32_t mark = NextStamp();
   const StorageAdjacency& adj = reverse ? *parents_ : *children_;
   const TensorId created = engine.tensors_created();
+  const uint8_t* material = engine.material_flags();
+  // reach_ and pending_ are all zero between batches (see the end).
   reached_.clear();
   // The queue: a bit per storage, set while its new bases await passing on.
   size_t queued = 0, next = reverse ? 0 : queue_.size();  // next: the word to look at
   auto pass_on = [&](StorageId from, uint64_t bits) {
     for (const StorageEdge* e = adj.begin(from); e != adj.end(from) && e->key < created; ++e) {
       const StorageId u = e->storage;
-      if (mark_a_[u] != mark) {
-        mark_a_[u] = mark;
-        reach_[u] = 0;
-        pending_[u] = 0;
-        reached_.push_back(u);
-      }
-      const uint64_t fresh = bits & ~reach_[u];
+      const uint64_t had = reach_[u], fresh = bits & ~had;
       if (fresh == 0) continue;
-      reach_[u] |= fresh;
-      if (engine.material(u)) continue;  // on the frontier: not walked through
+      if (had == 0) reached_.push_back(u);
+      reach_[u] = had | fresh;
+      if (material[u]) continue;  // on the frontier: not walked through
       if (pending_[u] == 0) {
         const size_t w = static_cast<size_t>(u) / 64;
         queue_[w] |= uint64_t{1} << (u % 64);
@@ -233,21 +229,44 @@ void EvictedRegions::RebuildBatch(const Engine& engine, std::span<const StorageI
     r.slot = uint64_t{1} << i;
     r.batch_frontier = true;
     out[i] = &r;
-    if (mark_a_[bases[i]] == mark) reach_[bases[i]] &= ~r.slot;  // never on its own frontier
+    reach_[bases[i]] &= ~r.slot;  // never on its own frontier
   }
+  const size_t n = reached_.size();
+  batch->interior_.resize(n);
+  batch->interior_regions_.resize(n);
+  batch->frontier_.resize(n);
+  batch->frontier_regions_.resize(n);
+  StorageId* interior = batch->interior_.data();
+  StorageId* frontier = batch->frontier_.data();
+  uint64_t* interior_sets = batch->interior_regions_.data();
+  uint64_t* frontier_sets = batch->frontier_regions_.data();
+  size_t in = 0, fr = 0;
   sums_.clear();
-  batch->Reserve(reached_.size());
+  uint64_t run_set = 0;
+  int64_t run_compute = 0;
   for (StorageId u : reached_) {
     const uint64_t set = reach_[u];
-    if (set == 0) continue;
-    const bool material = engine.material(u);
-    batch->Add(u, set, material);
-    if (material) continue;
-    if (!sums_.empty() && sums_.back().first == set)
-      sums_.back().second += engine.storage_compute(u);
-    else
-      sums_.emplace_back(set, engine.storage_compute(u));
+    reach_[u] = 0;
+    if (set == 0) continue;  // a base reached only from itself
+    if (material[u]) {
+      frontier[fr] = u;
+      frontier_sets[fr++] = set;
+      continue;
+    }
+    interior[in] = u;
+    interior_sets[in++] = set;
+    if (set != run_set) {
+      if (run_set != 0) sums_.emplace_back(run_set, run_compute);
+      run_set = set;
+      run_compute = 0;
+    }
+    run_compute += engine.storage_compute(u);
   }
+  if (run_set != 0) sums_.emplace_back(run_set, run_compute);
+  batch->interior_.resize(in);
+  batch->interior_regions_.resize(in);
+  batch->frontier_.resize(fr);
+  batch->frontier_regions_.resize(fr);
   for (const auto& [set, compute] : sums_)
     for (uint64_t bits = set; bits != 0; bits &= bits - 1) out[std::countr_zero(bits)]->compute += compute;
 }
@@ -309,11 +328,6 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
     r.compute += engine.storage_compute(fs);
     if (!fs_in_interior) r.interior.push_back(fs);
   }
-}
-
-void RegionBatch::Reserve(size_t storages) {
-  interior_.reserve(storages);
-  interior_regions_.reserve(storages);
 }
 
 void RegionBatch::Index() const {

@@ -64,11 +64,6 @@ class Engine;
 // shared by the batch's regions and by copies of the engine.
 class RegionBatch {
  public:
-  void Reserve(size_t storages);
-  void Add(StorageId s, uint64_t regions, bool frontier) {
-    (frontier ? frontier_ : interior_).push_back(s);
-    (frontier ? frontier_regions_ : interior_regions_).push_back(regions);
-  }
   // Whether s is in the interior of the regions in `slot`. After the last
   // Add(); the first call indexes the interior (safe from several threads).
   bool Holds(StorageId s, uint64_t slot) const {
@@ -92,6 +87,7 @@ class RegionBatch {
   }
 
  private:
+  friend class EvictedRegions;  // builds it
   static uint32_t Hash(StorageId s) { return static_cast<uint32_t>(s) * 0x9E3779B1u >> 7; }
   void Index() const;
   std::vector<StorageId> interior_, frontier_;
@@ -188,9 +184,9 @@ class EvictedRegions {
   std::vector<uint32_t> mark_a_, mark_b_;
   uint32_t stamp_ = 0;
   std::vector<StorageId> dfs_, diff_;
-  // Scratch of RebuildBatch(): per storage, the bases (bit i: bases[i])
-  // reaching it and those not yet passed on to its neighbours; the storages
-  // reached, the walk's stack and the bases of the next batch.
+  // Scratch of RebuildBatch(), all zero between batches: per storage, the
+  // bases (bit i: bases[i]) reaching it and those not yet passed on to its
+  // neighbours; the storages reached; the bases of a batch and of a flush.
   std::vector<uint64_t> reach_, pending_;
   std::vector<StorageId> reached_, batch_, bases_, remat_;
   std::vector<uint64_t> queue_;  // all zero between walks
