@@ -136,6 +136,7 @@ class Engine {
 
   // --- State --------------------------------------------------------------
   bool material(StorageId s) const { return material_[s]; }
+  const uint8_t* material_flags() const { return material_.data(); }  // indexed by StorageId
   bool pinned(StorageId s) const { return pinned_[s]; }
   int32_t locks(StorageId s) const { return ref_int_[s]; }
   int32_t external_refs(StorageId s) const { return ref_ext_[s]; }

@@ -1,6 +1,7 @@
 #include "checker/evicted_regions.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "checker/engine.h"
@@ -33,6 +34,9 @@ void EvictedRegions::Init(const Trace& trace, bool maintain) {
     fwd_.assign(storages, Region{});
     rev_.assign(storages, Region{});
     stale_.assign(storages, 0);
+    reach_.assign(storages, 0);
+    queue_.assign(storages / 64 + 1, 0);
+    pending_.assign(storages, 0);
   }
   stale_list_.clear();
   mark_a_.assign(storages, 0);
@@ -120,36 +124,163 @@ void EvictedRegions::Rematerialized(const Engine&, std::span<const StorageId> st
 // frontiers. Done here for all computations since the last flush at once:
 // see the header for why that gives simrd's values and rebuilds.
 void EvictedRegions::FlushStale(const Engine& engine) {
-  const size_t rematerialized = stale_list_.size();
-  for (size_t i = 0; i < rematerialized; ++i) {
-    const StorageId us = stale_list_[i];
-    if (!(stale_[us] & kStaleRemat)) continue;
-    Rebuild(engine, fwd_[us], us, false);
-    Rebuild(engine, rev_[us], us, true);
-    for (StorageId x : rev_[us].frontier) MarkStale(x, kStaleForward);  // may grow stale_list_
-    for (StorageId x : fwd_[us].frontier) MarkStale(x, kStaleReverse);
+  remat_.clear();
+  for (StorageId us : stale_list_)
+    if (stale_[us] & kStaleRemat) remat_.push_back(us);
+  RebuildAll(engine, remat_, false);
+  RebuildAll(engine, remat_, true);
+  for (StorageId us : remat_) {  // MarkStale() may grow stale_list_
+    rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
+    fwd_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleReverse); });
   }
-  for (StorageId x : stale_list_) {
-    const uint8_t bits = stale_[x];
-    stale_[x] = 0;
-    if (bits & kStaleRemat) continue;  // both rebuilt above
+  for (const bool reverse : {false, true}) {
+    const uint8_t bit = reverse ? kStaleReverse : kStaleForward;
+    bases_.clear();
     // A pinned storage stays pinned and is never scored, evicted or absorbed
     // from again, so its regions are never read: skip their upkeep.
-    if (engine.pinned(x)) continue;
-    if (bits & kStaleForward) Rebuild(engine, fwd_[x], x, false);
-    if (bits & kStaleReverse) Rebuild(engine, rev_[x], x, true);
+    for (StorageId x : stale_list_)
+      if (!(stale_[x] & kStaleRemat) && (stale_[x] & bit) && !engine.pinned(x)) bases_.push_back(x);
+    RebuildAll(engine, bases_, reverse);
   }
+  for (StorageId x : stale_list_) stale_[x] = 0;
   stale_list_.clear();
+}
+
+// Rebuild() of each base's region, 64 at a time in RebuildBatch(). RuntimeV1
+// edits its lists while banishing: its regions are walked one by one.
+void EvictedRegions::RebuildAll(const Engine& engine, std::span<const StorageId> bases, bool reverse) {
+  const bool batch = engine.runtime() != RuntimeKind::kV1;
+  batch_.clear();
+  auto flush = [&] {
+    if (batch_.size() == 1)
+      Rebuild(engine, reverse ? rev_[batch_[0]] : fwd_[batch_[0]], batch_[0], reverse);
+    else if (!batch_.empty())
+      RebuildBatch(engine, batch_, reverse);
+    batch_.clear();
+  };
+  for (StorageId x : bases) {
+    if (!batch || !engine.material(x)) {
+      Rebuild(engine, reverse ? rev_[x] : fwd_[x], x, reverse);
+      continue;
+    }
+    batch_.push_back(x);
+    if (batch_.size() == 64) flush();
+  }
+  flush();
+}
+
+// Rebuild() for each base at once: one walk from all bases, in which a
+// storage carries the set of bases reaching it through evicted storages. An
+// evicted storage reached from base i is in i's interior, a material one
+// (other than base i itself) on i's frontier: the sets Rebuild() finds, and
+// the same computes.
+//
+// Storages are numbered in creation order, parents before children, so the
+// walk takes the evicted storages in that order (forward; backward in
+// reverse): each passes on all the bases reaching it at once. Where an edge
+// goes against that order (a storage graph with a cycle), the storage it
+// reaches is queued again and passes on the bases it gained.
+void EvictedRegions::RebuildBatch(const Engine& engine, std::span<const StorageId> bases, bool reverse) {
+  const StorageAdjacency& adj = reverse ? *parents_ : *children_;
+  const TensorId created = engine.tensors_created();
+  const uint8_t* material = engine.material_flags();
+  // reach_ and pending_ are all zero between batches (see the end).
+  reached_.clear();
+  // The queue: a bit per storage, set while its new bases await passing on.
+  size_t queued = 0, next = reverse ? 0 : queue_.size();  // next: the word to look at
+  auto pass_on = [&](StorageId from, uint64_t bits) {
+    for (const StorageEdge* e = adj.begin(from); e != adj.end(from) && e->key < created; ++e) {
+      const StorageId u = e->storage;
+      const uint64_t had = reach_[u], fresh = bits & ~had;
+      if (fresh == 0) continue;
+      if (had == 0) reached_.push_back(u);
+      reach_[u] = had | fresh;
+      if (material[u]) continue;  // on the frontier: not walked through
+      if (pending_[u] == 0) {
+        const size_t w = static_cast<size_t>(u) / 64;
+        queue_[w] |= uint64_t{1} << (u % 64);
+        ++queued;
+        next = reverse ? std::max(next, w) : std::min(next, w);
+      }
+      pending_[u] |= fresh;
+    }
+  };
+  for (size_t i = 0; i < bases.size(); ++i) pass_on(bases[i], uint64_t{1} << i);
+  while (queued > 0) {
+    while (queue_[next] == 0) reverse ? --next : ++next;
+    const int bit = reverse ? 63 - std::countl_zero(queue_[next]) : std::countr_zero(queue_[next]);
+    queue_[next] &= ~(uint64_t{1} << bit);
+    --queued;
+    const StorageId v = static_cast<StorageId>(next * 64 + bit);
+    const uint64_t bits = pending_[v];
+    pending_[v] = 0;
+    pass_on(v, bits);
+  }
+  // The regions stay in the batch: storages and their sets of bases. The
+  // interiors' computes are summed per run of storages with one set first
+  // (the storages past the point where the walks merge), then added to each
+  // base of the set.
+  auto batch = std::make_shared<RegionBatch>();
+  Region* out[64];
+  for (size_t i = 0; i < bases.size(); ++i) {
+    Region& r = reverse ? rev_[bases[i]] : fwd_[bases[i]];
+    r.Clear();
+    r.batch = batch;
+    r.slot = uint64_t{1} << i;
+    r.batch_frontier = true;
+    out[i] = &r;
+    reach_[bases[i]] &= ~r.slot;  // never on its own frontier
+  }
+  const size_t n = reached_.size();
+  batch->interior_.resize(n);
+  batch->interior_regions_.resize(n);
+  batch->frontier_.resize(n);
+  batch->frontier_regions_.resize(n);
+  StorageId* interior = batch->interior_.data();
+  StorageId* frontier = batch->frontier_.data();
+  uint64_t* interior_sets = batch->interior_regions_.data();
+  uint64_t* frontier_sets = batch->frontier_regions_.data();
+  size_t in = 0, fr = 0;
+  sums_.clear();
+  uint64_t run_set = 0;
+  int64_t run_compute = 0;
+  for (StorageId u : reached_) {
+    const uint64_t set = reach_[u];
+    reach_[u] = 0;
+    if (set == 0) continue;  // a base reached only from itself
+    if (material[u]) {
+      frontier[fr] = u;
+      frontier_sets[fr++] = set;
+      continue;
+    }
+    interior[in] = u;
+    interior_sets[in++] = set;
+    if (set != run_set) {
+      if (run_set != 0) sums_.emplace_back(run_set, run_compute);
+      run_set = set;
+      run_compute = 0;
+    }
+    run_compute += engine.storage_compute(u);
+  }
+  if (run_set != 0) sums_.emplace_back(run_set, run_compute);
+  batch->interior_.resize(in);
+  batch->interior_regions_.resize(in);
+  batch->frontier_.resize(fr);
+  batch->frontier_regions_.resize(fr);
+  for (const auto& [set, compute] : sums_)
+    for (uint64_t bits = set; bits != 0; bits &= bits - 1) out[std::countr_zero(bits)]->compute += compute;
 }
 
 void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
-  std::vector<StorageId> rev_frontier = rev_[s].frontier;
+  std::vector<StorageId> frontier;
+  rev_[s].ForEachFrontier([&](StorageId x) { frontier.push_back(x); });
   // Pinned storages' regions are never read again (see Rematerialized).
-  for (StorageId ps : rev_frontier)
+  for (StorageId ps : frontier)
     if (!engine.pinned(ps)) Absorb(engine, fwd_[ps], s, false);
-  std::vector<StorageId> fwd_frontier = fwd_[s].frontier;
-  for (StorageId cs : fwd_frontier)
+  frontier.clear();
+  fwd_[s].ForEachFrontier([&](StorageId x) { frontier.push_back(x); });
+  for (StorageId cs : frontier)
     if (!engine.pinned(cs)) Absorb(engine, rev_[cs], s, true);
   fwd_[s] = Region{};  // release the memory: an evicted storage has no regions
   rev_[s] = Region{};
@@ -164,26 +295,31 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
   const Region& reg = (&own == &r) ? (copy = own, copy) : own;
+  r.OwnFrontier();
   auto it = std::find(r.frontier.begin(), r.frontier.end(), fs);
   if (it == r.frontier.end()) engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   *it = r.frontier.back();
   r.frontier.pop_back();
   const uint32_t mark = NextStamp();
   for (StorageId x : r.frontier) mark_a_[x] = mark;
-  for (StorageId x : reg.frontier)
+  reg.ForEachFrontier([&](StorageId x) {
     if (mark_a_[x] != mark) {
       mark_a_[x] = mark;
       r.frontier.push_back(x);
     }
+  });
+  // In r's interior: marked (its own part, then the difference), or in its batch.
   for (StorageId x : r.interior) mark_b_[x] = mark;
-  bool fs_in_interior = mark_b_[fs] == mark;
+  auto in_r = [&](StorageId x) { return mark_b_[x] == mark || (r.batch && r.batch->Holds(x, r.slot)); };
+  const bool fs_in_interior = in_r(fs);
   diff_.clear();
-  for (StorageId x : reg.interior)
-    if (mark_b_[x] != mark) {
+  reg.ForEachInterior([&](StorageId x) {
+    if (!in_r(x)) {
       mark_b_[x] = mark;
       diff_.push_back(x);
     }
-  bool fs_in_diff = !fs_in_interior && mark_b_[fs] == mark;
+  });
+  const bool fs_in_diff = !fs_in_interior && mark_b_[fs] == mark;
   for (StorageId d : diff_) {
     r.compute += engine.storage_compute(d);
     r.interior.push_back(d);
@@ -191,6 +327,18 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   if (!fs_in_diff) {
     r.compute += engine.storage_compute(fs);
     if (!fs_in_interior) r.interior.push_back(fs);
+  }
+}
+
+void RegionBatch::Index() const {
+  size_t size = 8;
+  while (size < 2 * interior_.size()) size *= 2;
+  index_.assign(size, -1);
+  const uint32_t mask = static_cast<uint32_t>(size - 1);
+  for (size_t i = 0; i < interior_.size(); ++i) {
+    uint32_t h = Hash(interior_[i]) & mask;
+    while (index_[h] >= 0) h = (h + 1) & mask;
+    index_[h] = static_cast<int32_t>(i);
   }
 }
 
