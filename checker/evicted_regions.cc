@@ -36,6 +36,7 @@ void EvictedRegions::Init(const Trace& trace, bool maintain) {
     stale_.assign(storages, 0);
     reach_.assign(storages, 0);
     queue_.assign(storages / 64 + 1, 0);
+    queue_words_.assign(queue_.size() / 64 + 1, 0);
     pending_.assign(storages, 0);
   }
   stale_list_.clear();
@@ -186,8 +187,9 @@ void EvictedRegions::RebuildBatch(const Engine& engine, std::span<const StorageI
   const uint8_t* material = engine.material_flags();
   // reach_ and pending_ are all zero between batches (see the end).
   reached_.clear();
-  // The queue: a bit per storage, set while its new bases await passing on.
-  size_t queued = 0, next = reverse ? 0 : queue_.size();  // next: the word to look at
+  // The queue: a bit per storage, set while its new bases await passing on,
+  // and a bit per word of it, set while the word has a bit set.
+  size_t queued = 0, next = reverse ? 0 : queue_.size();  // next: a word at or before the first queued
   auto pass_on = [&](StorageId from, uint64_t bits) {
     for (const StorageEdge* e = adj.begin(from); e != adj.end(from) && e->key < created; ++e) {
       const StorageId u = e->storage;
@@ -199,76 +201,128 @@ void EvictedRegions::RebuildBatch(const Engine& engine, std::span<const StorageI
       if (pending_[u] == 0) {
         const size_t w = static_cast<size_t>(u) / 64;
         queue_[w] |= uint64_t{1} << (u % 64);
+        queue_words_[w / 64] |= uint64_t{1} << (w % 64);
         ++queued;
         next = reverse ? std::max(next, w) : std::min(next, w);
       }
       pending_[u] |= fresh;
     }
   };
+  // The first queued word from `next` on (backward in reverse).
+  auto first_word = [&] {
+    size_t sw = next / 64;
+    if (reverse) {
+      uint64_t m = queue_words_[sw] & (~uint64_t{0} >> (63 - next % 64));
+      while (m == 0) m = queue_words_[--sw];
+      return sw * 64 + 63 - std::countl_zero(m);
+    }
+    uint64_t m = queue_words_[sw] & (~uint64_t{0} << (next % 64));
+    while (m == 0) m = queue_words_[++sw];
+    return sw * 64 + std::countr_zero(m);
+  };
   for (size_t i = 0; i < bases.size(); ++i) pass_on(bases[i], uint64_t{1} << i);
   while (queued > 0) {
-    while (queue_[next] == 0) reverse ? --next : ++next;
-    const int bit = reverse ? 63 - std::countl_zero(queue_[next]) : std::countr_zero(queue_[next]);
-    queue_[next] &= ~(uint64_t{1} << bit);
+    next = first_word();
+    uint64_t& word = queue_[next];
+    const int bit = reverse ? 63 - std::countl_zero(word) : std::countr_zero(word);
+    word &= ~(uint64_t{1} << bit);
+    if (word == 0) queue_words_[next / 64] &= ~(uint64_t{1} << (next % 64));
     --queued;
     const StorageId v = static_cast<StorageId>(next * 64 + bit);
     const uint64_t bits = pending_[v];
     pending_[v] = 0;
     pass_on(v, bits);
   }
-  // The regions stay in the batch: storages and their sets of bases. The
-  // interiors' computes are summed per run of storages with one set first
-  // (the storages past the point where the walks merge), then added to each
-  // base of the set.
+  // The storages reached go into the batch with their sets of bases. The
+  // interiors' computes (and sizes) are summed per run of storages with one
+  // set first (the storages past the point where the walks merge), then
+  // added to each base of the set.
   auto batch = std::make_shared<RegionBatch>();
   Region* out[64];
   for (size_t i = 0; i < bases.size(); ++i) {
-    Region& r = reverse ? rev_[bases[i]] : fwd_[bases[i]];
-    r.Clear();
-    r.batch = batch;
-    r.slot = uint64_t{1} << i;
-    r.batch_frontier = true;
-    out[i] = &r;
-    reach_[bases[i]] &= ~r.slot;  // never on its own frontier
+    out[i] = reverse ? &rev_[bases[i]] : &fwd_[bases[i]];
+    out[i]->Clear();
+    reach_[bases[i]] &= ~(uint64_t{1} << i);  // never on its own frontier
   }
-  const size_t n = reached_.size();
-  batch->interior_.resize(n);
-  batch->interior_regions_.resize(n);
-  batch->frontier_.resize(n);
-  batch->frontier_regions_.resize(n);
+  size_t interior_size = 0, frontier_size = 0;
+  for (StorageId u : reached_)
+    if (reach_[u] != 0) ++(material[u] ? frontier_size : interior_size);
+  batch->interior_.resize(interior_size);
+  batch->interior_regions_.resize(interior_size);
+  batch->frontier_.resize(frontier_size);
+  batch->frontier_regions_.resize(frontier_size);
   StorageId* interior = batch->interior_.data();
   StorageId* frontier = batch->frontier_.data();
   uint64_t* interior_sets = batch->interior_regions_.data();
   uint64_t* frontier_sets = batch->frontier_regions_.data();
   size_t in = 0, fr = 0;
-  sums_.clear();
-  uint64_t run_set = 0;
-  int64_t run_compute = 0;
+  runs_.clear();
+  Run run, frontier_run;
   for (StorageId u : reached_) {
     const uint64_t set = reach_[u];
     reach_[u] = 0;
     if (set == 0) continue;  // a base reached only from itself
+    Run& r = material[u] ? frontier_run : run;
+    if (set != r.set) {
+      if (r.set != 0) runs_.push_back(r);
+      r = Run{set, 0, 0, material[u] != 0};
+    }
+    ++r.storages;
     if (material[u]) {
       frontier[fr] = u;
       frontier_sets[fr++] = set;
-      continue;
+    } else {
+      interior[in] = u;
+      interior_sets[in++] = set;
+      r.compute += engine.storage_compute(u);
     }
-    interior[in] = u;
-    interior_sets[in++] = set;
-    if (set != run_set) {
-      if (run_set != 0) sums_.emplace_back(run_set, run_compute);
-      run_set = set;
-      run_compute = 0;
-    }
-    run_compute += engine.storage_compute(u);
   }
-  if (run_set != 0) sums_.emplace_back(run_set, run_compute);
-  batch->interior_.resize(in);
-  batch->interior_regions_.resize(in);
-  batch->frontier_.resize(fr);
-  batch->frontier_regions_.resize(fr);
-  for (const auto& [set, compute] : sums_)
-    for (uint64_t bits = set; bits != 0; bits &= bits - 1) out[std::countr_zero(bits)]->compute += compute;
+  for (const Run& r : {run, frontier_run})
+    if (r.set != 0) runs_.push_back(r);
+  size_t interior_count[64] = {}, frontier_count[64] = {};
+  for (const Run& r : runs_)
+    for (uint64_t bits = r.set; bits != 0; bits &= bits - 1) {
+      const int i = std::countr_zero(bits);
+      if (r.frontier) {
+        frontier_count[i] += r.storages;
+      } else {
+        interior_count[i] += r.storages;
+        out[i]->compute += r.compute;
+      }
+    }
+  // A region uses the batch's arrays only if it holds at least a quarter of
+  // them: reading them then costs at most 4 times its size, and the arrays
+  // stay within 4 times the size of the regions keeping them alive. The other
+  // regions get their own lists, in one pass over the arrays.
+  uint64_t own_interior = 0, own_frontier = 0;
+  for (size_t i = 0; i < bases.size(); ++i) {
+    if (interior_count[i] * 4 < interior_size) own_interior |= uint64_t{1} << i;
+    if (frontier_count[i] * 4 < frontier_size) own_frontier |= uint64_t{1} << i;
+  }
+  if (own_interior != 0)
+    for (size_t k = 0; k < interior_size; ++k)
+      for (uint64_t bits = interior_sets[k] & own_interior; bits != 0; bits &= bits - 1)
+        out[std::countr_zero(bits)]->interior.push_back(interior[k]);
+  if (own_frontier != 0)
+    for (size_t k = 0; k < frontier_size; ++k)
+      for (uint64_t bits = frontier_sets[k] & own_frontier; bits != 0; bits &= bits - 1)
+        out[std::countr_zero(bits)]->frontier.push_back(frontier[k]);
+  const uint64_t all = bases.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << bases.size()) - 1;
+  if (own_interior == all) {  // no region reads them: free
+    batch->interior_ = {};
+    batch->interior_regions_ = {};
+  }
+  if (own_frontier == all) {
+    batch->frontier_ = {};
+    batch->frontier_regions_ = {};
+  }
+  for (size_t i = 0; i < bases.size(); ++i) {
+    Region& r = *out[i];
+    r.slot = uint64_t{1} << i;
+    r.batch_interior = !(own_interior & r.slot);
+    r.batch_frontier = !(own_frontier & r.slot);
+    if (r.batch_interior || r.batch_frontier) r.batch = batch;
+  }
 }
 
 void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
@@ -310,7 +364,7 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   });
   // In r's interior: marked (its own part, then the difference), or in its batch.
   for (StorageId x : r.interior) mark_b_[x] = mark;
-  auto in_r = [&](StorageId x) { return mark_b_[x] == mark || (r.batch && r.batch->Holds(x, r.slot)); };
+  auto in_r = [&](StorageId x) { return mark_b_[x] == mark || (r.batch_interior && r.batch->Holds(x, r.slot)); };
   const bool fs_in_interior = in_r(fs);
   diff_.clear();
   reg.ForEachInterior([&](StorageId x) {

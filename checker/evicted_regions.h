@@ -98,25 +98,25 @@ class RegionBatch {
 
 struct Region {
   // The interior is a set in two disjoint parts: the storages `batch` holds
-  // for `slot`, and `interior` (all of it when batch is null). The frontier
-  // is `batch`'s for `slot` while batch_frontier, else `frontier`.
+  // for `slot` while batch_interior, and `interior`. The frontier is
+  // `batch`'s for `slot` while batch_frontier, else `frontier`.
   std::shared_ptr<const RegionBatch> batch;
   uint64_t slot = 0;
-  bool batch_frontier = false;
+  bool batch_interior = false, batch_frontier = false;
   std::vector<StorageId> interior;  // no duplicates, any order
   std::vector<StorageId> frontier;  // a set: no duplicates, any order
   int64_t compute = 0;
   void Clear() {
     batch.reset();
     slot = 0;
-    batch_frontier = false;
+    batch_interior = batch_frontier = false;
     interior.clear();
     frontier.clear();
     compute = 0;
   }
   template <class F>
   void ForEachInterior(F&& f) const {
-    if (batch) batch->ForEachInterior(slot, f);
+    if (batch_interior) batch->ForEachInterior(slot, f);
     for (StorageId s : interior) f(s);
   }
   template <class F>
@@ -189,9 +189,15 @@ class EvictedRegions {
   // neighbours; the storages reached; the bases of a batch and of a flush.
   std::vector<uint64_t> reach_, pending_;
   std::vector<StorageId> reached_, batch_, bases_, remat_;
-  std::vector<uint64_t> queue_;  // all zero between walks
+  std::vector<uint64_t> queue_, queue_words_;  // all zero between walks
   std::vector<Region*> out_;
-  std::vector<std::pair<uint64_t, int64_t>> sums_;  // set of bases, compute
+  struct Run {  // consecutive storages reached by one set of bases
+    uint64_t set = 0;
+    int64_t compute = 0;
+    size_t storages = 0;
+    bool frontier = false;
+  };
+  std::vector<Run> runs_;
   // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;
