@@ -42,6 +42,8 @@ std::string DescribeScheduleCheck(const ScheduleCheck& check) {
                          r.script_failure->event, r.script_failure->reason);
     case Outcome::kThrash:
       return "thrash";
+    case Outcome::kStopped:
+      return fmt::format("stopped by its observer after {} computations", r.events);
   }
   return "?";
 }
