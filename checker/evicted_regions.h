@@ -49,7 +49,6 @@
 #include <memory>
 #include <mutex>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "model/trace.h"
@@ -190,7 +189,6 @@ class EvictedRegions {
   std::vector<uint64_t> reach_, pending_;
   std::vector<StorageId> reached_, batch_, bases_, remat_;
   std::vector<uint64_t> queue_, queue_words_;  // all zero between walks
-  std::vector<Region*> out_;
   struct Run {  // consecutive storages reached by one set of bases
     uint64_t set = 0;
     int64_t compute = 0;
