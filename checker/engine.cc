@@ -182,12 +182,15 @@ void Engine::CreateOutputs(OpId id) {
     StorageId s = t.storage;
     ++storage_tensor_count_[s];  // storage tensors are created in id order: a prefix
     ++ref_ext_[s];
+    if (maintain_regions_ && compute_[s] != t.storage_compute_after)
+      regions_.ComputeChanging(*this, s, t.storage_compute_after - compute_[s]);
     compute_[s] = t.storage_compute_after;
     tensor_ref_[u] = 1;
     if (op.is_constant) result_.const_memory += t.size;
     if (!t.is_alias && maintain_eq_) eq_.set_node(s, eq_.NewNode(0));
   }
   tensor_count_ = op.first_output + op.num_outputs;
+  if (maintain_regions_) regions_.Created(*this, id);
   if (v1()) BanishingCreate(id);
 }
 

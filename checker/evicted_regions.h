@@ -36,100 +36,60 @@
 // regions are never read (the frontiers of a pinned storage that became
 // material are still walked, for the regions they name).
 //
-// The regions named by frontiers are rebuilt up to 64 at a time in one walk
-// (RebuildBatch()): after a rematerialization they overlap heavily (about
-// 200 regions of 400 storages each per upkeep step on InceptionV4), so one
-// walk in which each storage carries the set of bases reaching it replaces
-// 64 walks. Their interiors and frontiers stay in the shared RegionBatch
-// (a storage and its set of bases); a region copies its frontier out only
-// when an absorb edits it, and adds absorbed storages beside the batch.
+// The regions named by frontiers are not walked again: they shrink in place
+// (Shrink()). Their interiors and frontiers are what a walk now would give
+// (simrd's quirks touch only the computes), unless Region::walk says
+// otherwise: a walk sets them, an absorb adds exactly what became
+// reachable, and a region whose interior held a rematerialized storage is
+// rebuilt, here shrunk, in the same flush. What else changes a walk's result
+// is marked: the edges an operator's creation adds (Created()) mark the
+// regions reaching its arguments or reached from its outputs, an absorb from
+// a marked region marks its target, and the eviction of a storage whose
+// marked region misses frontier storages marks theirs (Evicted()). A marked
+// region keeps simrd's (stale) contents and is walked at its next rebuild.
+// So at a flush an unmarked stale region lost exactly what the storages
+// that became material cut off, and gained only those of them it reaches.
+// Shrinking removes that in storage order (parents before children;
+// reversed for reverse regions), so each storage's predecessors are settled
+// before it is looked at. A trace whose storage edges go against storage
+// order (a cycle) rebuilds regions by walks instead, as does RuntimeV1.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
+#include "checker/storage_set.h"
 #include "model/trace.h"
 
 namespace dtr {
 
 class Engine;
 
-// The storages one batched rebuild reached (see RebuildBatch()), each with
-// the set of the batch's regions (bit i: region i) whose interior (evicted
-// storages) or frontier (material ones) holds it. Immutable once built;
-// shared by the batch's regions and by copies of the engine.
-class RegionBatch {
- public:
-  // Whether s is in the interior of the regions in `slot`. After the last
-  // Add(); the first call indexes the interior (safe from several threads).
-  bool Holds(StorageId s, uint64_t slot) const {
-    std::call_once(indexed_, [this] { Index(); });
-    const uint32_t mask = static_cast<uint32_t>(index_.size() - 1);
-    for (uint32_t h = Hash(s) & mask;; h = (h + 1) & mask) {
-      const int32_t i = index_[h];
-      if (i < 0) return false;
-      if (interior_[i] == s) return (interior_regions_[i] & slot) != 0;
-    }
-  }
-  template <class F>
-  void ForEachInterior(uint64_t slot, F&& f) const {
-    for (size_t i = 0; i < interior_.size(); ++i)
-      if (interior_regions_[i] & slot) f(interior_[i]);
-  }
-  template <class F>
-  void ForEachFrontier(uint64_t slot, F&& f) const {
-    for (size_t i = 0; i < frontier_.size(); ++i)
-      if (frontier_regions_[i] & slot) f(frontier_[i]);
-  }
-
- private:
-  friend class EvictedRegions;  // builds it
-  static uint32_t Hash(StorageId s) { return static_cast<uint32_t>(s) * 0x9E3779B1u >> 7; }
-  void Index() const;
-  std::vector<StorageId> interior_, frontier_;
-  std::vector<uint64_t> interior_regions_, frontier_regions_;
-  mutable std::once_flag indexed_;
-  mutable std::vector<int32_t> index_;  // open addressing into interior_, -1: empty
-};
-
 struct Region {
-  // The interior is a set in two disjoint parts: the storages `batch` holds
-  // for `slot` while batch_interior, and `interior`. The frontier is
-  // `batch`'s for `slot` while batch_frontier, else `frontier`.
-  std::shared_ptr<const RegionBatch> batch;
-  uint64_t slot = 0;
-  bool batch_interior = false, batch_frontier = false;
-  std::vector<StorageId> interior;  // no duplicates, any order
-  std::vector<StorageId> frontier;  // a set: no duplicates, any order
-  int64_t compute = 0;
+  StorageSet interior;  // evicted storages
+  StorageSet frontier;  // material storages
+  int64_t compute = 0;  // simrd's value (what scores read)
+  // The sum of the interior's computes (what a rebuild now would give);
+  // differs from `compute` by simrd's absorb quirks.
+  int64_t exact = 0;
+  // The interior may miss storages reached through edges created since it
+  // was built (simrd keeps it so until its next rebuild): walk it then.
+  bool walk = false;
   void Clear() {
-    batch.reset();
-    slot = 0;
-    batch_interior = batch_frontier = false;
     interior.clear();
     frontier.clear();
-    compute = 0;
+    compute = exact = 0;
+    walk = false;
   }
   template <class F>
   void ForEachInterior(F&& f) const {
-    if (batch_interior) batch->ForEachInterior(slot, f);
-    for (StorageId s : interior) f(s);
+    interior.ForEach(f);
   }
   template <class F>
   void ForEachFrontier(F&& f) const {
-    if (batch_frontier)
-      batch->ForEachFrontier(slot, f);
-    else
-      for (StorageId s : frontier) f(s);
-  }
-  // The frontier as the vector `frontier`, to be edited.
-  void OwnFrontier() {
-    if (!batch_frontier) return;
-    batch->ForEachFrontier(slot, [this](StorageId s) { frontier.push_back(s); });
-    batch_frontier = false;
+    frontier.ForEach(f);
   }
 };
 
@@ -147,6 +107,11 @@ class EvictedRegions {
   // After s was evicted (material(s) is already false). REQUIRES: Flush()
   // since the last Rematerialized(), before s stopped being material.
   void Evicted(const Engine& engine, StorageId s);
+  // After operator `op`'s outputs were created, with their edges.
+  void Created(const Engine& engine, OpId op);
+  // Before the compute of storage s changes by `delta` (a tensor created on
+  // it). REQUIRES: Flush() since the last Rematerialized().
+  void ComputeChanging(const Engine& engine, StorageId s, int64_t delta);
   // Rebuilds the stale regions (see above). Cheap when none is stale.
   void Flush(const Engine& engine) {
     if (!stale_list_.empty()) FlushStale(engine);
@@ -156,13 +121,22 @@ class EvictedRegions {
   // evicted storages (interior) and the material storages at its edge (frontier).
   void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse);
 
+  // Whether stale regions shrink in place (Shrink()): the storage graph is
+  // ordered. Otherwise they are walked again.
+  bool shrinks_in_place() const { return ordered_; }
+  // For tests: after each Shrink(), compare the region with a Rebuild() and
+  // throw std::logic_error if they differ. Off by default; process-wide.
+  static void set_verify_shrinks(bool on);
+  static int64_t verified_shrinks();  // since the process started
+
  private:
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
   void FlushStale(const Engine& engine);
-  // Rebuild() of the regions of up to 64 material bases in one direction, in
-  // one walk: each storage reached carries the set of bases reaching it.
-  void RebuildBatch(const Engine& engine, std::span<const StorageId> bases, bool reverse);
-  void RebuildAll(const Engine& engine, std::span<const StorageId> bases, bool reverse);
+  // What Rebuild() would give for r, the region of material `base` that was
+  // up to date before the storages in remat_ became material, obtained by
+  // removing what they cut off from base and adding those still reached.
+  void Shrink(const Engine& engine, Region& r, StorageId base, bool reverse);
+  void VerifyShrink(const Engine& engine, const Region& r, StorageId base, bool reverse);
   void MarkStale(StorageId s, uint8_t bit) {
     if (stale_[s] == 0) stale_list_.push_back(s);
     stale_[s] |= bit;
@@ -171,31 +145,25 @@ class EvictedRegions {
   static constexpr uint8_t kStaleForward = 1, kStaleReverse = 2, kStaleRemat = 4;
 
   // The trace's storage edges without those to storages pinned before the
-  // edge exists (see Init); shared by copies.
+  // edge exists (see Init), and their transposes (an edge u -> v of
+  // `children` is v -> u in `into_children`); shared by copies.
   struct Edges {
-    StorageAdjacency children, parents;
+    StorageAdjacency children, parents, into_children, into_parents;
   };
-  std::shared_ptr<const Edges> edges_;  // null when the trace pins nothing
+  std::shared_ptr<const Edges> edges_;          // null when the trace pins nothing
   const StorageAdjacency* children_ = nullptr;  // edges_'s or the trace's
   const StorageAdjacency* parents_ = nullptr;
+  const StorageAdjacency* into_children_ = nullptr;
+  const StorageAdjacency* into_parents_ = nullptr;
+  bool ordered_ = false;  // every edge of children_ goes to a later storage: Shrink() applies
   std::vector<Region> fwd_, rev_;
-  // Scratch: marks stamped per walk, a DFS stack, affected storages.
+  // Scratch: marks stamped per walk or shrink, a DFS stack, the bases of a
+  // flush, its rematerialized storages, what a walk found.
   std::vector<uint32_t> mark_a_, mark_b_;
   uint32_t stamp_ = 0;
-  std::vector<StorageId> dfs_, diff_;
-  // Scratch of RebuildBatch(), all zero between batches: per storage, the
-  // bases (bit i: bases[i]) reaching it and those not yet passed on to its
-  // neighbours; the storages reached; the bases of a batch and of a flush.
-  std::vector<uint64_t> reach_, pending_;
-  std::vector<StorageId> reached_, batch_, bases_, remat_;
-  std::vector<uint64_t> queue_, queue_words_;  // all zero between walks
-  struct Run {  // consecutive storages reached by one set of bases
-    uint64_t set = 0;
-    int64_t compute = 0;
-    size_t storages = 0;
-    bool frontier = false;
-  };
-  std::vector<Run> runs_;
+  std::vector<StorageId> dfs_, bases_, remat_, found_interior_, found_frontier_;
+  StorageQueue queue_;  // storages Shrink() is to look at
+  Region scratch_;
   // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;

@@ -6,12 +6,14 @@
 
 #include <cstdlib>
 
+#include "checker/evicted_regions.h"
 #include "checker/heuristic.h"
 #include "checker/replay.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/naive_replay.h"
 #include "tests/random_trace.h"
+#include "tests/test_paths.h"
 
 namespace dtr::testing {
 namespace {
@@ -24,7 +26,8 @@ struct DecisionRecorder : ReplayObserver {
   }
 };
 
-void ExpectSame(const RunResult& fast, const NaiveRun& naive, const std::vector<StorageId>& fast_decisions) {
+void ExpectSame(const RunResult& fast, const NaiveRun& naive,
+                const std::vector<StorageId>& fast_decisions) {
   const RunResult& slow = naive.result;
   CHECK(OutcomeName(fast.outcome) == OutcomeName(slow.outcome));
   CHECK(fast.clock == slow.clock);
@@ -61,12 +64,22 @@ bool Supported(const HeuristicSpec& h, RuntimeKind rt) {
 
 TEST_CASE("optimized replay equals the plain replay on random traces") {
   uint64_t first = 1, last = 250;
-  if (const char* env = std::getenv("DTRCHECK_SEED")) first = last = std::strtoull(env, nullptr, 10);
-  size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0;
+  if (const char* env = std::getenv("DTRCHECK_SEED"))
+    first = last = std::strtoull(env, nullptr, 10);
+  size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0, ordered = 0;
+  // Every region the optimized replay shrinks in place is also rebuilt from
+  // scratch and compared (a throw fails the run).
+  EvictedRegions::set_verify_shrinks(true);
+  struct VerifyOff {
+    ~VerifyOff() { EvictedRegions::set_verify_shrinks(false); }
+  } verify_off;
   int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     Trace trace = RandomTrace(seed, VariedOptions(seed));
     ++parsed;
+    EvictedRegions regions;
+    regions.Init(trace, false);
+    ordered += regions.shrinks_in_place();
     Baseline baseline;
     try {
       baseline = ComputeBaseline(trace);
@@ -75,22 +88,24 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     }
     for (const HeuristicSpec& h : AllHeuristics()) {
       if (h.cost == CostTerm::kRandom) continue;
-      for (RuntimeKind rt : {RuntimeKind::kV1, RuntimeKind::kV2, RuntimeKind::kV2Eager, RuntimeKind::kV2Optimized,
-                             RuntimeKind::kV2EagerOptimized}) {
+      for (RuntimeKind rt : {RuntimeKind::kV1, RuntimeKind::kV2, RuntimeKind::kV2Eager,
+                             RuntimeKind::kV2Optimized, RuntimeKind::kV2EagerOptimized}) {
         if (!Supported(h, rt)) continue;
         for (double ratio : {0.5, 0.7, 0.8, 0.9, 0.95}) {
           ReplayConfig config;
           config.runtime = rt;
           config.heuristic = &h;
           config.budget = BudgetForRatio(baseline.memory, ratio);
-          INFO("seed ", seed, " heuristic ", h.name, " runtime ", RuntimeName(rt), " ratio ", ratio);
+          INFO("seed ", seed, " heuristic ", h.name, " runtime ", RuntimeName(rt), " ratio ",
+               ratio);
           NaiveRun naive;
           bool naive_failed = false;
           std::string naive_error;
           try {
             naive = NaiveReplay(trace, config);
           } catch (const Error& e) {
-            naive_failed = true;  // a state where simrd itself asserts (RuntimeV1 pinning an evicted child)
+            naive_failed =
+                true;  // a state where simrd itself asserts (RuntimeV1 pinning an evicted child)
             naive_error = e.what();
           }
           INFO("plain replay error: ", naive_error);
@@ -106,6 +121,8 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           } catch (const Error&) {
             fast_failed = true;
           }
+          // std::logic_error from a shrink that differs from a rebuild is not an Error: it fails
+          // the test.
           if (naive_error == kPinnedAbsorbAssertion && !fast_failed) {
             ++pinned_absorb;  // the documented departure from simrd (tests/naive_replay.h)
             continue;
@@ -123,16 +140,51 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
       }
     }
   }
-  MESSAGE("compared ", runs, " runs on ", parsed, " random traces: ", oom, " OOM, ", evicting,
-          " with evictions; ", pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
-          region_stale, " of ", region_evals, " region-based scores differ from a from-scratch rebuild");
+  MESSAGE("compared ", runs, " runs on ", parsed, " random traces (", ordered,
+          " whose regions shrink in place): ", oom, " OOM, ", evicting, " with evictions; ",
+          pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
+          region_stale, " of ", region_evals,
+          " region-based scores differ from a from-scratch rebuild");
   if (first != last) {
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
     CHECK(runs - oom > runs / 20);  // and many runs pass
     CHECK(pinned_absorb < runs / 100);
     CHECK(region_stale > 0);  // simrd's incremental numbers really differ from from-scratch ones
+    CHECK(ordered > parsed / 4);  // shrinking in place is exercised, not only the walks
   }
+}
+
+// The same check of shrinking in place on the public traces, whose regions
+// are far larger than random ones: every shrink of every run is compared
+// with a rebuild from scratch (a difference throws).
+TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
+  EvictedRegions::set_verify_shrinks(true);
+  struct VerifyOff {
+    ~VerifyOff() { EvictedRegions::set_verify_shrinks(false); }
+  } verify_off;
+  const int64_t before = EvictedRegions::verified_shrinks();
+  struct Case {
+    const char* trace;
+    double ratio;
+  };
+  for (const Case& c : {Case{"resnet32", 0.1}, Case{"unet", 0.42}, Case{"lstm", 0.266},
+                        Case{"treelstm", 0.2}, Case{"transformer", 0.2}, Case{"inceptionv4", 0.3},
+                        Case{"unroll_gan", 0.3}, Case{"tv_densenet121", 0.2}}) {
+    Trace trace = LoadTrace(TracePath(c.trace));
+    const Baseline baseline = ComputeBaseline(trace);
+    for (const char* name : {"DTR", "MSPS"}) {
+      ReplayConfig config;
+      config.heuristic = &FindHeuristic(name);
+      config.budget = BudgetForRatio(baseline.memory, c.ratio);
+      INFO(c.trace, " ", c.ratio, " ", name);
+      const int64_t shrinks = EvictedRegions::verified_shrinks();
+      const RunResult result = Replay(trace, config);
+      CHECK(result.heuristic_evictions > 0);
+      CHECK(EvictedRegions::verified_shrinks() > shrinks);
+    }
+  }
+  MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds");
 }
 
 }  // namespace
