@@ -182,8 +182,7 @@ void Engine::CreateOutputs(OpId id) {
     StorageId s = t.storage;
     ++storage_tensor_count_[s];  // storage tensors are created in id order: a prefix
     ++ref_ext_[s];
-    if (maintain_regions_ && compute_[s] != t.storage_compute_after)
-      regions_.ComputeChanging(*this, s, t.storage_compute_after - compute_[s]);
+    if (maintain_regions_ && compute_[s] != t.storage_compute_after) regions_.ComputeChanging(*this, s);
     compute_[s] = t.storage_compute_after;
     tensor_ref_[u] = 1;
     if (op.is_constant) result_.const_memory += t.size;
@@ -450,8 +449,8 @@ int64_t Engine::EqClassCompute(StorageId s) {
   return total;
 }
 
-void Engine::WalkEvictedRegion(StorageId base, bool reverse, Region& out) {
-  regions_.Rebuild(*this, out, base, reverse);
+void Engine::WalkEvictedRegion(StorageId base, bool reverse, std::vector<StorageId>& interior) {
+  regions_.Walk(*this, base, reverse, interior, walk_frontier_);
 }
 
 void Engine::AppendKey(std::string& key) const {

@@ -162,8 +162,8 @@ class Engine {
   // simrd's DTREqClass cost: s.compute plus the value of each distinct class
   // among the evicted neighbours. REQUIRES: maintains_eq_classes().
   int64_t EqClassCompute(StorageId s);
-  // simrd's Region.rebuild() from scratch (DTRUnopt), into `out`.
-  void WalkEvictedRegion(StorageId base, bool reverse, Region& out);
+  // The interior simrd's Region.rebuild() finds from scratch (DTRUnopt), into `interior`.
+  void WalkEvictedRegion(StorageId base, bool reverse, std::vector<StorageId>& interior);
   // RuntimeV1's tensor lists as banishing left them (simrd's Tensor.parents/children).
   const std::vector<TensorId>& v1_parents(TensorId t) const { return banishing_.parents[t]; }
   const std::vector<TensorId>& v1_children(TensorId t) const { return banishing_.children[t]; }
@@ -249,6 +249,7 @@ class Engine {
   int32_t pool_live_ = 0;
 
   EvictedRegions regions_;
+  std::vector<StorageId> walk_frontier_;  // scratch of WalkEvictedRegion()
   EquivalenceClasses eq_;
 
   // RuntimeV1 only: simrd's Tensor.children and Tensor.parents, which it

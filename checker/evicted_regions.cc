@@ -121,21 +121,29 @@ uint32_t EvictedRegions::NextStamp() {
 
 void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse) {
   r.Clear();
+  r.compute = r.exact = Walk(engine, base, reverse, found_interior_, found_frontier_);
+  r.interior.assign(found_interior_);
+  r.frontier.assign(found_frontier_);
+}
+
+int64_t EvictedRegions::Walk(const Engine& engine, StorageId base, bool reverse,
+                             std::vector<StorageId>& interior, std::vector<StorageId>& frontier) {
+  int64_t compute = 0;
   const uint32_t mark = NextStamp();
-  found_interior_.clear();
-  found_frontier_.clear();
+  interior.clear();
+  frontier.clear();
   dfs_.clear();
   dfs_.push_back(base);
   auto visit = [&](StorageId us) {
     if (engine.material(us)) {
       if (us != base && mark_b_[us] != mark) {
         mark_b_[us] = mark;
-        found_frontier_.push_back(us);
+        frontier.push_back(us);
       }
     } else if (mark_a_[us] != mark) {
       mark_a_[us] = mark;
-      r.compute += engine.storage_compute(us);
-      found_interior_.push_back(us);
+      compute += engine.storage_compute(us);
+      interior.push_back(us);
       dfs_.push_back(us);
     }
   };
@@ -155,9 +163,7 @@ void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bo
         visit(e->storage);
     }
   }
-  r.interior.assign(found_interior_);
-  r.frontier.assign(found_frontier_);
-  r.exact = r.compute;
+  return compute;
 }
 
 void EvictedRegions::Rematerialized(const Engine&, std::span<const StorageId> storages) {
@@ -298,19 +304,16 @@ void EvictedRegions::Created(const Engine& engine, OpId id) {
     flag(trace.tensors[op.first_output + i].storage, true);
 }
 
-// Each region holding s (by the exactness of interiors: the regions of the
-// material storages s is reached from, or reaches, through evicted ones)
-// keeps the sum a rebuild would give; simrd's `compute` stays as it is.
-void EvictedRegions::ComputeChanging(const Engine& engine, StorageId s, int64_t delta) {
+// The regions holding s: by the exactness of unmarked interiors, those of
+// the material storages s is reached from, or reaches, through evicted ones.
+void EvictedRegions::ComputeChanging(const Engine& engine, StorageId s) {
   if (!ordered_ || engine.runtime() == RuntimeKind::kV1 || engine.material(s)) return;
-  Rebuild(engine, scratch_, s, true);
-  scratch_.ForEachFrontier([&](StorageId x) {
-    if (!engine.pinned(x)) fwd_[x].exact += delta;
-  });
-  Rebuild(engine, scratch_, s, false);
-  scratch_.ForEachFrontier([&](StorageId y) {
-    if (!engine.pinned(y)) rev_[y].exact += delta;
-  });
+  for (const bool reverse : {false, true}) {
+    Rebuild(engine, scratch_, s, !reverse);
+    scratch_.ForEachFrontier([&](StorageId x) {
+      if (!engine.pinned(x)) (reverse ? rev_[x] : fwd_[x]).walk = true;
+    });
+  }
   scratch_.Clear();
 }
 
@@ -356,7 +359,9 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   if (!r.frontier.erase(fs))
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   r.walk = r.walk || reg.walk;
+  r.frontier.reserve(r.frontier.size() + reg.frontier.size());
   reg.ForEachFrontier([&](StorageId x) { r.frontier.insert(x); });
+  r.interior.reserve(r.interior.size() + reg.interior.size() + 1);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
   reg.ForEachInterior([&](StorageId x) {

@@ -45,7 +45,9 @@
 // is marked: the edges an operator's creation adds (Created()) mark the
 // regions reaching its arguments or reached from its outputs, an absorb from
 // a marked region marks its target, and the eviction of a storage whose
-// marked region misses frontier storages marks theirs (Evicted()). A marked
+// marked region misses frontier storages marks theirs (Evicted()), and a
+// new tensor on an evicted storage marks the regions holding it, whose sum
+// of computes a rebuild would change (ComputeChanging()). A marked
 // region keeps simrd's (stale) contents and is walked at its next rebuild.
 // So at a flush an unmarked stale region lost exactly what the storages
 // that became material cut off, and gained only those of them it reaches.
@@ -109,9 +111,10 @@ class EvictedRegions {
   void Evicted(const Engine& engine, StorageId s);
   // After operator `op`'s outputs were created, with their edges.
   void Created(const Engine& engine, OpId op);
-  // Before the compute of storage s changes by `delta` (a tensor created on
-  // it). REQUIRES: Flush() since the last Rematerialized().
-  void ComputeChanging(const Engine& engine, StorageId s, int64_t delta);
+  // Before the compute of storage s changes (a tensor created on it): the
+  // regions holding s are walked at their next rebuild, which sums the new
+  // compute. REQUIRES: Flush() since the last Rematerialized().
+  void ComputeChanging(const Engine& engine, StorageId s);
   // Rebuilds the stale regions (see above). Cheap when none is stale.
   void Flush(const Engine& engine) {
     if (!stale_list_.empty()) FlushStale(engine);
@@ -120,6 +123,9 @@ class EvictedRegions {
   // simrd: Region.rebuild(): the evicted storages reachable from base through
   // evicted storages (interior) and the material storages at its edge (frontier).
   void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse);
+  // The walk of Rebuild() into vectors, in walk order; returns the interior's compute.
+  int64_t Walk(const Engine& engine, StorageId base, bool reverse, std::vector<StorageId>& interior,
+               std::vector<StorageId>& frontier);
 
   // Whether stale regions shrink in place (Shrink()): the storage graph is
   // ordered. Otherwise they are walked again.

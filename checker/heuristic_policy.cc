@@ -130,15 +130,15 @@ ScoreTerms HeuristicPolicy::Terms(Engine& engine, StorageId s) {
         std::fill(mark_.begin(), mark_.end(), 0);
         stamp_ = 1;
       }
-      for (const Region* r : {&unopt_fwd_, &unopt_rev_})
-        r->ForEachInterior([&](StorageId u) {
+      for (const std::vector<StorageId>* interior : {&unopt_fwd_, &unopt_rev_})
+        for (StorageId u : *interior) {
           if (mark_[u] != stamp_) {
             mark_[u] = stamp_;
             t.cost += engine.storage_compute(u);
             int64_t lu = engine.last_access(u);
             if (lu != kNeverAccessed && (newest == kNeverAccessed || lu > newest)) newest = lu;
           }
-        });
+        }
       t.staleness = newest == kNeverAccessed ? -1 : engine.clock() - newest;
       break;
     }

@@ -34,7 +34,7 @@ class HeuristicPolicy : public EvictionPolicy {
   const HeuristicSpec& h_;
   std::mt19937_64 rng_;
   // DTRUnopt's scratch: regions rebuilt from scratch, and marks for their union.
-  Region unopt_fwd_, unopt_rev_;
+  std::vector<StorageId> unopt_fwd_, unopt_rev_;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -38,6 +39,10 @@ class StorageSet {
   }
   // Removes s; false if it was not there.
   bool erase(StorageId s);
+  // Room for `n` members without growing.
+  void reserve(size_t n) {
+    if (n * 2 > slots_.size()) Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
+  }
   // Makes the set hold exactly `members` (distinct).
   void assign(std::span<const StorageId> members);
   // Empties the set and releases its memory.
