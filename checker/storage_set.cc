@@ -5,6 +5,14 @@
 namespace dtr {
 
 bool StorageSet::erase(StorageId s) {
+  if (dense_) {
+    const size_t w = static_cast<size_t>(s) / 64 - base_;
+    if (w >= bits_.size() || !(bits_[w] >> (s % 64) & 1)) return false;
+    bits_[w] &= ~(uint64_t{1} << (s % 64));
+    --size_;
+    if (bits_.size() > 4 * size_ + 16) Sparsify();
+    return true;
+  }
   if (size_ == 0) return false;
   uint32_t i = Home(s);
   for (; slots_[i] != s; i = (i + 1) & mask_)
@@ -25,10 +33,21 @@ bool StorageSet::erase(StorageId s) {
 }
 
 void StorageSet::assign(std::span<const StorageId> members) {
+  clear();
+  if (members.empty()) return;
+  const auto [lo, hi] = std::minmax_element(members.begin(), members.end());
+  const size_t words = static_cast<size_t>(*hi) / 64 - static_cast<size_t>(*lo) / 64 + 1;
+  if (words <= members.size()) {
+    dense_ = true;
+    base_ = static_cast<size_t>(*lo) / 64;
+    bits_.assign(words, 0);
+    for (StorageId s : members)
+      bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
+    size_ = members.size();
+    return;
+  }
   size_t slots = 8;
   while (slots < 2 * members.size()) slots *= 2;
-  slots_.clear();
-  size_ = 0;
   Resize(slots);
   for (StorageId s : members) {
     uint32_t i = Home(s);
@@ -36,6 +55,69 @@ void StorageSet::assign(std::span<const StorageId> members) {
     slots_[i] = s;
   }
   size_ = members.size();
+}
+
+bool StorageSet::Densify() {
+  if (size_ < 8) return false;
+  StorageId lo = -1, hi = -1;
+  for (StorageId s : slots_) {
+    if (s == kEmpty) continue;
+    if (lo < 0 || s < lo) lo = s;
+    if (s > hi) hi = s;
+  }
+  const size_t words = static_cast<size_t>(hi) / 64 - static_cast<size_t>(lo) / 64 + 1;
+  if (words > size_) return false;
+  std::vector<StorageId> members = std::move(slots_);
+  slots_ = {};
+  mask_ = 0;
+  shift_ = 32;
+  dense_ = true;
+  base_ = static_cast<size_t>(lo) / 64;
+  bits_.assign(words, 0);
+  for (StorageId s : members)
+    if (s != kEmpty) bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
+  return true;
+}
+
+void StorageSet::Sparsify() {
+  std::vector<StorageId> members;
+  members.reserve(size_);
+  ForEach([&](StorageId s) { members.push_back(s); });
+  clear();
+  size_t slots = 8;
+  while (slots < 2 * (members.size() + 1)) slots *= 2;  // room for one more
+  Resize(slots);
+  for (StorageId s : members) {
+    uint32_t i = Home(s);
+    while (slots_[i] != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+  size_ = members.size();
+}
+
+bool StorageSet::InsertDense(StorageId s) {
+  const size_t w = static_cast<size_t>(s) / 64;
+  if (w < base_ || w >= base_ + bits_.size()) {
+    // Grow the range with room for as much again, or go sparse.
+    const size_t lo = std::min(w, base_), hi = std::max(w, base_ + bits_.size() - 1);
+    if (hi - lo + 1 > 4 * (size_ + 1) + 16) {
+      Sparsify();  // with room for s: insert() will not grow (nor densify)
+      return insert(s);
+    }
+    const size_t room = bits_.size() / 2;
+    const size_t new_lo = w < base_ ? (lo > room ? lo - room : 0) : base_;
+    const size_t new_hi = w < base_ ? hi : hi + room;
+    std::vector<uint64_t> bits(new_hi - new_lo + 1, 0);
+    std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - new_lo));
+    bits_ = std::move(bits);
+    base_ = new_lo;
+  }
+  uint64_t& word = bits_[w - base_];
+  const uint64_t bit = uint64_t{1} << (s % 64);
+  if (word & bit) return false;
+  word |= bit;
+  ++size_;
+  return true;
 }
 
 void StorageSet::Resize(size_t slots) {

@@ -1,8 +1,11 @@
-// A set of storage ids for the evicted regions: open addressing with linear
-// probing, deletion by backward shift (no tombstones), at most half full and
-// at least an eighth full once it has grown. Membership, insertion and
-// deletion in O(1); iteration in slot order (deterministic for a given
-// history of operations), in time proportional to the size.
+// A set of storage ids for the evicted regions, in one of two forms. Sparse:
+// open addressing with linear probing, deletion by backward shift (no
+// tombstones), at most half full. Dense, once the members' range has no more
+// 64-id words than members: a bitmap over that range (8 bytes per word,
+// against 8-16 bytes per member sparse), back to sparse when it holds fewer
+// than a quarter of its words' count. Membership, insertion and deletion in
+// O(1) (amortized); iteration in time proportional to the size (sparse) or
+// the range (dense), in an order fixed by the history of operations.
 #pragma once
 
 #include <algorithm>
@@ -19,8 +22,13 @@ class StorageSet {
  public:
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  bool dense() const { return dense_; }  // which form it is in now
 
   bool contains(StorageId s) const {
+    if (dense_) {
+      const size_t w = static_cast<size_t>(s) / 64 - base_;  // wraps below base_
+      return w < bits_.size() && (bits_[w] >> (s % 64) & 1);
+    }
     if (size_ == 0) return false;
     for (uint32_t i = Home(s);; i = (i + 1) & mask_) {
       if (slots_[i] == s) return true;
@@ -29,7 +37,11 @@ class StorageSet {
   }
   // Adds s; false if it was already there.
   bool insert(StorageId s) {
-    if ((size_ + 1) * 2 > slots_.size()) Resize(slots_.empty() ? 8 : slots_.size() * 2);
+    if (dense_) return InsertDense(s);
+    if ((size_ + 1) * 2 > slots_.size()) {
+      if (Densify()) return InsertDense(s);
+      Resize(slots_.empty() ? 8 : slots_.size() * 2);
+    }
     uint32_t i = Home(s);
     for (; slots_[i] != kEmpty; i = (i + 1) & mask_)
       if (slots_[i] == s) return false;
@@ -39,21 +51,30 @@ class StorageSet {
   }
   // Removes s; false if it was not there.
   bool erase(StorageId s);
-  // Room for `n` members without growing.
+  // Room for `n` members without growing (sparse).
   void reserve(size_t n) {
-    if (n * 2 > slots_.size()) Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
+    if (!dense_ && n * 2 > slots_.size()) Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
   }
   // Makes the set hold exactly `members` (distinct).
   void assign(std::span<const StorageId> members);
   // Empties the set and releases its memory.
   void clear() {
     slots_ = {};
+    bits_ = {};
+    dense_ = false;
+    base_ = 0;
     size_ = 0;
     mask_ = 0;
     shift_ = 32;
   }
   template <class F>
   void ForEach(F&& f) const {
+    if (dense_) {
+      for (size_t w = 0; w < bits_.size(); ++w)
+        for (uint64_t m = bits_[w]; m != 0; m &= m - 1)
+          f(static_cast<StorageId>((base_ + w) * 64 + std::countr_zero(m)));
+      return;
+    }
     for (StorageId s : slots_)
       if (s != kEmpty) f(s);
   }
@@ -65,8 +86,15 @@ class StorageSet {
         (static_cast<uint64_t>(static_cast<uint32_t>(s)) * 0x9E3779B97F4A7C15ull) >> (32 + shift_));
   }
   void Resize(size_t slots);
+  bool InsertDense(StorageId s);
+  // To the dense form if the members' range allows; false if it does not.
+  bool Densify();
+  void Sparsify();
 
-  std::vector<StorageId> slots_;
+  std::vector<StorageId> slots_;  // sparse
+  std::vector<uint64_t> bits_;    // dense: ids (base_ + w) * 64 + b
+  size_t base_ = 0;
+  bool dense_ = false;
   size_t size_ = 0;
   uint32_t mask_ = 0;
   uint32_t shift_ = 32;  // 32 - log2(slots): Home() keeps the top bits of the product
