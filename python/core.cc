@@ -80,12 +80,12 @@ py::object ToPython(const ordered_json& j) {
     case ordered_json::value_t::array: {
       py::list l;
       for (const ordered_json& e : j) l.append(ToPython(e));
-      return std::move(l);
+      return l;
     }
     case ordered_json::value_t::object: {
       py::dict d;
       for (auto it = j.begin(); it != j.end(); ++it) d[py::str(it.key())] = ToPython(it.value());
-      return std::move(d);
+      return d;
     }
     default:
       throw Error("unexpected JSON value");
@@ -288,7 +288,7 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   py::dict result;
   result["files"] = py::cast(files);
   result["report"] = ToPython(j);
-  return std::move(result);
+  return result;
 }
 
 }  // namespace
