@@ -32,29 +32,23 @@ bool StorageSet::erase(StorageId s) {
   return true;
 }
 
+namespace {
+
+// 64-id words from lo's to hi's, both included.
+size_t Words(StorageId lo, StorageId hi) {
+  return static_cast<size_t>(hi) / 64 - static_cast<size_t>(lo) / 64 + 1;
+}
+
+}  // namespace
+
 void StorageSet::assign(std::span<const StorageId> members) {
   clear();
   if (members.empty()) return;
   const auto [lo, hi] = std::minmax_element(members.begin(), members.end());
-  const size_t words = static_cast<size_t>(*hi) / 64 - static_cast<size_t>(*lo) / 64 + 1;
-  if (words <= members.size()) {
-    dense_ = true;
-    base_ = static_cast<size_t>(*lo) / 64;
-    bits_.assign(words, 0);
-    for (StorageId s : members)
-      bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
-    size_ = members.size();
-    return;
-  }
-  size_t slots = 8;
-  while (slots < 2 * members.size()) slots *= 2;
-  Resize(slots);
-  for (StorageId s : members) {
-    uint32_t i = Home(s);
-    while (slots_[i] != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
-  size_ = members.size();
+  if (Words(*lo, *hi) <= members.size())
+    MakeDense(*lo, *hi, members);
+  else
+    MakeSparse(members, members.size());
 }
 
 bool StorageSet::Densify() {
@@ -65,17 +59,9 @@ bool StorageSet::Densify() {
     if (lo < 0 || s < lo) lo = s;
     if (s > hi) hi = s;
   }
-  const size_t words = static_cast<size_t>(hi) / 64 - static_cast<size_t>(lo) / 64 + 1;
-  if (words > size_) return false;
-  std::vector<StorageId> members = std::move(slots_);
-  slots_ = {};
-  mask_ = 0;
-  shift_ = 32;
-  dense_ = true;
-  base_ = static_cast<size_t>(lo) / 64;
-  bits_.assign(words, 0);
-  for (StorageId s : members)
-    if (s != kEmpty) bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
+  if (Words(lo, hi) > size_) return false;
+  const std::vector<StorageId> slots = std::move(slots_);
+  MakeDense(lo, hi, slots);
   return true;
 }
 
@@ -83,15 +69,27 @@ void StorageSet::Sparsify() {
   std::vector<StorageId> members;
   members.reserve(size_);
   ForEach([&](StorageId s) { members.push_back(s); });
+  MakeSparse(members, members.size() + 1);  // room for one more
+}
+
+void StorageSet::MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members) {
+  clear();
+  dense_ = true;
+  base_ = static_cast<size_t>(lo) / 64;
+  bits_.assign(Words(lo, hi), 0);
+  for (StorageId s : members) {
+    if (s == kEmpty) continue;
+    bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
+    ++size_;
+  }
+}
+
+void StorageSet::MakeSparse(std::span<const StorageId> members, size_t room) {
   clear();
   size_t slots = 8;
-  while (slots < 2 * (members.size() + 1)) slots *= 2;  // room for one more
+  while (slots < 2 * room) slots *= 2;
   Resize(slots);
-  for (StorageId s : members) {
-    uint32_t i = Home(s);
-    while (slots_[i] != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  for (StorageId s : members) Place(s);
   size_ = members.size();
 }
 
@@ -125,12 +123,8 @@ void StorageSet::Resize(size_t slots) {
   slots_.assign(slots, kEmpty);
   mask_ = static_cast<uint32_t>(slots - 1);
   shift_ = 32 - static_cast<uint32_t>(std::countr_zero(slots));
-  for (StorageId s : old) {
-    if (s == kEmpty) continue;
-    uint32_t i = Home(s);
-    while (slots_[i] != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  for (StorageId s : old)
+    if (s != kEmpty) Place(s);
 }
 
 StorageId StorageQueue::pop(bool descending) {

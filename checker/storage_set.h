@@ -86,6 +86,17 @@ class StorageSet {
         (static_cast<uint64_t>(static_cast<uint32_t>(s)) * 0x9E3779B97F4A7C15ull) >> (32 + shift_));
   }
   void Resize(size_t slots);
+  // s into the first free slot of its probe run (s is not a member).
+  void Place(StorageId s) {
+    uint32_t i = Home(s);
+    while (slots_[i] != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+  // The set as `members` (distinct), in the dense form over lo's to hi's
+  // words (kEmpty entries skipped: a slot array will do), or in the sparse
+  // form with room for `room` members.
+  void MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members);
+  void MakeSparse(std::span<const StorageId> members, size_t room);
   bool InsertDense(StorageId s);
   // To the dense form if the members' range allows; false if it does not.
   bool Densify();
