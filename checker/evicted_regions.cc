@@ -187,7 +187,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
     rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
     fwd_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleReverse); });
   }
-  const bool shrink = ordered_ && engine.runtime() != RuntimeKind::kV1;
+  const bool shrink = Shrinks(engine);
   for (const bool reverse : {false, true}) {
     const uint8_t bit = reverse ? kStaleReverse : kStaleForward;
     bases_.clear();
@@ -267,12 +267,11 @@ void EvictedRegions::Shrink(const Engine& engine, Region& r, StorageId base, boo
 
 void EvictedRegions::VerifyShrink(const Engine& engine, const Region& r, StorageId base,
                                   bool reverse) {
-  Rebuild(engine, scratch_, base, reverse);
-  bool same = scratch_.interior.size() == r.interior.size() &&
-              scratch_.frontier.size() == r.frontier.size() && scratch_.compute == r.compute;
-  scratch_.ForEachInterior([&](StorageId s) { same = same && r.interior.contains(s); });
-  scratch_.ForEachFrontier([&](StorageId s) { same = same && r.frontier.contains(s); });
-  scratch_.Clear();
+  const int64_t compute = Walk(engine, base, reverse, found_interior_, found_frontier_);
+  bool same = found_interior_.size() == r.interior.size() &&
+              found_frontier_.size() == r.frontier.size() && compute == r.compute;
+  for (StorageId s : found_interior_) same = same && r.interior.contains(s);
+  for (StorageId s : found_frontier_) same = same && r.frontier.contains(s);
   ++g_verified_shrinks;
   if (!same)
     throw std::logic_error("evicted regions: a shrunk " +
@@ -280,41 +279,43 @@ void EvictedRegions::VerifyShrink(const Engine& engine, const Region& r, Storage
                            std::to_string(base) + " differs from a rebuild");
 }
 
+bool EvictedRegions::Shrinks(const Engine& engine) const {
+  return ordered_ && engine.runtime() != RuntimeKind::kV1;
+}
+
+// The regions a walk now would find holding s (s is evicted, or about to
+// be): those of the material storages at the edge of a walk from s.
+void EvictedRegions::MarkForWalk(const Engine& engine, StorageId s, bool reverse,
+                                 const StorageSet* skip) {
+  Walk(engine, s, !reverse, found_interior_, found_frontier_);
+  for (StorageId x : found_frontier_)
+    if (!engine.pinned(x) && !(skip && skip->contains(x)))
+      (reverse ? rev_[x] : fwd_[x]).walk = true;
+}
+
 // The new edges go from the operator's arguments to its outputs. A region
 // reaching an argument (forward) or reached from an output (reverse) may
 // now reach more than it holds: it is walked at its next rebuild. Regions
 // that absorb it inherit that (see Absorb).
 void EvictedRegions::Created(const Engine& engine, OpId id) {
-  if (!ordered_ || engine.runtime() == RuntimeKind::kV1) return;
+  if (!Shrinks(engine)) return;
   const Trace& trace = engine.trace();
   const Operator& op = trace.ops[id];
-  auto flag = [&](StorageId s, bool reverse) {
-    if (engine.material(s)) {
-      if (!engine.pinned(s)) (reverse ? rev_[s] : fwd_[s]).walk = true;
-      return;
-    }
-    Rebuild(engine, scratch_, s, !reverse);  // the regions holding s: those on its frontier
-    scratch_.ForEachFrontier([&](StorageId x) {
-      if (!engine.pinned(x)) (reverse ? rev_[x] : fwd_[x]).walk = true;
-    });
-    scratch_.Clear();
+  auto mark = [&](StorageId s, bool reverse) {
+    if (!engine.material(s))
+      MarkForWalk(engine, s, reverse);
+    else if (!engine.pinned(s))
+      (reverse ? rev_[s] : fwd_[s]).walk = true;
   };
-  for (TensorId a : op.args) flag(trace.tensors[a].storage, false);
+  for (TensorId a : op.args) mark(trace.tensors[a].storage, false);
   for (int32_t i = 0; i < op.num_outputs; ++i)
-    flag(trace.tensors[op.first_output + i].storage, true);
+    mark(trace.tensors[op.first_output + i].storage, true);
 }
 
-// The regions holding s: by the exactness of unmarked interiors, those of
-// the material storages s is reached from, or reaches, through evicted ones.
 void EvictedRegions::ComputeChanging(const Engine& engine, StorageId s) {
-  if (!ordered_ || engine.runtime() == RuntimeKind::kV1 || engine.material(s)) return;
-  for (const bool reverse : {false, true}) {
-    Rebuild(engine, scratch_, s, !reverse);
-    scratch_.ForEachFrontier([&](StorageId x) {
-      if (!engine.pinned(x)) (reverse ? rev_[x] : fwd_[x]).walk = true;
-    });
-  }
-  scratch_.Clear();
+  if (!Shrinks(engine) || engine.material(s)) return;
+  MarkForWalk(engine, s, false);
+  MarkForWalk(engine, s, true);
 }
 
 void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
@@ -322,16 +323,10 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   // those that missed edges created since it was built (see Region::walk)
   // leaves out regions s is really on the frontier of: they hold less than a
   // walk now gives, so they are walked at their next rebuild.
-  if (ordered_ && engine.runtime() != RuntimeKind::kV1)
+  if (Shrinks(engine))
     for (const bool reverse : {false, true}) {
       const Region& own = reverse ? rev_[s] : fwd_[s];
-      if (!own.walk) continue;
-      Rebuild(engine, scratch_, s, reverse);
-      scratch_.ForEachFrontier([&](StorageId y) {
-        if (!engine.pinned(y) && !own.frontier.contains(y))
-          (reverse ? fwd_[y] : rev_[y]).walk = true;
-      });
-      scratch_.Clear();
+      if (own.walk) MarkForWalk(engine, s, !reverse, &own.frontier);
     }
   // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
   std::vector<StorageId> frontier;

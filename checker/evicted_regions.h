@@ -143,6 +143,12 @@ class EvictedRegions {
   // removing what they cut off from base and adding those still reached.
   void Shrink(const Engine& engine, Region& r, StorageId base, bool reverse);
   void VerifyShrink(const Engine& engine, const Region& r, StorageId base, bool reverse);
+  // Whether stale regions shrink (ordered_, and not RuntimeV1's edited lists).
+  bool Shrinks(const Engine& engine) const;
+  // Marks for a walk the forward (reverse: reverse) regions holding s, but
+  // not those of the storages in `skip`.
+  void MarkForWalk(const Engine& engine, StorageId s, bool reverse,
+                   const StorageSet* skip = nullptr);
   void MarkStale(StorageId s, uint8_t bit) {
     if (stale_[s] == 0) stale_list_.push_back(s);
     stale_[s] |= bit;
@@ -169,7 +175,6 @@ class EvictedRegions {
   uint32_t stamp_ = 0;
   std::vector<StorageId> dfs_, bases_, remat_, found_interior_, found_frontier_;
   StorageQueue queue_;  // storages Shrink() is to look at
-  Region scratch_;
   // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;
