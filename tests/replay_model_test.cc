@@ -57,6 +57,14 @@ void ExpectSame(const RunResult& fast, const NaiveRun& naive,
   }
 }
 
+// Every shrink compared with a rebuild while it lives (a difference throws).
+struct VerifyShrinks {
+  VerifyShrinks() { EvictedRegions::set_verify_shrinks(true); }
+  ~VerifyShrinks() { EvictedRegions::set_verify_shrinks(false); }
+  VerifyShrinks(const VerifyShrinks&) = delete;
+  VerifyShrinks& operator=(const VerifyShrinks&) = delete;
+};
+
 bool Supported(const HeuristicSpec& h, RuntimeKind rt) {
   bool optimized = rt == RuntimeKind::kV2Optimized || rt == RuntimeKind::kV2EagerOptimized;
   return optimized || !(h.features & (kFeatureRegions | kFeatureEqClass));
@@ -69,10 +77,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0, ordered = 0;
   // Every region the optimized replay shrinks in place is also rebuilt from
   // scratch and compared (a throw fails the run).
-  EvictedRegions::set_verify_shrinks(true);
-  struct VerifyOff {
-    ~VerifyOff() { EvictedRegions::set_verify_shrinks(false); }
-  } verify_off;
+  const VerifyShrinks verify_shrinks;
   int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     Trace trace = RandomTrace(seed, VariedOptions(seed));
@@ -159,10 +164,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
 // are far larger than random ones: every shrink of every run is compared
 // with a rebuild from scratch (a difference throws).
 TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
-  EvictedRegions::set_verify_shrinks(true);
-  struct VerifyOff {
-    ~VerifyOff() { EvictedRegions::set_verify_shrinks(false); }
-  } verify_off;
+  const VerifyShrinks verify_shrinks;
   const int64_t before = EvictedRegions::verified_shrinks();
   struct Case {
     const char* trace;
