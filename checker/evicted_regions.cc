@@ -354,9 +354,9 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   if (!r.frontier.erase(fs))
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   r.walk = r.walk || reg.walk;
-  r.frontier.reserve(r.frontier.size() + reg.frontier.size());
+  r.frontier.ReserveFor(reg.frontier);
   reg.ForEachFrontier([&](StorageId x) { r.frontier.insert(x); });
-  r.interior.reserve(r.interior.size() + reg.interior.size() + 1);
+  r.interior.ReserveFor(reg.interior);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
   reg.ForEachInterior([&](StorageId x) {

@@ -1,6 +1,7 @@
 #include "checker/storage_set.h"
 
 #include <bit>
+#include <cstdint>
 
 namespace dtr {
 
@@ -49,6 +50,44 @@ void StorageSet::assign(std::span<const StorageId> members) {
     MakeDense(*lo, *hi, members);
   else
     MakeSparse(members, members.size());
+}
+
+void StorageSet::ReserveFor(const StorageSet& other) {
+  const size_t n = size_ + other.size_ + 1;
+  // Scanning this set's members for their range costs about what taking in
+  // `other` does only when `other` is not much the smaller.
+  if (other.size_ == 0 || (!dense_ && other.size_ * 4 < size_)) {
+    reserve(n);
+    return;
+  }
+  size_t lo = SIZE_MAX, hi = 0;  // 64-id words
+  auto widen = [&](const StorageSet& set) {
+    if (set.dense_) {
+      lo = std::min(lo, set.base_);
+      hi = std::max(hi, set.base_ + set.bits_.size() - 1);
+      return;
+    }
+    for (StorageId s : set.slots_) {
+      if (s == kEmpty) continue;
+      lo = std::min(lo, static_cast<size_t>(s) / 64);
+      hi = std::max(hi, static_cast<size_t>(s) / 64);
+    }
+  };
+  widen(other);
+  widen(*this);
+  if (hi - lo + 1 > n) {  // too wide for the dense form
+    reserve(n);
+    return;
+  }
+  if (!dense_) {
+    const std::vector<StorageId> slots = std::move(slots_);
+    MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
+  } else if (hi - lo + 1 > bits_.size()) {
+    std::vector<uint64_t> bits(hi - lo + 1, 0);
+    std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - lo));
+    bits_ = std::move(bits);
+    base_ = lo;
+  }
 }
 
 bool StorageSet::Densify() {

@@ -52,9 +52,15 @@ class StorageSet {
   // Removes s; false if it was not there.
   bool erase(StorageId s);
   // Room for `n` members without growing (sparse).
+  // Growing, it takes the dense form instead when the members' range allows.
   void reserve(size_t n) {
-    if (!dense_ && n * 2 > slots_.size()) Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
+    if (!dense_ && n * 2 > slots_.size() && !Densify())
+      Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
   }
+  // Room for this set's members and `other`'s: the dense form over both
+  // ranges when that is no larger (a small set about to take in a large dense
+  // one would otherwise become a large hash table).
+  void ReserveFor(const StorageSet& other);
   // Makes the set hold exactly `members` (distinct).
   void assign(std::span<const StorageId> members);
   // Empties the set and releases its memory.

@@ -60,5 +60,38 @@ TEST_CASE("StorageSet holds what std::set holds in both of its forms") {
   CHECK(sparse_ops > 10'000);
 }
 
+// ReserveFor() before taking in another set (as Absorb does): the members
+// stay, the union comes out right, and a small set taking in a large dense
+// one becomes dense rather than a large hash table.
+TEST_CASE("StorageSet::ReserveFor keeps the members and makes room for another set") {
+  std::mt19937 rng(34);
+  size_t to_dense = 0, widened = 0, kept_sparse = 0;
+  auto fill = [&](StorageSet& set, std::set<StorageId>& model, int count, int start, int width) {
+    for (int i = 0; i < count; ++i) {
+      const StorageId s = start + static_cast<StorageId>(rng() % width);
+      set.insert(s);
+      model.insert(s);
+    }
+  };
+  for (int round = 0; round < 400; ++round) {
+    StorageSet a, b;
+    std::set<StorageId> ma, mb;
+    const int widths[] = {64, 700, 5'000, 1'000'000};
+    fill(a, ma, static_cast<int>(rng() % 40), static_cast<int>(rng() % 50'000), widths[rng() % 4]);
+    fill(b, mb, static_cast<int>(rng() % 3'000), static_cast<int>(rng() % 50'000), widths[rng() % 4]);
+    const bool was_dense = a.dense();
+    a.ReserveFor(b);
+    ExpectEqual(a, ma);
+    if (!was_dense && a.dense()) ++to_dense;
+    if (was_dense && b.dense()) ++widened;
+    if (!was_dense && !a.dense()) ++kept_sparse;
+    b.ForEach([&](StorageId s) { CHECK(a.insert(s) == ma.insert(s).second); });
+    ExpectEqual(a, ma);
+  }
+  CHECK(to_dense > 20);  // each path was taken
+  CHECK(widened > 5);
+  CHECK(kept_sparse > 20);
+}
+
 }  // namespace
 }  // namespace dtr::testing
