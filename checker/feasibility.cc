@@ -52,18 +52,6 @@
 
 namespace dtr {
 
-std::string_view SolverAnswerName(SolverAnswer a) {
-  switch (a) {
-    case SolverAnswer::kSat:
-      return "sat";
-    case SolverAnswer::kUnsat:
-      return "unsat";
-    case SolverAnswer::kUnknown:
-      return "unknown";
-  }
-  return "?";
-}
-
 namespace {
 
 // The window's storages and time points, before any Z3 object exists.

@@ -22,6 +22,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/trace.h"
@@ -33,7 +34,15 @@ enum class SolverAnswer {
   kUnsat,    // no execution of the window fits the budget: inherent
   kUnknown,  // time limit or solver error (see reason)
 };
-std::string_view SolverAnswerName(SolverAnswer a);  // "sat", "unsat", "unknown"
+// "sat", "unsat", "unknown"
+inline std::string_view SolverAnswerName(SolverAnswer a) {
+  switch (a) {
+    case SolverAnswer::kSat: return "sat";
+    case SolverAnswer::kUnsat: return "unsat";
+    case SolverAnswer::kUnknown: return "unknown";
+  }
+  return "?";
+}
 
 struct SolverLimits {
   double timeout_seconds = 10;  // per solver call

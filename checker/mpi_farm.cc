@@ -588,25 +588,12 @@ size_t RunWorker(size_t n, const std::function<std::string(size_t)>& task,
   return collected;
 }
 
-bool LaunchedByMpi() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
-    if (std::getenv(name)) return true;
-  return false;
-}
-
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
   g.main_thread = std::this_thread::get_id();
   if (!LaunchedByMpi()) {
-    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-    if (tasks && std::atoi(tasks) > 1) {
-      std::fprintf(stderr,
-                   "dtrcheck: started by srun as one of %s tasks but not as an MPI job; run srun --mpi=pmix "
-                   "(docs/mpi.md), or one task\n",
-                   tasks);
-      std::exit(2);
-    }
+    RefuseSrunWithoutMpi();
     return;
   }
   int provided = 0;

@@ -35,6 +35,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -45,6 +47,26 @@ namespace dtr {
 // serialized, in completion order (for progress bars only: the order and
 // the timing vary between runs).
 using FarmProgressFn = std::function<void(size_t, size_t)>;
+
+// Whether an MPI launcher started this process (its environment is set).
+inline bool LaunchedByMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+// Not launched by MPI: exits (status 2) if srun started this process as one
+// of several tasks, each of which would run the whole command alone.
+inline void RefuseSrunWithoutMpi() {
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (tasks && std::atoi(tasks) > 1) {
+    std::fprintf(stderr,
+                 "dtrcheck: started by srun as one of %s tasks but not as an MPI job; run srun --mpi=pmix "
+                 "(docs/mpi.md), or one task\n",
+                 tasks);
+    std::exit(2);
+  }
+}
 
 // Joins the MPI job this process was started in, if any (MPI_Init when an
 // MPI launcher's environment is present), and leaves it on destruction.

@@ -27,7 +27,7 @@ int RunCommandLine(int argc, char** argv, std::string* error) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   CLI::App app{"dtrcheck: replay, check and diagnose Dynamic Tensor Rematerialization traces"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", VersionText());
+  app.set_version_flag("--version", [] { return VersionText(); });  // MPI's version: loads dtrcheck-ext.so
   app.footer(HelpFooter(TopLevelExamples()));
   CommandLine commands(app, Commands());
   try {

@@ -20,6 +20,7 @@
 
 #include "checker/eviction_script.h"
 #include "checker/feasibility.h"
+#include "checker/file_digest.h"
 #include "checker/replay.h"
 #include "model/trace.h"
 
@@ -58,9 +59,6 @@ struct CertificateFile {
   int64_t baseline_memory = 0;
   std::map<std::string, RuntimeCertificates> runtimes;  // by RuntimeName()
 };
-
-// SHA-256 (hex) of a file's bytes; throws Error if it cannot be read.
-std::string FileDigest(const std::string& path);
 
 // The certificates of a trace in a store: `store` names a directory (which
 // may not exist yet) or an existing file.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
 namespace dtr::testing {
@@ -23,17 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Output = ShellOutput;
 
 // A folder holding demo.log, a malformed trace, a script that passes at
 // ratio 0.6 and a malformed script; commands run inside it.
@@ -54,18 +45,7 @@ class Workspace {
 
   // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them).
   Output Run(const std::string& args) const {
-    fs::path err = dir_ / ".stderr";
-    std::string command =
-        "cd " + dir_.string() + " && " + DTRCHECK_BINARY + " " + args + " 2>" + err.string();
-    FILE* pipe = popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    Output o;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) o.out.append(buf, n);
-    int status = pclose(pipe);
-    o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.err = Slurp(err);
-    return o;
+    return RunShell("cd " + dir_.string() + " && " + DTRCHECK_BINARY + " " + args, dir_ / ".stderr");
   }
 
  private:
