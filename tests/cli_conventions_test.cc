@@ -223,7 +223,7 @@ TEST_CASE("cli conventions: every subcommand exits 0, 1, 2 or 3 as docs/cli.md s
     CHECK(classes.count(2));
     if (command != "gen list") CHECK(classes.count(3));  // it reads and writes nothing
   }
-  for (const std::string& name : {"replay", "check", "explain", "prove"}) {
+  for (const std::string name : {"replay", "check", "explain", "prove"}) {
     std::set<int> classes;
     for (const Case& c : Cases().at(name)) classes.insert(c.status);
     CHECK_MESSAGE(classes.count(1), name, " has a negative answer (exit status 1)");
