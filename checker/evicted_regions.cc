@@ -355,12 +355,11 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   r.walk = r.walk || reg.walk;
   r.frontier.ReserveFor(reg.frontier);
-  reg.ForEachFrontier([&](StorageId x) { r.frontier.insert(x); });
+  r.frontier.UnionWith(reg.frontier, [](StorageId) {});
   r.interior.ReserveFor(reg.interior);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
-  reg.ForEachInterior([&](StorageId x) {
-    if (!r.interior.insert(x)) return;
+  r.interior.UnionWith(reg.interior, [&](StorageId x) {
     const int64_t c = engine.storage_compute(x);
     r.compute += c;
     r.exact += c;

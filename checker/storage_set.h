@@ -61,6 +61,32 @@ class StorageSet {
   // ranges when that is no larger (a small set about to take in a large dense
   // one would otherwise become a large hash table).
   void ReserveFor(const StorageSet& other);
+  // Both sets are bitmaps and this one's range covers other's.
+  bool BitmapCovers(const StorageSet& other) const {
+    return dense_ && other.dense_ && other.base_ >= base_ &&
+           other.base_ + other.bits_.size() <= base_ + bits_.size();
+  }
+  // Adds other's members, calling on_new(s) for each one that was not here
+  // (in no particular order). Word by word when both sets are bitmaps and
+  // this one's range covers other's (as ReserveFor() arranges).
+  template <class F>
+  void UnionWith(const StorageSet& other, F&& on_new) {
+    if (BitmapCovers(other)) {
+      uint64_t* to = bits_.data() + (other.base_ - base_);
+      for (size_t w = 0; w < other.bits_.size(); ++w) {
+        uint64_t added = other.bits_[w] & ~to[w];
+        if (added == 0) continue;
+        to[w] |= added;
+        size_ += static_cast<size_t>(std::popcount(added));
+        for (; added != 0; added &= added - 1)
+          on_new(static_cast<StorageId>((other.base_ + w) * 64 + std::countr_zero(added)));
+      }
+      return;
+    }
+    other.ForEach([&](StorageId s) {
+      if (insert(s)) on_new(s);
+    });
+  }
   // Makes the set hold exactly `members` (distinct).
   void assign(std::span<const StorageId> members);
   // Empties the set and releases its memory.

@@ -7,6 +7,7 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace dtr::testing {
@@ -91,6 +92,42 @@ TEST_CASE("StorageSet::ReserveFor keeps the members and makes room for another s
   CHECK(to_dense > 20);  // each path was taken
   CHECK(widened > 5);
   CHECK(kept_sparse > 20);
+}
+
+// UnionWith() after ReserveFor(), as Absorb does: the union, and on_new
+// called once for each member that was not there, by both of its paths.
+TEST_CASE("StorageSet::UnionWith adds the other set's members and names the new ones") {
+  std::mt19937 rng(56);
+  size_t by_words = 0, by_members = 0;
+  for (int round = 0; round < 400; ++round) {
+    StorageSet a, b;
+    std::set<StorageId> ma, mb;
+    const int widths[] = {64, 700, 5'000, 1'000'000};
+    const int start = static_cast<int>(rng() % 50'000);
+    for (auto [set, model, count] : {std::tuple{&a, &ma, static_cast<int>(rng() % 3'000)},
+                                     std::tuple{&b, &mb, static_cast<int>(rng() % 3'000)}}) {
+      const int width = widths[rng() % 4];
+      const int from = start + static_cast<int>(rng() % 2'000);
+      for (int i = 0; i < count; ++i) {
+        const StorageId s = from + static_cast<StorageId>(rng() % width);
+        set->insert(s);
+        model->insert(s);
+      }
+    }
+    if (rng() % 2) a.ReserveFor(b);
+    const bool words = a.BitmapCovers(b);
+    std::set<StorageId> added;
+    a.UnionWith(b, [&](StorageId s) { CHECK(added.insert(s).second); });
+    std::set<StorageId> want_added;
+    for (StorageId s : mb)
+      if (!ma.count(s)) want_added.insert(s);
+    CHECK(added == want_added);
+    ma.insert(mb.begin(), mb.end());
+    ExpectEqual(a, ma);
+    ++(words ? by_words : by_members);
+  }
+  CHECK(by_words > 20);  // both paths were taken
+  CHECK(by_members > 20);
 }
 
 }  // namespace

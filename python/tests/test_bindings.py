@@ -118,7 +118,7 @@ def test_a_long_call_releases_the_gil():
 
     def sweep():
         window["start"] = time.monotonic()
-        dtrcheck.sweep(lstm, "0.6:1.0:0.1", jobs=1)
+        dtrcheck.sweep(lstm, "0.2:1.0:0.05", jobs=1)  # about a second
         window["end"] = time.monotonic()
 
     worker = threading.Thread(target=sweep)
