@@ -51,8 +51,8 @@ class StorageSet {
   }
   // Removes s; false if it was not there.
   bool erase(StorageId s);
-  // Room for `n` members without growing (sparse).
-  // Growing, it takes the dense form instead when the members' range allows.
+  // Room for `n` members without growing (sparse); a set that must grow
+  // takes the dense form instead when its members' range allows.
   void reserve(size_t n) {
     if (!dense_ && n * 2 > slots_.size() && !Densify())
       Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));

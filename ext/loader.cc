@@ -89,7 +89,8 @@ std::string MpiLibraryVersion() { return Ext().mpi_library_version(); }
 int FarmRanks() { return g_mpi ? Ext().farm_ranks() : 1; }
 int FarmRank() { return g_mpi ? Ext().farm_rank() : 0; }
 bool FarmCollectsHere() { return !g_mpi || Ext().farm_collects_here(); }
-// The module sees no task scopes (they are the executable's): checked here.
+// Task scopes count on both sides: the executable's (parallel.h) here, the
+// module's own (its farm's threads) there.
 bool FarmIsDistributed() { return g_mpi && t_task_depth == 0 && Ext().farm_is_distributed(); }
 
 FarmTaskScope::FarmTaskScope() { ++t_task_depth; }
