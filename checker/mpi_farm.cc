@@ -95,7 +95,7 @@ constexpr auto kHeartbeat = std::chrono::seconds(1);
 
 // A task's or collector's exception as it travels between ranks.
 struct Failure {
-  enum Kind : uint8_t { kNone, kUsage, kInput, kOther } kind = kNone;
+  enum Kind : uint8_t { kNone, kUsage, kInput, kOther, kEnvironment } kind = kNone;
   std::string message;
   explicit operator bool() const { return kind != kNone; }
 };
@@ -104,7 +104,12 @@ Failure FailureOf(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const Error& x) {
-    return {x.kind() == ErrorKind::kInput ? Failure::kInput : Failure::kUsage, x.what()};
+    switch (x.kind()) {
+      case ErrorKind::kUsage: return {Failure::kUsage, x.what()};
+      case ErrorKind::kInput: return {Failure::kInput, x.what()};
+      case ErrorKind::kEnvironment: return {Failure::kEnvironment, x.what()};
+    }
+    return {Failure::kUsage, x.what()};
   } catch (const std::exception& x) {
     return {Failure::kOther, x.what()};
   } catch (...) {
@@ -115,6 +120,7 @@ Failure FailureOf(const std::exception_ptr& e) {
 [[noreturn]] void Throw(const Failure& f) {
   if (f.kind == Failure::kInput) throw InputError(f.message);
   if (f.kind == Failure::kUsage) throw Error(f.message);
+  if (f.kind == Failure::kEnvironment) throw Error(f.message, ErrorKind::kEnvironment);
   throw std::runtime_error(f.message);
 }
 
@@ -126,7 +132,7 @@ void PutFailure(ByteWriter& w, const Failure& f) {
 Failure GetFailure(ByteReader& r) {
   Failure f;
   uint8_t kind = r.Get<uint8_t>();
-  if (kind > Failure::kOther) throw Error("farm message: bad failure kind");
+  if (kind > Failure::kEnvironment) throw Error("farm message: bad failure kind");
   f.kind = static_cast<Failure::Kind>(kind);
   f.message = r.GetString();
   return f;

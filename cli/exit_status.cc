@@ -12,6 +12,8 @@ ExitStatus ExitStatusOf(ErrorKind kind) {
       return kExitUsage;
     case ErrorKind::kInput:
       return kExitInput;
+    case ErrorKind::kEnvironment:
+      return kExitEnvironment;
   }
   return kExitUsage;
 }

@@ -16,9 +16,10 @@ enum ExitStatus : int {
                       // of memory, `prove/explain --expect V` reaches another verdict
   kExitUsage = 2,     // the command line is wrong (ErrorKind::kUsage, CLI11's errors)
   kExitInput = 3,     // a file cannot be read, parsed or written (ErrorKind::kInput)
-  kExitEnvironment = 4,  // the run could not finish: memory could not be allocated, or an
+  kExitEnvironment = 4,  // the run could not finish: memory could not be allocated, an
                          // MPI job failed (a rank stopped answering or ended early, or the
-                         // ranks disagreed: checker/mpi_farm.h, docs/mpi.md)
+                         // ranks disagreed: checker/mpi_farm.h, docs/mpi.md), or
+                         // dtrcheck-ext.so cannot be loaded (ErrorKind::kEnvironment)
 };
 
 ExitStatus ExitStatusOf(ErrorKind kind);

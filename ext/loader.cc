@@ -13,6 +13,7 @@
 
 #include "checker/file_digest.h"
 #include "ext/ext_api.h"
+#include "model/error.h"
 
 namespace dtr {
 
@@ -22,7 +23,8 @@ thread_local int t_task_depth = 0;  // farm tasks running on this thread (nested
 bool g_mpi = false;                 // an MPI launcher started us: the module runs the session
 
 // The module beside the executable. A module that is missing or from another
-// build ends the process: no command can go on without what it holds.
+// build is an Error of kind kEnvironment (exit status 4): the command cannot
+// go on without what it holds.
 const ExtApi& Ext() {
   static const ExtApi* api = [] {
     char exe[PATH_MAX];
@@ -30,12 +32,10 @@ const ExtApi& Ext() {
     std::string path = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
     path = path.substr(0, path.rfind('/') + 1) + "dtrcheck-ext.so";
     auto fail = [&](const std::string& why) {
-      std::fflush(stdout);
-      std::fprintf(stderr,
-                   "dtrcheck: cannot load %s (Z3, MPI and OpenSSL, built beside dtrcheck: "
-                   "ninja -C build dtrcheck): %s\n",
-                   path.c_str(), why.c_str());
-      std::exit(4);  // kExitEnvironment (cli/exit_status.h)
+      throw Error(fmt::format("cannot load {} (Z3, MPI and OpenSSL, built beside dtrcheck: "
+                              "ninja -C build dtrcheck): {}",
+                              path, why),
+                  ErrorKind::kEnvironment);
     };
     void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // RTLD_GLOBAL: MPI's plugins
     if (!module) fail(dlerror());
@@ -73,7 +73,12 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     RefuseSrunWithoutMpi();
     return;
   }
-  Ext().mpi_start(argc, argv);
+  try {
+    Ext().mpi_start(argc, argv);
+  } catch (const Error& e) {  // before any command runs
+    std::fprintf(stderr, "dtrcheck: %s\n", e.what());
+    std::exit(4);  // kExitEnvironment
+  }
   g_mpi = true;
 }
 

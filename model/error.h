@@ -15,6 +15,8 @@ enum class ErrorKind {
            // that does not apply (explain of a passing run); exit status 2
   kInput,  // a file cannot be read, parsed or written, or its content is
            // invalid (a malformed trace, script or checkpoint); exit status 3
+  kEnvironment,  // the installation cannot do it: dtrcheck-ext.so cannot be
+                 // loaded (ext/ext_api.h); exit status 4
 };
 
 class Error : public std::runtime_error {
