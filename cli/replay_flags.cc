@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "checker/file_digest.h"
 #include "checker/heuristic.h"
 #include "cli/flag_ranges.h"
 #include "diagnose/certificate_store.h"

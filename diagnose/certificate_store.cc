@@ -5,10 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "checker/file_digest.h"
 #include "model/error.h"
 
 namespace dtr {

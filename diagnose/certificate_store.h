@@ -20,7 +20,6 @@
 
 #include "checker/eviction_script.h"
 #include "checker/feasibility.h"
-#include "checker/file_digest.h"
 #include "checker/replay.h"
 #include "model/trace.h"
 
