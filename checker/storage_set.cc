@@ -60,21 +60,9 @@ void StorageSet::ReserveFor(const StorageSet& other) {
     reserve(n);
     return;
   }
-  size_t lo = SIZE_MAX, hi = 0;  // 64-id words
-  auto widen = [&](const StorageSet& set) {
-    if (set.dense_) {
-      lo = std::min(lo, set.base_);
-      hi = std::max(hi, set.base_ + set.bits_.size() - 1);
-      return;
-    }
-    for (StorageId s : set.slots_) {
-      if (s == kEmpty) continue;
-      lo = std::min(lo, static_cast<size_t>(s) / 64);
-      hi = std::max(hi, static_cast<size_t>(s) / 64);
-    }
-  };
-  widen(other);
-  widen(*this);
+  const auto [other_lo, other_hi] = other.WordRange();
+  const auto [own_lo, own_hi] = WordRange();
+  const size_t lo = std::min(other_lo, own_lo), hi = std::max(other_hi, own_hi);
   if (hi - lo + 1 > n) {  // too wide for the dense form
     reserve(n);
     return;
@@ -82,25 +70,36 @@ void StorageSet::ReserveFor(const StorageSet& other) {
   if (!dense_) {
     const std::vector<StorageId> slots = std::move(slots_);
     MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
-  } else if (hi - lo + 1 > bits_.size()) {
-    std::vector<uint64_t> bits(hi - lo + 1, 0);
-    std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - lo));
-    bits_ = std::move(bits);
-    base_ = lo;
+  } else {
+    Rebase(lo, hi);
   }
+}
+
+std::pair<size_t, size_t> StorageSet::WordRange() const {
+  if (dense_) return {base_, base_ + bits_.size() - 1};
+  size_t lo = SIZE_MAX, hi = 0;
+  for (StorageId s : slots_) {
+    if (s == kEmpty) continue;
+    lo = std::min(lo, static_cast<size_t>(s) / 64);
+    hi = std::max(hi, static_cast<size_t>(s) / 64);
+  }
+  return {lo, hi};
+}
+
+void StorageSet::Rebase(size_t lo, size_t hi) {
+  if (lo == base_ && hi - lo + 1 == bits_.size()) return;
+  std::vector<uint64_t> bits(hi - lo + 1, 0);
+  std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - lo));
+  bits_ = std::move(bits);
+  base_ = lo;
 }
 
 bool StorageSet::Densify() {
   if (size_ < 8) return false;
-  StorageId lo = -1, hi = -1;
-  for (StorageId s : slots_) {
-    if (s == kEmpty) continue;
-    if (lo < 0 || s < lo) lo = s;
-    if (s > hi) hi = s;
-  }
-  if (Words(lo, hi) > size_) return false;
+  const auto [lo, hi] = WordRange();
+  if (hi - lo + 1 > size_) return false;
   const std::vector<StorageId> slots = std::move(slots_);
-  MakeDense(lo, hi, slots);
+  MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
   return true;
 }
 
@@ -142,12 +141,7 @@ bool StorageSet::InsertDense(StorageId s) {
       return insert(s);
     }
     const size_t room = bits_.size() / 2;
-    const size_t new_lo = w < base_ ? (lo > room ? lo - room : 0) : base_;
-    const size_t new_hi = w < base_ ? hi : hi + room;
-    std::vector<uint64_t> bits(new_hi - new_lo + 1, 0);
-    std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - new_lo));
-    bits_ = std::move(bits);
-    base_ = new_lo;
+    Rebase(w < base_ ? (lo > room ? lo - room : 0) : base_, w < base_ ? hi : hi + room);
   }
   uint64_t& word = bits_[w - base_];
   const uint64_t bit = uint64_t{1} << (s % 64);

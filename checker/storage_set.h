@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "model/trace.h"
@@ -130,6 +131,11 @@ class StorageSet {
   void MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members);
   void MakeSparse(std::span<const StorageId> members, size_t room);
   bool InsertDense(StorageId s);
+  // The first and last 64-id words of the set: a bitmap's, or those holding
+  // a table's members ((SIZE_MAX, 0) when it has none).
+  std::pair<size_t, size_t> WordRange() const;
+  // The bitmap over words lo..hi, which include its current ones.
+  void Rebase(size_t lo, size_t hi);
   // To the dense form if the members' range allows; false if it does not.
   bool Densify();
   void Sparsify();
