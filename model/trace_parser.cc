@@ -179,10 +179,10 @@ class NameTable {
 // level deep (a nested array or object as its type only).
 struct JsonValue {
   enum class Type : uint8_t { kAbsent, kScalar, kInteger, kUnsigned, kString, kArray, kObject };
-  Type type = Type::kAbsent;  // kScalar: null, a boolean or a float
-  int64_t integer = 0;        // kInteger
-  uint64_t unsigned_integer = 0;  // kUnsigned (nlohmann's type of a non-negative integer)
-  std::string text;           // kString
+  Type type = Type::kAbsent;        // kScalar: null, a boolean or a float
+  int64_t integer = 0;              // kInteger
+  uint64_t unsigned_integer = 0;    // kUnsigned (nlohmann's type of a non-negative integer)
+  std::string text;                 // kString
   std::vector<JsonValue> elements;  // kArray
   bool is_integer() const { return type == Type::kInteger || type == Type::kUnsigned; }
   int64_t as_int64() const {  // what json::get<int64_t>() gives
@@ -192,9 +192,23 @@ struct JsonValue {
 
 class LineFields {
  public:
-  enum Key { kInstruction, kName, kDst, kSrc, kMemory, kTime, kAlias, kAnnotation, kResult, kArgs, kMutate, kKeys };
-  static constexpr const char* kKeyNames[kKeys] = {"INSTRUCTION", "NAME", "DST", "SRC", "MEMORY", "TIME",
-                                                   "ALIAS", "ANNOTATION", "RESULT", "ARGS", "MUTATE"};
+  enum Key {
+    kInstruction,
+    kName,
+    kDst,
+    kSrc,
+    kMemory,
+    kTime,
+    kAlias,
+    kAnnotation,
+    kResult,
+    kArgs,
+    kMutate,
+    kKeys
+  };
+  static constexpr const char* kKeyNames[kKeys] = {"INSTRUCTION", "NAME", "DST",   "SRC",
+                                                   "MEMORY",      "TIME", "ALIAS", "ANNOTATION",
+                                                   "RESULT",      "ARGS", "MUTATE"};
 
   // Parses `text` into the fields; false if it is not one JSON value.
   bool Parse(const std::string& text) {
@@ -211,23 +225,23 @@ class LineFields {
   bool null() { return Kept(JsonValue::Type::kScalar); }
   bool boolean(bool) { return Kept(JsonValue::Type::kScalar); }
   bool number_integer(json::number_integer_t v) {
-    if (JsonValue* to = Scalar(JsonValue::Type::kInteger)) to->integer = v;
+    if (JsonValue* to = Slot(JsonValue::Type::kInteger)) to->integer = v;
     return true;
   }
   bool number_unsigned(json::number_unsigned_t v) {
-    if (JsonValue* to = Scalar(JsonValue::Type::kUnsigned)) to->unsigned_integer = v;
+    if (JsonValue* to = Slot(JsonValue::Type::kUnsigned)) to->unsigned_integer = v;
     return true;
   }
   bool number_float(json::number_float_t, const json::string_t&) {
     return Kept(JsonValue::Type::kScalar);
   }
   bool string(json::string_t& v) {
-    if (JsonValue* to = Scalar(JsonValue::Type::kString)) to->text.swap(v);
+    if (JsonValue* to = Slot(JsonValue::Type::kString)) to->text.swap(v);
     return true;
   }
   bool binary(json::binary_t&) { return Kept(JsonValue::Type::kScalar); }
   bool start_object(std::size_t) {
-    Scalar(JsonValue::Type::kObject);
+    Slot(JsonValue::Type::kObject);
     ++depth_;
     return true;
   }
@@ -240,7 +254,7 @@ class LineFields {
     return true;
   }
   bool start_array(std::size_t) {
-    JsonValue* to = Scalar(JsonValue::Type::kArray);
+    JsonValue* to = Slot(JsonValue::Type::kArray);
     if (depth_ == 1 && to) {
       to->elements.clear();
       array_ = to;
@@ -252,12 +266,14 @@ class LineFields {
     if (--depth_ == 1) array_ = nullptr;
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
 
  private:
   // Where a value of type t read now goes (set to t), or null if nowhere:
   // the root's type, a kept key's value, an element of a kept array.
-  JsonValue* Scalar(JsonValue::Type t) {
+  JsonValue* Slot(JsonValue::Type t) {
     JsonValue* to = nullptr;
     if (depth_ == 0) {
       root_ = t;
@@ -271,7 +287,7 @@ class LineFields {
     return to;
   }
   bool Kept(JsonValue::Type t) {  // a value whose content is not kept
-    Scalar(t);
+    Slot(t);
     return true;
   }
   JsonValue* Find(std::string_view k) {
@@ -353,7 +369,8 @@ int64_t Parser::IntegerField(LineFields::Key k, int line) const {
   const JsonValue& v = Field(k, line);
   const char* key = LineFields::kKeyNames[k];
   if (v.type == JsonValue::Type::kUnsigned && v.unsigned_integer > static_cast<uint64_t>(INT64_MAX))
-    Fail(line, fmt::format("\"{}\" is too large: {} (at most {})", key, v.unsigned_integer, INT64_MAX));
+    Fail(line,
+         fmt::format("\"{}\" is too large: {} (at most {})", key, v.unsigned_integer, INT64_MAX));
   if (v.is_integer()) return v.as_int64();
   if (v.type == JsonValue::Type::kString) {
     const std::string& s = v.text;
@@ -377,12 +394,14 @@ int64_t Parser::IntegerField(LineFields::Key k, int line) const {
 
 std::vector<std::string> Parser::StringList(LineFields::Key key, int line) const {
   const JsonValue& v = Field(key, line);
-  const std::string message = fmt::format("\"{}\" must be a list of names", LineFields::kKeyNames[key]);
-  if (v.type != JsonValue::Type::kArray) Fail(line, message);
+  auto fail = [&] {
+    Fail(line, fmt::format("\"{}\" must be a list of names", LineFields::kKeyNames[key]));
+  };
+  if (v.type != JsonValue::Type::kArray) fail();
   std::vector<std::string> out;
   out.reserve(v.elements.size());
   for (const JsonValue& e : v.elements) {
-    if (e.type != JsonValue::Type::kString) Fail(line, message);
+    if (e.type != JsonValue::Type::kString) fail();
     out.push_back(e.text);
   }
   return out;
@@ -424,7 +443,8 @@ Instruction Parser::Decode(const std::string& text, int line) {
     in.name = StringField(LineFields::kName, line);
     in.args = StringList(LineFields::kArgs, line);
     const JsonValue& m = Field(LineFields::kMutate, line);
-    if (m.type != JsonValue::Type::kArray) Fail(line, "\"MUTATE\" must be a list of argument indices");
+    if (m.type != JsonValue::Type::kArray)
+      Fail(line, "\"MUTATE\" must be a list of argument indices");
     for (const JsonValue& e : m.elements) {
       if (!e.is_integer()) Fail(line, "\"MUTATE\" must be a list of argument indices");
       in.mutate.push_back(e.as_int64());
