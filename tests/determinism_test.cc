@@ -5,15 +5,14 @@
 // the order threads finish them). Each -j 2 run is repeated, so that thread
 // timing gets more than one chance to show.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 
+#include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
 namespace dtr::testing {
@@ -23,17 +22,11 @@ namespace fs = std::filesystem;
 
 // stdout of `dtrcheck ARGS`; REQUIREs exit status 0.
 std::string Run(const std::string& args) {
-  std::string command = std::string(DTRCHECK_BINARY) + " " + args + " 2>/dev/null";
+  std::string command = std::string(DTRCHECK_BINARY) + " " + args;
   INFO(command);
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-  int status = pclose(pipe);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return out;
+  ShellOutput o = RunShell(command, "/dev/null");
+  REQUIRE(o.status == 0);
+  return o.out;
 }
 
 std::string Slurp(const fs::path& p) {

@@ -6,15 +6,14 @@
 // replaced by $SRC before the comparison. The golden files are
 // written and reviewed by a person; never regenerate them to make a test pass.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
 namespace dtr::testing {
@@ -46,22 +45,16 @@ TEST_CASE("end-to-end golden cases") {
   for (const auto& args_path : cases) {
     std::string name = args_path.stem().string();
     auto sibling = [&](const char* ext) { return dir / (name + ext); };
-    std::string command = std::string(DTRCHECK_BINARY) + " " + Substitute(Slurp(args_path)) + " 2>" + err_file.string();
+    std::string command = std::string(DTRCHECK_BINARY) + " " + Substitute(Slurp(args_path));
     INFO("case ", name, ": ", command);
-    FILE* pipe = popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
-    int status = pclose(pipe);
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ShellOutput run = RunShell(command, err_file);
     int want_code = std::filesystem::exists(sibling(".code")) ? std::stoi(Slurp(sibling(".code"))) : 0;
     std::string want_err = std::filesystem::exists(sibling(".err")) ? Substitute(Slurp(sibling(".err"))) + "\n" : "";
-    CHECK(code == want_code);
-    for (size_t pos; (pos = out.find(DTRCHECK_SOURCE_DIR)) != std::string::npos;)
-      out.replace(pos, std::string(DTRCHECK_SOURCE_DIR).size(), "$SRC");
-    CHECK(out == Slurp(sibling(".out")));
-    CHECK(Slurp(err_file) == want_err);
+    CHECK(run.status == want_code);
+    for (size_t pos; (pos = run.out.find(DTRCHECK_SOURCE_DIR)) != std::string::npos;)
+      run.out.replace(pos, std::string(DTRCHECK_SOURCE_DIR).size(), "$SRC");
+    CHECK(run.out == Slurp(sibling(".out")));
+    CHECK(run.err == want_err);
   }
 }
 
