@@ -157,6 +157,11 @@ class Engine {
     regions_.Flush(*this);
     return regions_;
   }
+  // s's forward region, walked first if it was deferred.
+  const Region& forward_region(StorageId s) {
+    regions_.Flush(*this);
+    return regions_.ForwardOf(*this, s);
+  }
   bool maintains_regions() const { return maintain_regions_; }
   bool maintains_eq_classes() const { return maintain_eq_; }
   // simrd's DTREqClass cost: s.compute plus the value of each distinct class

@@ -55,6 +55,26 @@
 // reversed for reverse regions), so each storage's predecessors are settled
 // before it is looked at. A trace whose storage edges go against storage
 // order (a cycle) rebuilds regions by walks instead, as does RuntimeV1.
+//
+// Deferred walks. Where regions shrink in place, the forward region of a
+// storage that became material is not walked at once: it is marked deferred,
+// with the tensors created so far (the edges its walk may use), and walked
+// when first needed (Resolve()). Until then the regions a walk would change
+// each change it in a way a later walk reproduces: storages that become
+// material shrink it (a flush that marks it stale only renews its cutoff,
+// like a rebuild), and new edges matter only through its cutoff and walk
+// mark. What a later walk would not reproduce resolves it first: the
+// eviction of a storage on its frontier (an absorb into it, or a walk mark
+// from Evicted()), a change of compute of a storage in its interior, the
+// eviction of its base, and every read (ForwardOf()). A score that cannot
+// win even without the region's compute does not read it (the policy asks
+// forward_deferred()).
+// simrd marks stale the reverse region of each storage on the new forward
+// region's frontier. Those are the material storages x whose reverse region
+// holds the rematerialized storage u (x is on u's forward frontier iff u is
+// in x's reverse interior, the regions being exact before this flush), so
+// they are found by testing the tracked material storages' reverse regions
+// (walking back from those marked for a walk, which may miss u).
 #pragma once
 
 #include <cstdint>
@@ -79,11 +99,16 @@ struct Region {
   // The interior may miss storages reached through edges created since it
   // was built (simrd keeps it so until its next rebuild): walk it then.
   bool walk = false;
+  // A forward region not walked yet (see "Deferred walks" above): it is what
+  // a walk from its base with the edges of the first `cutoff` tensors gives.
+  bool deferred = false;
+  TensorId cutoff = 0;
   void Clear() {
     interior.clear();
     frontier.clear();
     compute = exact = 0;
     walk = false;
+    deferred = false;
   }
   template <class F>
   void ForEachInterior(F&& f) const {
@@ -101,7 +126,12 @@ class EvictedRegions {
   // `trace` must outlive this object and its copies.
   void Init(const Trace& trace, bool maintain);
 
-  const Region& forward(StorageId s) const { return fwd_[s]; }
+  // s's forward region, walked first if it was deferred. REQUIRES: Flush().
+  const Region& ForwardOf(const Engine& engine, StorageId s) {
+    if (fwd_[s].deferred) Resolve(engine, s, -1);
+    return fwd_[s];
+  }
+  bool forward_deferred(StorageId s) const { return fwd_[s].deferred; }
   const Region& reverse(StorageId s) const { return rev_[s]; }
 
   // After `storages` became material again (one computation's outputs).
@@ -123,20 +153,36 @@ class EvictedRegions {
   // simrd: Region.rebuild(): the evicted storages reachable from base through
   // evicted storages (interior) and the material storages at its edge (frontier).
   void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse);
-  // The walk of Rebuild() into vectors, in walk order; returns the interior's compute.
+  // The walk of Rebuild() into vectors, in walk order; returns the interior's
+  // compute. Through the edges of the first `created` tensors (default: all
+  // created so far), with `also_material` (if not -1) taken as material.
   int64_t Walk(const Engine& engine, StorageId base, bool reverse, std::vector<StorageId>& interior,
-               std::vector<StorageId>& frontier);
+               std::vector<StorageId>& frontier, TensorId created = -1,
+               StorageId also_material = -1);
 
   // Whether stale regions shrink in place (Shrink()): the storage graph is
   // ordered. Otherwise they are walked again.
   bool shrinks_in_place() const { return ordered_; }
   // For tests: after each Shrink(), compare the region with a Rebuild() and
   // throw std::logic_error if they differ. Off by default; process-wide.
+  // The same flag compares the storages found for each deferred region's
+  // stale marks with its walk's frontier.
   static void set_verify_shrinks(bool on);
   static int64_t verified_shrinks();  // since the process started
+  // When forward regions of rematerialized storages are deferred
+  // (process-wide; kWhenCheaper by default). For tests that compare.
+  enum class DeferWalks { kWhenCheaper, kAlways, kNever };
+  static void set_defer_walks(DeferWalks when);
 
  private:
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
+  // Walks s's deferred forward region, with `also_material` (if not -1) taken
+  // as material: the storage being evicted.
+  void Resolve(const Engine& engine, StorageId s, StorageId also_material);
+  // Marks stale the reverse regions of the storages on the frontiers of the
+  // deferred forward regions in `deferred`.
+  void MarkStaleByReverse(const Engine& engine, std::span<const StorageId> deferred);
+  void VerifyStaleMarks(const Engine& engine, std::span<const StorageId> deferred);
   void FlushStale(const Engine& engine);
   // What Rebuild() would give for r, the region of material `base` that was
   // up to date before the storages in remat_ became material, obtained by
@@ -147,8 +193,10 @@ class EvictedRegions {
   bool Shrinks(const Engine& engine) const;
   // Marks for a walk the forward (reverse: reverse) regions holding s, but
   // not those of the storages in `skip`.
+  // Deferred forward regions among them are resolved first, with
+  // `also_material` taken as material.
   void MarkForWalk(const Engine& engine, StorageId s, bool reverse,
-                   const StorageSet* skip = nullptr);
+                   const StorageSet* skip = nullptr, StorageId also_material = -1);
   void MarkStale(StorageId s, uint8_t bit) {
     if (stale_[s] == 0) stale_list_.push_back(s);
     stale_[s] |= bit;
@@ -179,6 +227,27 @@ class EvictedRegions {
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;
   std::vector<StorageId> stale_list_;
+  // Material storages that became so through Rematerialized() and may have
+  // regions (pinned ones are dropped when met), with each one's index here
+  // (-1: not tracked).
+  std::vector<StorageId> tracked_;
+  std::vector<int32_t> tracked_at_;
+  std::vector<StorageId> deferred_, marked_;  // scratch of a flush, of MarkForWalk()
+  // Whether to defer (FlushStale()): the cost per rematerialized storage of
+  // walking its forward region at once and of deferring it, lately (both
+  // totals halve once 256 storages are counted), and the flushes with
+  // rematerialized storages so far.
+  struct RecentCost {
+    double cost = 0, count = 0;
+    void Add(double c, double n) {
+      cost += c;
+      count += n;
+      if (count > 256) cost /= 2, count /= 2;
+    }
+    double mean() const { return count == 0 ? 0 : cost / count; }
+  };
+  RecentCost walked_cost_, deferred_cost_;
+  int64_t remat_flushes_ = 0;
 };
 
 }  // namespace dtr

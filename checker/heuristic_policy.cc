@@ -56,8 +56,21 @@ StorageId HeuristicPolicy::Choose(Engine& engine, DecisionPoint* detail) {
       if (score == 0) break;
     }
   } else {
+    // A storage whose forward region is not walked yet scores at least what
+    // it would without that region's compute; when that already loses to
+    // the best so far (and is not 0, which would end the scan), its score is
+    // not needed and the region stays unwalked.
+    const bool bound = h_.cost == CostTerm::kRegions;
     for (StorageId s : pool) {
       if (s < 0) continue;
+      if (bound && engine.regions().forward_deferred(s)) {
+        ScoreTerms t = Terms(engine, s, /*forward=*/false);
+        const double lower = ScoreOf(t);
+        if (lower > best && lower > 0) {
+          ++evaluations;
+          continue;
+        }
+      }
       double score = Score(engine, s);
       ++evaluations;
       if (score <= best) {
@@ -87,8 +100,9 @@ std::optional<std::pair<double, ScoreTerms>> HeuristicPolicy::Explain(Engine& en
 
 // simrd's evaluate() of each heuristic, from the terms: cost / (size *
 // staleness) with the factors the heuristic uses; +inf for a zero denominator.
-double HeuristicPolicy::Score(Engine& engine, StorageId s) {
-  ScoreTerms t = Terms(engine, s);
+double HeuristicPolicy::Score(Engine& engine, StorageId s) { return ScoreOf(Terms(engine, s)); }
+
+double HeuristicPolicy::ScoreOf(const ScoreTerms& t) const {
   if (h_.cost == CostTerm::kLastAccess)
     return t.cost == kNeverAccessed ? -std::numeric_limits<double>::infinity() : static_cast<double>(t.cost);
   if (!h_.divide_by_size && !h_.divide_by_staleness) return static_cast<double>(t.cost);
@@ -106,14 +120,15 @@ double HeuristicPolicy::Score(Engine& engine, StorageId s) {
 }
 
 // The terms of s's score under this heuristic (see ScoreTerms).
-ScoreTerms HeuristicPolicy::Terms(Engine& engine, StorageId s) {
+ScoreTerms HeuristicPolicy::Terms(Engine& engine, StorageId s, bool forward) {
   ScoreTerms t;
   const int64_t last = engine.last_access(s);
   t.size = engine.trace().storages[s].size;
   t.staleness = last == kNeverAccessed ? -1 : engine.clock() - last;
   switch (h_.cost) {
     case CostTerm::kRegions:
-      t.cost = engine.storage_compute(s) + engine.regions().forward(s).compute + engine.regions().reverse(s).compute;
+      t.cost = engine.storage_compute(s) + (forward ? engine.forward_region(s).compute : 0) +
+               engine.regions().reverse(s).compute;
       break;
     case CostTerm::kReverseRegion: t.cost = engine.storage_compute(s) + engine.regions().reverse(s).compute; break;
     case CostTerm::kEqClass: t.cost = engine.EqClassCompute(s); break;

@@ -24,7 +24,10 @@ class HeuristicPolicy : public EvictionPolicy {
 
   // The score of s now, and what it is made of.
   double Score(Engine& engine, StorageId s);
-  ScoreTerms Terms(Engine& engine, StorageId s);
+  // Without `forward`, the regions heuristics leave out the forward region's
+  // compute (a lower bound of the cost).
+  ScoreTerms Terms(Engine& engine, StorageId s, bool forward = true);
+  double ScoreOf(const ScoreTerms& t) const;
 
   // Throws Error if the engine lacks what the heuristic reads (regions,
   // equivalence classes: optimized runtimes only).

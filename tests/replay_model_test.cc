@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "checker/evicted_regions.h"
+#include "checker/farm_codec.h"
 #include "checker/heuristic.h"
 #include "checker/replay.h"
 #include "model/error.h"
@@ -65,6 +66,14 @@ struct VerifyShrinks {
   VerifyShrinks& operator=(const VerifyShrinks&) = delete;
 };
 
+// When forward walks are deferred, while it lives.
+struct DeferWalks {
+  explicit DeferWalks(EvictedRegions::DeferWalks when) { EvictedRegions::set_defer_walks(when); }
+  ~DeferWalks() { EvictedRegions::set_defer_walks(EvictedRegions::DeferWalks::kWhenCheaper); }
+  DeferWalks(const DeferWalks&) = delete;
+  DeferWalks& operator=(const DeferWalks&) = delete;
+};
+
 bool Supported(const HeuristicSpec& h, RuntimeKind rt) {
   bool optimized = rt == RuntimeKind::kV2Optimized || rt == RuntimeKind::kV2EagerOptimized;
   return optimized || !(h.features & (kFeatureRegions | kFeatureEqClass));
@@ -76,8 +85,11 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     first = last = std::strtoull(env, nullptr, 10);
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0, ordered = 0;
   // Every region the optimized replay shrinks in place is also rebuilt from
-  // scratch and compared (a throw fails the run).
+  // scratch and compared (a throw fails the run). Every forward walk that
+  // can be deferred is, and the stale marks it leads to are compared with
+  // its walk's frontier.
   const VerifyShrinks verify_shrinks;
+  const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   int64_t region_evals = 0, region_stale = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     Trace trace = RandomTrace(seed, VariedOptions(seed));
@@ -165,6 +177,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
 // with a rebuild from scratch (a difference throws).
 TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
   const VerifyShrinks verify_shrinks;
+  const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   const int64_t before = EvictedRegions::verified_shrinks();
   struct Case {
     const char* trace;
@@ -187,6 +200,62 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
     }
   }
   MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds");
+}
+
+// Deferring the forward walks of rematerialized storages (and scoring
+// without them when a bound settles the comparison) against walking them at
+// once, as simrd does: every field of the result, and with an observer every
+// decision with its score and terms and its runner-up's, must be the same,
+// whether every walk is deferred or only where that is cheaper.
+TEST_CASE("deferred forward walks change no result or score on the public traces") {
+  using When = EvictedRegions::DeferWalks;
+  struct Log : ReplayObserver {
+    std::vector<std::tuple<StorageId, double, int64_t, int64_t, StorageId, double, int64_t>> d;
+    Flow OnDecision(const DecisionPoint& p) override {
+      d.emplace_back(p.chosen, p.score, p.terms.cost, p.terms.staleness, p.runner_up,
+                     p.runner_up_score, p.runner_up_terms.cost);
+      return Flow::kContinue;
+    }
+  };
+  auto encode = [](const RunResult& r) {
+    ByteWriter w;
+    FarmCodec<RunResult>::Encode(r, w);
+    return w.bytes();
+  };
+  struct Case {
+    const char* trace;
+    double ratio;
+  };
+  int64_t decisions = 0;
+  for (const Case& c : {Case{"treelstm", 0.2}, Case{"lstm", 0.3}, Case{"inceptionv4", 0.3},
+                        Case{"resnet32", 0.1}, Case{"unroll_gan", 0.3}, Case{"transformer", 0.2}}) {
+    Trace trace = LoadTrace(TracePath(c.trace));
+    const Baseline baseline = ComputeBaseline(trace);
+    for (const char* name : {"DTR", "MSPS", "AbESize"}) {
+      ReplayConfig config;
+      config.heuristic = &FindHeuristic(name);
+      config.budget = BudgetForRatio(baseline.memory, c.ratio);
+      INFO(c.trace, " ", c.ratio, " ", name);
+      std::string eager;
+      Log eager_log, deferred_log;
+      {
+        const DeferWalks walks(When::kNever);
+        eager = encode(Replay(trace, config));
+        config.observer = &eager_log;
+        Replay(trace, config);
+        config.observer = nullptr;
+      }
+      CHECK(encode(Replay(trace, config)) == eager);  // kWhenCheaper
+      const DeferWalks walks(When::kAlways);
+      CHECK(encode(Replay(trace, config)) == eager);
+      config.observer = &deferred_log;
+      CHECK(encode(Replay(trace, config)) == eager);
+      CHECK(deferred_log.d == eager_log.d);
+      decisions += static_cast<int64_t>(eager_log.d.size());
+    }
+  }
+  CHECK(decisions > 100000);
+  MESSAGE(decisions, " decisions compared");
 }
 
 }  // namespace
