@@ -125,9 +125,11 @@ uint32_t EvictedRegions::NextStamp() {
   return stamp_;
 }
 
-void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse) {
+void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse,
+                             TensorId created, StorageId also_material) {
   r.Clear();
-  r.compute = r.exact = Walk(engine, base, reverse, found_interior_, found_frontier_);
+  r.compute = r.exact =
+      Walk(engine, base, reverse, found_interior_, found_frontier_, created, also_material);
   r.interior.assign(found_interior_);
   r.frontier.assign(found_frontier_);
 }
@@ -183,15 +185,19 @@ void EvictedRegions::Rematerialized(const Engine&, std::span<const StorageId> st
   }
 }
 
+void EvictedRegions::Untrack(StorageId s) {
+  const int32_t i = tracked_at_[s];
+  if (i < 0) return;
+  tracked_[i] = tracked_.back();
+  tracked_at_[tracked_[i]] = i;
+  tracked_.pop_back();
+  tracked_at_[s] = -1;
+}
+
 void EvictedRegions::Resolve(const Engine& engine, StorageId s, StorageId also_material) {
   Region& r = fwd_[s];
-  const TensorId cutoff = r.cutoff;
   const bool walk = r.walk;
-  r.Clear();
-  r.compute = r.exact =
-      Walk(engine, s, false, found_interior_, found_frontier_, cutoff, also_material);
-  r.interior.assign(found_interior_);
-  r.frontier.assign(found_frontier_);
+  Rebuild(engine, r, s, false, r.cutoff, also_material);
   r.walk = walk;
   deferred_cost_.Add(static_cast<double>(found_interior_.size()), 0);
 }
@@ -202,10 +208,7 @@ void EvictedRegions::MarkStaleByReverse(const Engine& engine,
   for (size_t i = 0; i < tracked_.size();) {
     const StorageId x = tracked_[i];
     if (engine.pinned(x)) {  // pinned for good: its regions are never read
-      tracked_[i] = tracked_.back();
-      tracked_at_[tracked_[i]] = static_cast<int32_t>(i);
-      tracked_.pop_back();
-      tracked_at_[x] = -1;
+      Untrack(x);
       continue;
     }
     ++i;
@@ -239,6 +242,7 @@ void EvictedRegions::MarkStaleByReverse(const Engine& engine,
 }
 
 void EvictedRegions::VerifyStaleMarks(const Engine& engine, std::span<const StorageId> deferred) {
+  std::vector<StorageId> on_frontiers;
   for (StorageId u : deferred) {
     Walk(engine, u, false, found_interior_, found_frontier_);
     for (StorageId x : found_frontier_)
@@ -246,15 +250,10 @@ void EvictedRegions::VerifyStaleMarks(const Engine& engine, std::span<const Stor
         throw std::logic_error("evicted regions: the deferred forward region of storage " +
                                std::to_string(u) + " has storage " + std::to_string(x) +
                                " on its frontier, whose reverse region was not marked stale");
+    on_frontiers.insert(on_frontiers.end(), found_frontier_.begin(), found_frontier_.end());
   }
   for (StorageId x : marked_) {
-    bool found = false;
-    for (StorageId u : deferred) {
-      Walk(engine, u, false, found_interior_, found_frontier_);
-      found = found || std::find(found_frontier_.begin(), found_frontier_.end(), x) !=
-                           found_frontier_.end();
-    }
-    if (!found)
+    if (std::find(on_frontiers.begin(), on_frontiers.end(), x) == on_frontiers.end())
       throw std::logic_error("evicted regions: storage " + std::to_string(x) +
                              " was marked stale but is on no deferred region's frontier");
   }
@@ -447,18 +446,12 @@ void EvictedRegions::ComputeChanging(const Engine& engine, StorageId s) {
 }
 
 void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
+  Untrack(s);
+  if (fwd_[s].deferred) Resolve(engine, s, -1);
   // simrd absorbs s into the regions on its own regions' frontiers. One of
   // those that missed edges created since it was built (see Region::walk)
   // leaves out regions s is really on the frontier of: they hold less than a
   // walk now gives, so they are walked at their next rebuild.
-  if (tracked_at_[s] >= 0) {
-    const int32_t i = tracked_at_[s];
-    tracked_[i] = tracked_.back();
-    tracked_at_[tracked_[i]] = i;
-    tracked_.pop_back();
-    tracked_at_[s] = -1;
-  }
-  if (fwd_[s].deferred) Resolve(engine, s, -1);
   if (Shrinks(engine))
     for (const bool reverse : {false, true}) {
       const Region& own = reverse ? rev_[s] : fwd_[s];

@@ -152,7 +152,9 @@ class EvictedRegions {
   bool has_stale() const { return !stale_list_.empty(); }
   // simrd: Region.rebuild(): the evicted storages reachable from base through
   // evicted storages (interior) and the material storages at its edge (frontier).
-  void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse);
+  // With `created` and `also_material` as for Walk().
+  void Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse, TensorId created = -1,
+               StorageId also_material = -1);
   // The walk of Rebuild() into vectors, in walk order; returns the interior's
   // compute. Through the edges of the first `created` tensors (default: all
   // created so far), with `also_material` (if not -1) taken as material.
@@ -183,6 +185,7 @@ class EvictedRegions {
   // deferred forward regions in `deferred`.
   void MarkStaleByReverse(const Engine& engine, std::span<const StorageId> deferred);
   void VerifyStaleMarks(const Engine& engine, std::span<const StorageId> deferred);
+  void Untrack(StorageId s);  // s leaves tracked_ (if there)
   void FlushStale(const Engine& engine);
   // What Rebuild() would give for r, the region of material `base` that was
   // up to date before the storages in remat_ became material, obtained by
