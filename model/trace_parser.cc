@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <memory>
 #include <sstream>
 #include <string_view>
@@ -17,6 +16,7 @@
 
 #include "model/echo.h"
 #include "model/error.h"
+#include "model/trace_line.h"
 
 namespace dtr {
 
@@ -64,8 +64,6 @@ void BuildStorageAdjacency(Trace& trace) {
 }
 
 namespace {
-
-using nlohmann::json;
 
 // Every tensor's children in one buffer: for each operator in creation order,
 // each argument occurrence gets the operator's outputs in order.
@@ -172,137 +170,6 @@ class NameTable {
   std::vector<const Map::value_type*> order_;
 };
 
-// One line's top-level fields as nlohmann's SAX parser reports them, without
-// building a DOM: only the keys an instruction can have are kept (the last of
-// a repeated key, as a DOM keeps it), each with its JSON type and, for
-// strings, integers and arrays, its value; an array keeps its elements one
-// level deep (a nested array or object as its type only).
-struct JsonValue {
-  enum class Type : uint8_t { kAbsent, kScalar, kInteger, kUnsigned, kString, kArray, kObject };
-  Type type = Type::kAbsent;        // kScalar: null, a boolean or a float
-  int64_t integer = 0;              // kInteger
-  uint64_t unsigned_integer = 0;    // kUnsigned (nlohmann's type of a non-negative integer)
-  std::string text;                 // kString
-  std::vector<JsonValue> elements;  // kArray
-  bool is_integer() const { return type == Type::kInteger || type == Type::kUnsigned; }
-  int64_t as_int64() const {  // what json::get<int64_t>() gives
-    return type == Type::kInteger ? integer : static_cast<int64_t>(unsigned_integer);
-  }
-};
-
-class LineFields {
- public:
-  enum Key {
-    kInstruction,
-    kName,
-    kDst,
-    kSrc,
-    kMemory,
-    kTime,
-    kAlias,
-    kAnnotation,
-    kResult,
-    kArgs,
-    kMutate,
-    kKeys
-  };
-  static constexpr const char* kKeyNames[kKeys] = {"INSTRUCTION", "NAME", "DST",   "SRC",
-                                                   "MEMORY",      "TIME", "ALIAS", "ANNOTATION",
-                                                   "RESULT",      "ARGS", "MUTATE"};
-
-  // Parses `text` into the fields; false if it is not one JSON value.
-  bool Parse(const std::string& text) {
-    for (JsonValue& v : values_) v.type = JsonValue::Type::kAbsent;
-    root_ = JsonValue::Type::kAbsent;
-    depth_ = 0;
-    current_ = array_ = nullptr;
-    return json::sax_parse(text, this);
-  }
-  bool root_is_object() const { return root_ == JsonValue::Type::kObject; }
-  const JsonValue& operator[](Key k) const { return values_[k]; }
-
-  // nlohmann's SAX interface.
-  bool null() { return Kept(JsonValue::Type::kScalar); }
-  bool boolean(bool) { return Kept(JsonValue::Type::kScalar); }
-  bool number_integer(json::number_integer_t v) {
-    if (JsonValue* to = Slot(JsonValue::Type::kInteger)) to->integer = v;
-    return true;
-  }
-  bool number_unsigned(json::number_unsigned_t v) {
-    if (JsonValue* to = Slot(JsonValue::Type::kUnsigned)) to->unsigned_integer = v;
-    return true;
-  }
-  bool number_float(json::number_float_t, const json::string_t&) {
-    return Kept(JsonValue::Type::kScalar);
-  }
-  bool string(json::string_t& v) {
-    if (JsonValue* to = Slot(JsonValue::Type::kString)) to->text.swap(v);
-    return true;
-  }
-  bool binary(json::binary_t&) { return Kept(JsonValue::Type::kScalar); }
-  bool start_object(std::size_t) {
-    Slot(JsonValue::Type::kObject);
-    ++depth_;
-    return true;
-  }
-  bool end_object() {
-    --depth_;
-    return true;
-  }
-  bool key(json::string_t& k) {
-    if (depth_ == 1) current_ = Find(k);
-    return true;
-  }
-  bool start_array(std::size_t) {
-    JsonValue* to = Slot(JsonValue::Type::kArray);
-    if (depth_ == 1 && to) {
-      to->elements.clear();
-      array_ = to;
-    }
-    ++depth_;
-    return true;
-  }
-  bool end_array() {
-    if (--depth_ == 1) array_ = nullptr;
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    return false;
-  }
-
- private:
-  // Where a value of type t read now goes (set to t), or null if nowhere:
-  // the root's type, a kept key's value, an element of a kept array.
-  JsonValue* Slot(JsonValue::Type t) {
-    JsonValue* to = nullptr;
-    if (depth_ == 0) {
-      root_ = t;
-    } else if (depth_ == 1) {
-      to = current_;
-      current_ = nullptr;
-    } else if (depth_ == 2 && array_) {
-      to = &array_->elements.emplace_back();
-    }
-    if (to) to->type = t;
-    return to;
-  }
-  bool Kept(JsonValue::Type t) {  // a value whose content is not kept
-    Slot(t);
-    return true;
-  }
-  JsonValue* Find(std::string_view k) {
-    for (int i = 0; i < kKeys; ++i)
-      if (k == kKeyNames[i]) return &values_[i];
-    return nullptr;
-  }
-
-  JsonValue values_[kKeys];
-  JsonValue::Type root_ = JsonValue::Type::kAbsent;
-  int depth_ = 0;
-  JsonValue* current_ = nullptr;  // the kept key whose value comes next
-  JsonValue* array_ = nullptr;    // the kept top-level array being read
-};
-
 class Parser {
  public:
   explicit Parser(std::string source) { trace_.source = std::move(source); }
@@ -323,11 +190,12 @@ class Parser {
     throw InputError(fmt::format("{}:{}: {}", trace_.source, line, message));
   }
 
-  Instruction Decode(const std::string& text, int line);
-  const JsonValue& Field(LineFields::Key key, int line) const;
-  std::string StringField(LineFields::Key key, int line) const;
-  int64_t IntegerField(LineFields::Key key, int line) const;
-  std::vector<std::string> StringList(LineFields::Key key, int line) const;
+  // Decodes `text` into `in`, reusing its strings' and lists' room.
+  void Decode(const std::string& text, int line, Instruction& in);
+  const JsonValue& Field(TraceLine::Key key, int line) const;
+  const std::string& StringField(TraceLine::Key key, int line) const;
+  int64_t IntegerField(TraceLine::Key key, int line) const;
+  void StringList(TraceLine::Key key, int line, std::vector<std::string>& out) const;
 
   void Build();
   TensorId Lookup(const std::string& name, int line, const char* role) const;
@@ -339,7 +207,7 @@ class Parser {
   void Release(TensorId t, int line, const std::string& what);
 
   std::istream* in_ = nullptr;
-  LineFields fields_;  // of the line being decoded
+  TraceLine fields_;  // of the line being decoded
   std::string text_;  // the current line
   int line_ = 0;      // its number; after the end, the number of lines
   Trace trace_;
@@ -349,25 +217,25 @@ class Parser {
   int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
 };
 
-const JsonValue& Parser::Field(LineFields::Key key, int line) const {
+const JsonValue& Parser::Field(TraceLine::Key key, int line) const {
   const JsonValue& v = fields_[key];
   if (v.type == JsonValue::Type::kAbsent)
-    Fail(line, fmt::format("missing key \"{}\"", LineFields::kKeyNames[key]));
+    Fail(line, fmt::format("missing key \"{}\"", TraceLine::kKeyNames[key]));
   return v;
 }
 
-std::string Parser::StringField(LineFields::Key key, int line) const {
+const std::string& Parser::StringField(TraceLine::Key key, int line) const {
   const JsonValue& v = Field(key, line);
   if (v.type != JsonValue::Type::kString)
-    Fail(line, fmt::format("\"{}\" must be a string", LineFields::kKeyNames[key]));
+    Fail(line, fmt::format("\"{}\" must be a string", TraceLine::kKeyNames[key]));
   return v.text;
 }
 
 // simrd applies Python's int() to these fields; traces write them as strings
 // of decimal digits ("733881", "-1"). JSON integers are accepted too.
-int64_t Parser::IntegerField(LineFields::Key k, int line) const {
+int64_t Parser::IntegerField(TraceLine::Key k, int line) const {
   const JsonValue& v = Field(k, line);
-  const char* key = LineFields::kKeyNames[k];
+  const char* key = TraceLine::kKeyNames[k];
   if (v.type == JsonValue::Type::kUnsigned && v.unsigned_integer > static_cast<uint64_t>(INT64_MAX))
     Fail(line,
          fmt::format("\"{}\" is too large: {} (at most {})", key, v.unsigned_integer, INT64_MAX));
@@ -392,76 +260,77 @@ int64_t Parser::IntegerField(LineFields::Key k, int line) const {
   Fail(line, fmt::format("\"{}\" must be an integer", key));
 }
 
-std::vector<std::string> Parser::StringList(LineFields::Key key, int line) const {
+void Parser::StringList(TraceLine::Key key, int line, std::vector<std::string>& out) const {
   const JsonValue& v = Field(key, line);
   auto fail = [&] {
-    Fail(line, fmt::format("\"{}\" must be a list of names", LineFields::kKeyNames[key]));
+    Fail(line, fmt::format("\"{}\" must be a list of names", TraceLine::kKeyNames[key]));
   };
   if (v.type != JsonValue::Type::kArray) fail();
-  std::vector<std::string> out;
-  out.reserve(v.elements.size());
-  for (const JsonValue& e : v.elements) {
-    if (e.type != JsonValue::Type::kString) fail();
-    out.push_back(e.text);
+  out.resize(v.elements.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (v.elements[i].type != JsonValue::Type::kString) fail();
+    out[i] = v.elements[i].text;
   }
-  return out;
 }
 
-Instruction Parser::Decode(const std::string& text, int line) {
+void Parser::Decode(const std::string& text, int line, Instruction& in) {
   if (!fields_.Parse(text)) {
     if (text.empty()) Fail(line, "empty line where an instruction was expected");
     Fail(line, "malformed JSON");
   }
   if (!fields_.root_is_object()) Fail(line, "expected a JSON object");
-  std::string instr = StringField(LineFields::kInstruction, line);
-  Instruction in{};
+  const std::string& instr = StringField(TraceLine::kInstruction, line);
   in.line = line;
+  in.src.clear();
+  in.args.clear();
+  in.results.clear();
+  in.mutate.clear();
+  in.number = 0;
   if (instr == "CONSTANT") {
     in.kind = Kind::kConstant;
-    in.name = StringField(LineFields::kName, line);
+    in.name = StringField(TraceLine::kName, line);
   } else if (instr == "MEMORY") {
     in.kind = Kind::kMemory;
-    in.name = StringField(LineFields::kName, line);
-    in.number = IntegerField(LineFields::kMemory, line);
+    in.name = StringField(TraceLine::kName, line);
+    in.number = IntegerField(TraceLine::kMemory, line);
     if (in.number < 0) Fail(line, fmt::format("MEMORY of {} is negative", Echo(in.name)));
   } else if (instr == "COPY" || instr == "COPY_FROM") {
     in.kind = instr == "COPY" ? Kind::kCopy : Kind::kCopyFrom;
-    in.name = StringField(LineFields::kDst, line);
-    in.src = StringField(LineFields::kSrc, line);
+    in.name = StringField(TraceLine::kDst, line);
+    in.src = StringField(TraceLine::kSrc, line);
   } else if (instr == "RELEASE") {
     in.kind = Kind::kRelease;
-    in.name = StringField(LineFields::kName, line);
+    in.name = StringField(TraceLine::kName, line);
   } else if (instr == "CALL") {
     in.kind = Kind::kCall;
-    in.results = StringList(LineFields::kResult, line);
-    in.name = StringField(LineFields::kName, line);
-    in.args = StringList(LineFields::kArgs, line);
-    in.number = IntegerField(LineFields::kTime, line);
+    StringList(TraceLine::kResult, line, in.results);
+    in.name = StringField(TraceLine::kName, line);
+    StringList(TraceLine::kArgs, line, in.args);
+    in.number = IntegerField(TraceLine::kTime, line);
     if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
   } else if (instr == "MUTATE") {
     in.kind = Kind::kMutate;
-    in.name = StringField(LineFields::kName, line);
-    in.args = StringList(LineFields::kArgs, line);
-    const JsonValue& m = Field(LineFields::kMutate, line);
+    in.name = StringField(TraceLine::kName, line);
+    StringList(TraceLine::kArgs, line, in.args);
+    const JsonValue& m = Field(TraceLine::kMutate, line);
     if (m.type != JsonValue::Type::kArray)
       Fail(line, "\"MUTATE\" must be a list of argument indices");
     for (const JsonValue& e : m.elements) {
       if (!e.is_integer()) Fail(line, "\"MUTATE\" must be a list of argument indices");
       in.mutate.push_back(e.as_int64());
     }
-    in.number = IntegerField(LineFields::kTime, line);
+    in.number = IntegerField(TraceLine::kTime, line);
     if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
   } else if (instr == "ANNOTATE") {
     in.kind = Kind::kAnnotate;
-    in.name = StringField(LineFields::kAnnotation, line);
+    in.name = StringField(TraceLine::kAnnotation, line);
   } else if (instr == "ALIAS") {
     in.kind = Kind::kAlias;
-    in.name = StringField(LineFields::kName, line);
-    in.number = IntegerField(LineFields::kAlias, line);
+    in.name = StringField(TraceLine::kName, line);
+    in.number = IntegerField(TraceLine::kAlias, line);
   } else {
     Fail(line, fmt::format("unknown instruction \"{}\"", Echo(instr)));
   }
-  return in;
 }
 
 bool Parser::ReadLine() {
@@ -478,7 +347,7 @@ bool Parser::ReadLine() {
 bool Parser::Pull(Instruction& out) {
   if (!ReadLine()) return false;
   try {
-    out = Decode(text_, line_);
+    Decode(text_, line_, out);
   } catch (InputError& e) {
     throw LineError{std::move(e)};
   }
@@ -606,8 +475,9 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
       storage_refs_.push_back(0);
     }
     Storage& s = trace_.storages[t.storage];
-    bool op_seen = false;
-    for (TensorId other : s.tensors) op_seen |= trace_.tensors[other].op == id;
+    // The tensors of this operator come last in s.tensors (they are added
+    // here, in creation order), so the last one tells whether any is.
+    bool op_seen = !s.tensors.empty() && trace_.tensors[s.tensors.back()].op == id;
     int64_t before = s.tensors.empty() ? 0 : trace_.tensors[s.tensors.back()].storage_compute_after;
     t.storage_compute_after = before + (op_seen ? 0 : compute);
     s.tensors.push_back(tid);

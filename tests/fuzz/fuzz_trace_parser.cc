@@ -1,16 +1,29 @@
 // libFuzzer target: any bytes either parse into a trace whose invariants hold
 // and which replays (baseline and a half budget), or raise dtr::Error. Anything else (a
-// crash, a sanitizer report, another exception) is a bug.
+// crash, a sanitizer report, another exception) is a bug. Each line is also
+// read by TraceLine's fast path and by nlohmann's parser alone: both must
+// accept it or not, with the same fields.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "checker/heuristic.h"
 #include "checker/replay.h"
 #include "model/error.h"
+#include "model/trace_line.h"
 #include "model/trace_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  dtr::TraceLine fast, sax;
+  for (size_t begin = 0; begin <= text.size();) {
+    size_t end = std::min(text.find('\n', begin), text.size());
+    std::string line(text.substr(begin, end - begin));
+    bool a = fast.Parse(line), b = sax.ParseWithSax(line);
+    if (a != b || (a && !fast.SameFieldsAs(sax))) __builtin_trap();
+    begin = end + 1;
+  }
   try {
     dtr::Trace t = dtr::ParseTraceString(text, "fuzz.log");
     for (const dtr::Tensor& tensor : t.tensors) {
