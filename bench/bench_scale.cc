@@ -20,6 +20,7 @@
 
 #include "checker/heuristic.h"
 #include "checker/replay.h"
+#include "model/process_heap.h"
 #include "model/trace_parser.h"
 
 namespace {
@@ -62,6 +63,7 @@ class CpuLimit : public dtr::ReplayObserver {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dtr::TuneHeapForReplay();  // as dtrcheck's main does
   if (argc < 2) {
     fmt::print(stderr, "usage: bench_scale TRACE [--ratio R]... [--limit CPU_SECONDS]\n");
     return 2;

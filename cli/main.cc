@@ -16,6 +16,7 @@
 #include "checker/mpi_farm.h"
 #include "cli/version.h"
 #include "model/error.h"
+#include "model/process_heap.h"
 #include "model/output_file.h"
 
 namespace {
@@ -61,6 +62,7 @@ int RunCommandLine(int argc, char** argv, std::string* error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dtr::TuneHeapForReplay();
   // Under mpirun or srun every rank runs the command (checker/mpi_farm.h);
   // rank 0 prints and writes, the others print nothing and publish no file.
   dtr::MpiSession mpi(&argc, &argv);
