@@ -272,17 +272,29 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   // Deferring costs a pass over the tracked storages' reverse regions and
   // the walks of the regions resolved later; walking at once costs the
   // walks now. Both are measured (in storages looked at, a pass costing
-  // about half a walk's step per storage; every 16th flush with
-  // rematerialized storages walks at once, and every 16th defers, to keep
-  // measuring both), and the cheaper is taken (TreeLSTM 0.1: about 110
-  // tracked storages against walks of 880; generated resnet 10^5: 13,900
-  // against 0).
-  const int64_t phase = remat_.empty() ? -1 : remat_flushes_++ % 16;
+  // about half a walk's step per storage), and the cheaper is taken
+  // (TreeLSTM 0.1: about 110 tracked storages against walks of 880;
+  // generated resnet 10^5: 13,900 against 0). The other choice is still
+  // tried now and then to keep its cost measured: every 16th flush with
+  // rematerialized storages at first, the period doubling (up to 1,024)
+  // while the cheaper choice stays the same, back to 16 when it changes.
+  // A probe can cost much more than it measures (always deferring is 9x
+  // slower than never on unroll_gan 0.3, always walking 1.6x slower than
+  // always deferring on TreeLSTM 0.1): a fixed 1-in-16 probe made
+  // unroll_gan 0.3 1.5x slower than never deferring (docs/speed.md).
   const DeferWalks when = g_defer_walks.load(std::memory_order_relaxed);
-  const bool defer = shrink && !remat_.empty() &&
-                     (when == DeferWalks::kAlways ||
-                      (when == DeferWalks::kWhenCheaper && phase != 0 &&
-                       (phase == 8 || deferred_cost_.mean() < walked_cost_.mean())));
+  bool defer = shrink && !remat_.empty() && when == DeferWalks::kAlways;
+  if (shrink && !remat_.empty() && when == DeferWalks::kWhenCheaper) {
+    const bool cheaper = deferred_cost_.mean() < walked_cost_.mean();
+    if (cheaper != defer_cheaper_) probe_period_ = kFirstProbePeriod;
+    defer_cheaper_ = cheaper;
+    defer = cheaper;
+    if (++since_probe_ >= probe_period_) {
+      since_probe_ = 0;
+      probe_period_ = std::min(2 * probe_period_, kLastProbePeriod);
+      defer = !cheaper;
+    }
+  }
   deferred_.clear();
   for (StorageId us : remat_) {
     if (defer) {

@@ -238,8 +238,7 @@ class EvictedRegions {
   std::vector<StorageId> deferred_, marked_;  // scratch of a flush, of MarkForWalk()
   // Whether to defer (FlushStale()): the cost per rematerialized storage of
   // walking its forward region at once and of deferring it, lately (both
-  // totals halve once 256 storages are counted), and the flushes with
-  // rematerialized storages so far.
+  // totals halve once 256 storages are counted).
   struct RecentCost {
     double cost = 0, count = 0;
     void Add(double c, double n) {
@@ -250,7 +249,11 @@ class EvictedRegions {
     double mean() const { return count == 0 ? 0 : cost / count; }
   };
   RecentCost walked_cost_, deferred_cost_;
-  int64_t remat_flushes_ = 0;
+  // The probe of the other choice (see FlushStale()): which was cheaper at
+  // the last flush, the flushes since the last probe, and the period.
+  static constexpr int32_t kFirstProbePeriod = 16, kLastProbePeriod = 1024;
+  bool defer_cheaper_ = false;
+  int32_t since_probe_ = 0, probe_period_ = kFirstProbePeriod;
 };
 
 }  // namespace dtr
