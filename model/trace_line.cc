@@ -49,8 +49,8 @@ bool SameValue(const JsonValue& a, const JsonValue& b) {
 
 }  // namespace
 
-// The grammar taken (anything else returns false before the handler could
-// see anything nlohmann's parser would not have reported the same way):
+// The grammar taken; at anything else it returns false, and Parse() resets
+// the fields and hands the line to nlohmann's parser:
 //   line    := ws '{' ws ( '}' | member ( ws ',' ws member )* ws '}' ) ws
 //   member  := string ws ':' ws value
 //   value   := scalar | '[' ws ( ']' | scalar ( ws ',' ws scalar )* ws ']' )

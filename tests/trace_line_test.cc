@@ -11,7 +11,6 @@
 
 #include "model/trace_line.h"
 #include "test_paths.h"
-#include "traces/manifest.h"
 
 namespace dtr {
 namespace {
