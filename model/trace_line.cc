@@ -87,47 +87,43 @@ bool TraceLine::ParseFast(std::string_view text) {
     if (p != end && (IsDigit(*p) || *p == '.' || *p == 'e' || *p == 'E')) return false;
     return number_unsigned(value);
   };
-  auto read_value = [&]() -> bool {
-    if (!at('[')) return read_scalar();
-    ++p;
-    start_array(static_cast<std::size_t>(-1));
+  // After an opening bracket: ws ( close | item ( ws ',' ws item )* ws close ).
+  auto read_list = [&](char close, auto&& read_item) -> bool {
     skip_space();
-    if (!at(']')) {
+    if (!at(close)) {
       for (;;) {
-        if (!read_scalar()) return false;
+        if (!read_item()) return false;
         skip_space();
         if (!at(',')) break;
         ++p;
         skip_space();
       }
-      if (!at(']')) return false;
+      if (!at(close)) return false;
     }
     ++p;
-    return end_array();
+    return true;
+  };
+  auto read_value = [&]() -> bool {
+    if (!at('[')) return read_scalar();
+    ++p;
+    start_array(static_cast<std::size_t>(-1));
+    return read_list(']', read_scalar) && end_array();
+  };
+  auto read_member = [&]() -> bool {
+    if (!read_string()) return false;
+    key(token_);
+    skip_space();
+    if (!at(':')) return false;
+    ++p;
+    skip_space();
+    return read_value();
   };
 
   skip_space();
   if (!at('{')) return false;
   ++p;
   start_object(static_cast<std::size_t>(-1));
-  skip_space();
-  if (!at('}')) {
-    for (;;) {
-      if (!read_string()) return false;
-      key(token_);
-      skip_space();
-      if (!at(':')) return false;
-      ++p;
-      skip_space();
-      if (!read_value()) return false;
-      skip_space();
-      if (!at(',')) break;
-      ++p;
-      skip_space();
-    }
-    if (!at('}')) return false;
-  }
-  ++p;
+  if (!read_list('}', read_member)) return false;
   end_object();
   skip_space();
   return p == end;
