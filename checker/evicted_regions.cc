@@ -52,6 +52,7 @@ StorageAdjacency Transpose(const StorageAdjacency& adj) {
 
 std::atomic<bool> g_verify_shrinks{false};
 std::atomic<int64_t> g_verified_shrinks{0};
+std::atomic<int64_t> g_verified_growths{0};
 std::atomic<EvictedRegions::DeferWalks> g_defer_walks{EvictedRegions::DeferWalks::kWhenCheaper};
 
 }  // namespace
@@ -60,6 +61,7 @@ void EvictedRegions::set_verify_shrinks(bool on) {
   g_verify_shrinks.store(on, std::memory_order_relaxed);
 }
 int64_t EvictedRegions::verified_shrinks() { return g_verified_shrinks.load(); }
+int64_t EvictedRegions::verified_growths() { return g_verified_growths.load(); }
 void EvictedRegions::set_defer_walks(DeferWalks when) {
   g_defer_walks.store(when, std::memory_order_relaxed);
 }
@@ -130,8 +132,86 @@ void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bo
   r.Clear();
   r.compute = r.exact =
       Walk(engine, base, reverse, found_interior_, found_frontier_, created, also_material);
+  r.cutoff = created < 0 || created >= engine.tensors_created() ? Region::kAllEdges : created;
   r.interior.assign(found_interior_);
   r.frontier.assign(found_frontier_);
+}
+
+// Every edge has its key's storage as child (trace.h): the edges of tensors
+// [r.cutoff, created) are those into the storages of those tensors.
+int64_t EvictedRegions::Growth(const Engine& engine, const Region& r, StorageId base,
+                               bool reverse) {
+  const Trace& trace = engine.trace();
+  const TensorId created = engine.tensors_created();
+  const uint32_t mark = NextStamp();
+  int64_t compute = 0;
+  found_interior_.clear();
+  found_frontier_.clear();
+  dfs_.clear();
+  auto holds = [&](StorageId v) {
+    return v == base || mark_a_[v] == mark || r.interior.contains(v);
+  };
+  auto visit = [&](StorageId v) {
+    if (v == base) return;
+    if (engine.material(v)) {
+      if (mark_b_[v] != mark && !r.frontier.contains(v) && !r.interior.contains(v)) {
+        mark_b_[v] = mark;
+        found_frontier_.push_back(v);
+      }
+    } else if (mark_a_[v] != mark && !r.interior.contains(v)) {
+      mark_a_[v] = mark;
+      compute += engine.storage_compute(v);
+      found_interior_.push_back(v);
+      dfs_.push_back(v);
+    }
+  };
+  // The later edges out of the base and the interior: those of the tensors
+  // since the cutoff (each edge is keyed by a tensor of its child q: forward,
+  // into q from a held parent; reverse, out of a held q to its parents), or
+  // the last edges of each held storage, whichever are fewer.
+  const StorageAdjacency& adj = reverse ? *parents_ : *children_;
+  if (created - r.cutoff <= static_cast<int64_t>(r.interior.size())) {
+    const StorageAdjacency& into_q = reverse ? *parents_ : *into_children_;
+    for (TensorId t = r.cutoff; t < created; ++t) {
+      const StorageId q = trace.tensors[t].storage;
+      const StorageEdge* first = into_q.begin(q);
+      for (const StorageEdge* e = into_q.end(q); e != first && (--e)->key >= t;) {
+        if (e->key != t) continue;
+        if (reverse) {
+          if (holds(q)) visit(e->storage);
+        } else if (holds(e->storage)) {
+          visit(q);
+        }
+      }
+    }
+  } else {
+    auto later_edges = [&](StorageId v) {
+      const StorageEdge* first = adj.begin(v);
+      for (const StorageEdge* e = adj.end(v); e != first && (--e)->key >= r.cutoff;)
+        if (e->key < created) visit(e->storage);
+    };
+    later_edges(base);
+    r.interior.ForEach(later_edges);
+  }
+  while (!dfs_.empty()) {
+    const StorageId v = dfs_.back();
+    dfs_.pop_back();
+    for (const StorageEdge* e = adj.begin(v); e != adj.end(v) && e->key < created; ++e)
+      visit(e->storage);
+  }
+  return compute;
+}
+
+bool EvictedRegions::Grow(const Engine& engine, Region& r, StorageId base, bool reverse) {
+  if (r.cutoff >= engine.tensors_created()) return false;
+  const int64_t compute = Growth(engine, r, base, reverse);
+  const bool grew = !found_interior_.empty() || !found_frontier_.empty();
+  for (StorageId v : found_interior_) r.interior.insert(v);
+  for (StorageId v : found_frontier_) r.frontier.insert(v);
+  r.exact += compute;
+  r.compute = r.exact;
+  r.cutoff = Region::kAllEdges;
+  return grew;
 }
 
 int64_t EvictedRegions::Walk(const Engine& engine, StorageId base, bool reverse,
@@ -204,6 +284,7 @@ void EvictedRegions::Resolve(const Engine& engine, StorageId s, StorageId also_m
 
 void EvictedRegions::MarkStaleByReverse(const Engine& engine,
                                         std::span<const StorageId> deferred) {
+  const TensorId created = engine.tensors_created();
   marked_.clear();
   for (size_t i = 0; i < tracked_.size();) {
     const StorageId x = tracked_[i];
@@ -212,31 +293,35 @@ void EvictedRegions::MarkStaleByReverse(const Engine& engine,
       continue;
     }
     ++i;
-    const Region& r = rev_[x];
-    if (r.walk) {
-      // It may miss edges (but holds nothing a walk would not find): walk
-      // back from x now. The storages of this flush are material now, so x is
-      // on u's forward frontier iff u is on x's.
-      if (std::any_of(deferred.begin(), deferred.end(),
-                      [&](StorageId u) { return r.interior.contains(u); })) {
-        marked_.push_back(x);
-        continue;
-      }
-      Walk(engine, x, true, found_interior_, found_frontier_);
-      deferred_cost_.Add(static_cast<double>(found_interior_.size()), 0);
-      for (StorageId u : deferred)
-        if (std::find(found_frontier_.begin(), found_frontier_.end(), u) != found_frontier_.end()) {
-          marked_.push_back(x);
-          break;
-        }
+    Region& r = rev_[x];
+    // x is on the frontier of a deferred u iff a path from u reaches x
+    // through storages evicted before this flush (the regions being up to
+    // date before it, apart from later edges and walk marks).
+    auto is_deferred = [&](StorageId u) {
+      return std::find(deferred.begin(), deferred.end(), u) != deferred.end();
+    };
+    const bool later = r.walk || r.cutoff < created;
+    if (!later && r.interior.empty()) continue;
+    if (std::any_of(deferred.begin(), deferred.end(),
+                    [&](StorageId u) { return r.interior.contains(u); })) {
+      marked_.push_back(x);
       continue;
     }
-    if (r.interior.empty()) continue;
-    for (StorageId u : deferred)
-      if (r.interior.contains(u)) {
-        marked_.push_back(x);
-        break;
-      }
+    if (!later) continue;
+    // A path that is not in the interior leaves it through a later edge:
+    // Growth() follows those. A region marked for a walk may miss more (but
+    // holds nothing a walk would not find): walk back from x now. Both take
+    // the storages of this flush as material, as they are now.
+    if (r.walk) {
+      Walk(engine, x, true, found_interior_, found_frontier_);
+    } else {
+      Growth(engine, r, x, true);
+      // Nothing new: the later edges reach only what r holds.
+      if (found_interior_.empty() && found_frontier_.empty()) r.cutoff = Region::kAllEdges;
+    }
+    deferred_cost_.Add(static_cast<double>(found_interior_.size()), 0);
+    if (std::any_of(found_frontier_.begin(), found_frontier_.end(), is_deferred))
+      marked_.push_back(x);
   }
   for (StorageId x : marked_) MarkStale(x, kStaleReverse);
 }
@@ -332,10 +417,16 @@ void EvictedRegions::FlushStale(const Engine& engine) {
       if (r.deferred) {  // as a rebuild would: walked later with today's edges
         r.cutoff = engine.tensors_created();
         r.walk = false;
-      } else if (shrink && !r.walk)
+      } else if (shrink && !r.walk) {
         Shrink(engine, r, x, reverse);
-      else
+        const bool grew = r.cutoff < engine.tensors_created() && Grow(engine, r, x, reverse);
+        if (g_verify_shrinks.load(std::memory_order_relaxed)) {
+          VerifyShrink(engine, r, x, reverse);
+          if (grew) ++g_verified_growths;
+        }
+      } else {
         Rebuild(engine, r, x, reverse);
+      }
     }
   }
   for (StorageId x : stale_list_) stale_[x] = 0;
@@ -397,7 +488,6 @@ void EvictedRegions::Shrink(const Engine& engine, Region& r, StorageId base, boo
     }
   }
   r.compute = r.exact;
-  if (g_verify_shrinks.load(std::memory_order_relaxed)) VerifyShrink(engine, r, base, reverse);
 }
 
 void EvictedRegions::VerifyShrink(const Engine& engine, const Region& r, StorageId base,
@@ -423,7 +513,12 @@ bool EvictedRegions::Shrinks(const Engine& engine) const {
 void EvictedRegions::MarkForWalk(const Engine& engine, StorageId s, bool reverse,
                                  const StorageSet* skip, StorageId also_material) {
   Walk(engine, s, !reverse, found_interior_, found_frontier_);
-  marked_.clear();
+  MarkFoundForWalk(engine, reverse, skip, also_material);
+}
+
+void EvictedRegions::MarkFoundForWalk(const Engine& engine, bool reverse, const StorageSet* skip,
+                                      StorageId also_material) {
+  marked_.clear();  // Resolve() below walks into found_frontier_
   for (StorageId x : found_frontier_)
     if (!engine.pinned(x) && !(skip && skip->contains(x))) marked_.push_back(x);
   for (StorageId x : marked_) {
@@ -432,23 +527,30 @@ void EvictedRegions::MarkForWalk(const Engine& engine, StorageId s, bool reverse
   }
 }
 
-// The new edges go from the operator's arguments to its outputs. A region
-// reaching an argument (forward) or reached from an output (reverse) may
-// now reach more than it holds: it is walked at its next rebuild. Regions
-// that absorb it inherit that (see Absorb).
+// An operator's new edges go from its arguments to its outputs, keyed by its
+// outputs. The regions holding an argument (forward) or an output (reverse)
+// as base or in their interior may miss what they reach: their cutoff
+// drops to the operator's first output. The others reach none of them.
 void EvictedRegions::Created(const Engine& engine, OpId id) {
   if (!Shrinks(engine)) return;
   const Trace& trace = engine.trace();
   const Operator& op = trace.ops[id];
+  const TensorId first = op.first_output;
+  auto lower = [first](Region& r) { r.cutoff = std::min(r.cutoff, first); };
   auto mark = [&](StorageId s, bool reverse) {
-    if (!engine.material(s))
-      MarkForWalk(engine, s, reverse);
-    else if (!engine.pinned(s))
-      (reverse ? rev_[s] : fwd_[s]).walk = true;
+    if (engine.material(s)) {
+      if (!engine.pinned(s)) lower(reverse ? rev_[s] : fwd_[s]);
+      return;
+    }
+    Walk(engine, s, !reverse, found_interior_, found_frontier_);
+    for (StorageId x : found_frontier_)
+      if (!engine.pinned(x)) lower(reverse ? rev_[x] : fwd_[x]);
   };
   for (TensorId a : op.args) mark(trace.tensors[a].storage, false);
-  for (int32_t i = 0; i < op.num_outputs; ++i)
-    mark(trace.tensors[op.first_output + i].storage, true);
+  for (int32_t i = 0; i < op.num_outputs; ++i) {
+    const StorageId s = trace.tensors[first + i].storage;
+    if (trace.storages[s].root != first + i) mark(s, true);  // a new storage is in no region
+  }
 }
 
 void EvictedRegions::ComputeChanging(const Engine& engine, StorageId s) {
@@ -461,13 +563,18 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   Untrack(s);
   if (fwd_[s].deferred) Resolve(engine, s, -1);
   // simrd absorbs s into the regions on its own regions' frontiers. One of
-  // those that missed edges created since it was built (see Region::walk)
-  // leaves out regions s is really on the frontier of: they hold less than a
-  // walk now gives, so they are walked at their next rebuild.
+  // those that misses what later edges reach (see Region::cutoff) leaves out
+  // regions s is really on the frontier of: they may hold s on theirs, so
+  // they are walked at their next rebuild.
   if (Shrinks(engine))
     for (const bool reverse : {false, true}) {
       const Region& own = reverse ? rev_[s] : fwd_[s];
-      if (own.walk) MarkForWalk(engine, s, !reverse, &own.frontier, s);
+      if (own.walk) {
+        MarkForWalk(engine, s, !reverse, &own.frontier, s);
+      } else if (own.cutoff < engine.tensors_created()) {
+        Growth(engine, own, s, reverse);  // what own.frontier misses
+        MarkFoundForWalk(engine, !reverse, nullptr, s);
+      }
     }
   // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
   std::vector<StorageId> frontier;
@@ -498,6 +605,7 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   if (!r.frontier.erase(fs))
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   r.walk = r.walk || reg.walk;
+  r.cutoff = std::min(r.cutoff, reg.cutoff);
   r.frontier.ReserveFor(reg.frontier);
   r.frontier.UnionWith(reg.frontier, [](StorageId) {});
   r.interior.ReserveFor(reg.interior);

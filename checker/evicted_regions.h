@@ -37,24 +37,33 @@
 // material are still walked, for the regions they name).
 //
 // The regions named by frontiers are not walked again: they shrink in place
-// (Shrink()). Their interiors and frontiers are what a walk now would give
+// (Shrink()) and then grow (Grow()). Their interiors and frontiers are what
+// a walk with the edges of the tensors before Region::cutoff would give
 // (simrd's quirks touch only the computes), unless Region::walk says
-// otherwise: a walk sets them, an absorb adds exactly what became
-// reachable, and a region whose interior held a rematerialized storage is
-// rebuilt, here shrunk, in the same flush. What else changes a walk's result
-// is marked: the edges an operator's creation adds (Created()) mark the
-// regions reaching its arguments or reached from its outputs, an absorb from
-// a marked region marks its target, and the eviction of a storage whose
-// marked region misses frontier storages marks theirs (Evicted()), and a
-// new tensor on an evicted storage marks the regions holding it, whose sum
-// of computes a rebuild would change (ComputeChanging()). A marked
-// region keeps simrd's (stale) contents and is walked at its next rebuild.
+// otherwise: a walk sets them, an absorb adds exactly what became reachable
+// (the target takes the lower cutoff), and a region whose interior held a
+// rematerialized storage is rebuilt, here shrunk, in the same flush. An
+// operator's creation adds edges from its arguments to its outputs, keyed by
+// its outputs: Created() lowers the cutoff of the regions holding an
+// argument (forward) or an output (reverse) as base or in their interior to
+// its first output; no other region reaches them. Growth() follows the
+// edges keyed from the cutoff on out of the base and the interior (the
+// tensors since the cutoff or each held storage's last edges, whichever are
+// fewer), then everything from what they reach: with the shrink, a walk's
+// result. What else changes a walk's result is marked for a walk: the
+// eviction of a storage whose region misses frontier storages (a marked
+// one, or one whose growth finds them) marks theirs (Evicted()), a new
+// tensor on an evicted storage marks the regions holding it, whose sum of
+// computes a rebuild would change (ComputeChanging()), and an absorb from a
+// marked region marks its target. A marked region keeps simrd's (stale)
+// contents and is walked at its next rebuild.
 // So at a flush an unmarked stale region lost exactly what the storages
-// that became material cut off, and gained only those of them it reaches.
-// Shrinking removes that in storage order (parents before children;
-// reversed for reverse regions), so each storage's predecessors are settled
-// before it is looked at. A trace whose storage edges go against storage
-// order (a cycle) rebuilds regions by walks instead, as does RuntimeV1.
+// that became material cut off, and gained those of them it reaches and
+// what the later edges reach. Shrinking removes the first in storage order
+// (parents before children; reversed for reverse regions), so each
+// storage's predecessors are settled before it is looked at. A trace whose
+// storage edges go against storage order (a cycle) rebuilds regions by
+// walks instead, as does RuntimeV1.
 //
 // Deferred walks. Where regions shrink in place, the forward region of a
 // storage that became material is not walked at once: it is marked deferred,
@@ -74,10 +83,12 @@
 // holds the rematerialized storage u (x is on u's forward frontier iff u is
 // in x's reverse interior, the regions being exact before this flush), so
 // they are found by testing the tracked material storages' reverse regions
-// (walking back from those marked for a walk, which may miss u).
+// (with their growth, or walking back from those marked for a walk, which
+// may miss u).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -96,13 +107,19 @@ struct Region {
   // The sum of the interior's computes (what a rebuild now would give);
   // differs from `compute` by simrd's absorb quirks.
   int64_t exact = 0;
-  // The interior may miss storages reached through edges created since it
-  // was built (simrd keeps it so until its next rebuild): walk it then.
+  // The interior and frontier may differ from a walk's in ways Grow() does
+  // not repair (a storage on the frontier evicted without an absorb, a
+  // compute changed): walk it at its next rebuild.
   bool walk = false;
   // A forward region not walked yet (see "Deferred walks" above): it is what
   // a walk from its base with the edges of the first `cutoff` tensors gives.
   bool deferred = false;
-  TensorId cutoff = 0;
+  // The interior and frontier may miss only what the edges of tensors
+  // `cutoff` onwards reach (kAllEdges: nothing), Created() lowering it:
+  // a walk now finds them and what those edges reach (Grow()). simrd keeps
+  // a region so until its next rebuild.
+  static constexpr TensorId kAllEdges = std::numeric_limits<TensorId>::max();
+  TensorId cutoff = kAllEdges;
   void Clear() {
     interior.clear();
     frontier.clear();
@@ -139,12 +156,12 @@ class EvictedRegions {
   // After s was evicted (material(s) is already false). REQUIRES: Flush()
   // since the last Rematerialized(), before s stopped being material.
   void Evicted(const Engine& engine, StorageId s);
-  // After operator `op`'s outputs were created, with their edges.
-  void Created(const Engine& engine, OpId op);
   // Before the compute of storage s changes (a tensor created on it): the
   // regions holding s are walked at their next rebuild, which sums the new
   // compute. REQUIRES: Flush() since the last Rematerialized().
   void ComputeChanging(const Engine& engine, StorageId s);
+  // After operator `op`'s outputs were created, with their edges.
+  void Created(const Engine& engine, OpId op);
   // Rebuilds the stale regions (see above). Cheap when none is stale.
   void Flush(const Engine& engine) {
     if (!stale_list_.empty()) FlushStale(engine);
@@ -171,6 +188,7 @@ class EvictedRegions {
   // stale marks with its walk's frontier.
   static void set_verify_shrinks(bool on);
   static int64_t verified_shrinks();  // since the process started
+  static int64_t verified_growths();  // of those, the ones that grew after shrinking
   // When forward regions of rematerialized storages are deferred
   // (process-wide; kWhenCheaper by default). For tests that compare.
   enum class DeferWalks { kWhenCheaper, kAlways, kNever };
@@ -178,6 +196,16 @@ class EvictedRegions {
 
  private:
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
+  // What a walk now adds to r, the region of `base` (see Region::cutoff):
+  // the storages reached through the edges of tensors r.cutoff onwards, into
+  // found_interior_ (evicted) and found_frontier_ (material); returns their
+  // compute. r's frontier and interior need not match today's materiality
+  // (those of a flush's rematerialized storages may not yet).
+  int64_t Growth(const Engine& engine, const Region& r, StorageId base, bool reverse);
+  // Adds Growth() to r (REQUIRES: r is up to date apart from later edges);
+  // whether that added anything.
+  bool Grow(const Engine& engine, Region& r, StorageId base, bool reverse);
+
   // Walks s's deferred forward region, with `also_material` (if not -1) taken
   // as material: the storage being evicted.
   void Resolve(const Engine& engine, StorageId s, StorageId also_material);
@@ -200,6 +228,9 @@ class EvictedRegions {
   // `also_material` taken as material.
   void MarkForWalk(const Engine& engine, StorageId s, bool reverse,
                    const StorageSet* skip = nullptr, StorageId also_material = -1);
+  // The same for the regions of the storages in found_frontier_.
+  void MarkFoundForWalk(const Engine& engine, bool reverse, const StorageSet* skip,
+                        StorageId also_material);
   void MarkStale(StorageId s, uint8_t bit) {
     if (stale_[s] == 0) stale_list_.push_back(s);
     stale_[s] |= bit;

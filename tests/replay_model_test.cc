@@ -91,6 +91,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   const VerifyShrinks verify_shrinks;
   const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   int64_t region_evals = 0, region_stale = 0;
+  const int64_t growths = EvictedRegions::verified_growths();
   for (uint64_t seed = first; seed <= last; ++seed) {
     Trace trace = RandomTrace(seed, VariedOptions(seed));
     ++parsed;
@@ -169,6 +170,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     CHECK(pinned_absorb < runs / 100);
     CHECK(region_stale > 0);  // simrd's incremental numbers really differ from from-scratch ones
     CHECK(ordered > parsed / 4);  // shrinking in place is exercised, not only the walks
+    CHECK(EvictedRegions::verified_growths() > growths);  // and so is growing after it
   }
 }
 
@@ -179,6 +181,7 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
   const VerifyShrinks verify_shrinks;
   const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   const int64_t before = EvictedRegions::verified_shrinks();
+  const int64_t growths = EvictedRegions::verified_growths();
   struct Case {
     const char* trace;
     double ratio;
@@ -199,7 +202,9 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
       CHECK(EvictedRegions::verified_shrinks() > shrinks);
     }
   }
-  MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds");
+  MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds, ",
+          (EvictedRegions::verified_growths() - growths), " of them grown after shrinking");
+  CHECK(EvictedRegions::verified_growths() > growths);
 }
 
 // Deferring the forward walks of rematerialized storages (and scoring
