@@ -203,7 +203,6 @@ int64_t EvictedRegions::Growth(const Engine& engine, const Region& r, StorageId 
 }
 
 bool EvictedRegions::Grow(const Engine& engine, Region& r, StorageId base, bool reverse) {
-  if (r.cutoff >= engine.tensors_created()) return false;
   const int64_t compute = Growth(engine, r, base, reverse);
   const bool grew = !found_interior_.empty() || !found_frontier_.empty();
   for (StorageId v : found_interior_) r.interior.insert(v);
@@ -285,6 +284,9 @@ void EvictedRegions::Resolve(const Engine& engine, StorageId s, StorageId also_m
 void EvictedRegions::MarkStaleByReverse(const Engine& engine,
                                         std::span<const StorageId> deferred) {
   const TensorId created = engine.tensors_created();
+  auto is_deferred = [&](StorageId u) {
+    return std::find(deferred.begin(), deferred.end(), u) != deferred.end();
+  };
   marked_.clear();
   for (size_t i = 0; i < tracked_.size();) {
     const StorageId x = tracked_[i];
@@ -297,9 +299,6 @@ void EvictedRegions::MarkStaleByReverse(const Engine& engine,
     // x is on the frontier of a deferred u iff a path from u reaches x
     // through storages evicted before this flush (the regions being up to
     // date before it, apart from later edges and walk marks).
-    auto is_deferred = [&](StorageId u) {
-      return std::find(deferred.begin(), deferred.end(), u) != deferred.end();
-    };
     const bool later = r.walk || r.cutoff < created;
     if (!later && r.interior.empty()) continue;
     if (std::any_of(deferred.begin(), deferred.end(),

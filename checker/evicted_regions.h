@@ -202,8 +202,8 @@ class EvictedRegions {
   // compute. r's frontier and interior need not match today's materiality
   // (those of a flush's rematerialized storages may not yet).
   int64_t Growth(const Engine& engine, const Region& r, StorageId base, bool reverse);
-  // Adds Growth() to r (REQUIRES: r is up to date apart from later edges);
-  // whether that added anything.
+  // Adds Growth() to r (REQUIRES: r is up to date apart from later edges,
+  // and r.cutoff < tensors created); whether that added anything.
   bool Grow(const Engine& engine, Region& r, StorageId base, bool reverse);
 
   // Walks s's deferred forward region, with `also_material` (if not -1) taken
