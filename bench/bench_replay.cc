@@ -4,6 +4,8 @@
 // 0.050..1.000 step 0.001 (951 runs) on all cores.
 //
 //   ninja -C build bench_replay && ./build/bench_replay [--traces DIR] [--ratios SPEC] [--only NAME]
+//                                                      [--index-from POOL_SIZE]
+// (--index-from: see bench_scale.cc.)
 //
 // Never part of the test run.
 #include <fmt/core.h>
@@ -13,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "checker/heuristic_policy.h"
 #include "checker/ratio_grid.h"
 #include "checker/sweep.h"
 #include "model/trace_parser.h"
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
     if (flag == "--traces") traces = argv[i + 1];
     if (flag == "--ratios") ratios_spec = argv[i + 1];
     if (flag == "--only") only = argv[i + 1];
+    if (flag == "--index-from") dtr::HeuristicPolicy::set_index_from_pool(std::stoi(argv[i + 1]));
   }
   using Clock = std::chrono::steady_clock;
   std::vector<dtr::Ratio> ratios = dtr::ParseRatios(ratios_spec);

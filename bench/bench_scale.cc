@@ -6,7 +6,10 @@
 // so far (VmHWM), and for a run its outcome, computations performed and
 // heuristic evaluations, also when stopped.
 //
-//   ninja -C build bench_scale && ./build/bench_scale TRACE [--ratio R]... [--limit S]
+//   ninja -C build bench_scale && ./build/bench_scale TRACE [--ratio R]... [--limit S] [--index-from N]
+//
+// --index-from N: choices use the score index from pool size N on (default:
+// the library's; 0 always; a huge N never).
 //
 // For bench/growth.sh; never part of the test run.
 #include <fmt/core.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "checker/heuristic.h"
+#include "checker/heuristic_policy.h"
 #include "checker/replay.h"
 #include "model/process_heap.h"
 #include "model/trace_parser.h"
@@ -65,7 +69,7 @@ class CpuLimit : public dtr::ReplayObserver {
 int main(int argc, char** argv) {
   dtr::TuneHeapForReplay();  // as dtrcheck's main does
   if (argc < 2) {
-    fmt::print(stderr, "usage: bench_scale TRACE [--ratio R]... [--limit CPU_SECONDS]\n");
+    fmt::print(stderr, "usage: bench_scale TRACE [--ratio R]... [--limit CPU_SECONDS] [--index-from POOL_SIZE]\n");
     return 2;
   }
   std::string path = argv[1];
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
     std::string flag = argv[i];
     if (flag == "--ratio") ratios.push_back(std::stod(argv[i + 1]));
     if (flag == "--limit") limit = std::stod(argv[i + 1]);
+    if (flag == "--index-from") dtr::HeuristicPolicy::set_index_from_pool(std::stoi(argv[i + 1]));
   }
   double t0 = CpuSeconds();
   dtr::Trace trace = dtr::LoadTrace(path);

@@ -182,7 +182,10 @@ void Engine::CreateOutputs(OpId id) {
     StorageId s = t.storage;
     ++storage_tensor_count_[s];  // storage tensors are created in id order: a prefix
     ++ref_ext_[s];
-    if (maintain_regions_ && compute_[s] != t.storage_compute_after) regions_.ComputeChanging(*this, s);
+    if (compute_[s] != t.storage_compute_after) {
+      if (maintain_regions_) regions_.ComputeChanging(*this, s);
+      NoteScoreChange(s);
+    }
     compute_[s] = t.storage_compute_after;
     tensor_ref_[u] = 1;
     if (op.is_constant) result_.const_memory += t.size;
@@ -206,6 +209,7 @@ void Engine::StartFrame(TensorId t, bool remat) {
     StorageId ps = storage(p);
     if (v1() && ref_ext_[ps] <= 0) continue;  // RuntimeV1 only updates externally referenced storages
     last_access_[ps] = result_.clock;
+    NoteScoreChange(ps);
   }
   for (TensorId p : parents) {
     if (defined_[p])
@@ -244,7 +248,10 @@ void Engine::FinishStep() {
   const Step& st = trace_->program[step_];
   if (st.kind == StepKind::kCompute) {
     const Operator& op = trace_->ops[st.target];
-    for (int32_t i = 0; i < op.num_outputs; ++i) last_access_[storage(op.first_output + i)] = result_.clock;
+    for (int32_t i = 0; i < op.num_outputs; ++i) {
+      last_access_[storage(op.first_output + i)] = result_.clock;
+      NoteScoreChange(storage(op.first_output + i));
+    }
   } else {
     Pin(st.target);
   }
@@ -296,6 +303,7 @@ void Engine::MakeEvictable(StorageId s) {
   pool_pos_[s] = static_cast<int32_t>(pool_.size());
   pool_.push_back(s);
   ++pool_live_;
+  NoteScoreChange(s);
 }
 
 void Engine::MakeUnevictable(StorageId s) {
@@ -304,8 +312,10 @@ void Engine::MakeUnevictable(StorageId s) {
   pool_[pos] = -1;
   pool_pos_[s] = -1;
   --pool_live_;
+  NoteScoreChange(s);
   size_t dead = pool_.size() - pool_live_;
   if (dead > 64 && dead > static_cast<size_t>(pool_live_)) {
+    ++pool_epoch_;
     size_t w = 0;
     for (StorageId x : pool_)
       if (x >= 0) {
@@ -426,6 +436,14 @@ void Engine::Evict(StorageId s, EvictionKind kind) {
       if (!material_[n]) eq_.Merge(eq_.node_of(n), node);
     });
   }
+}
+
+void Engine::TrackScoreChanges() {
+  if (track_scores_) return;
+  track_scores_ = true;
+  score_changed_.assign(trace_->storages.size(), 0);
+  score_changes_.clear();
+  regions_.TrackChanges();
 }
 
 int64_t Engine::EqClassCompute(StorageId s) {

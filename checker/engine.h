@@ -40,6 +40,7 @@
 #include "checker/equivalence_classes.h"
 #include "checker/evicted_regions.h"
 #include "checker/run_result.h"
+#include "checker/score_index.h"
 #include "model/error.h"
 #include "model/trace.h"
 
@@ -173,6 +174,30 @@ class Engine {
   const std::vector<TensorId>& v1_parents(TensorId t) const { return banishing_.parents[t]; }
   const std::vector<TensorId>& v1_children(TensorId t) const { return banishing_.children[t]; }
 
+  // --- Score changes --------------------------------------------------------
+  // For an index of the pool's scores (checker/score_index.h), which the
+  // engine carries (so that copies carry it) and a policy keeps: after
+  // TrackScoreChanges(), every storage whose pool slot, last access,
+  // compute or evicted regions change is logged until DrainScoreChanges().
+  void TrackScoreChanges();
+  bool tracks_score_changes() const { return track_scores_; }
+  // Flushes the stale regions, then calls f(s) once for each storage logged
+  // since the last drain, and empties the log.
+  template <class F>
+  void DrainScoreChanges(F&& f) {
+    regions_.Flush(*this);
+    regions_.DrainChanges(f);
+    for (size_t i = 0; i < score_changes_.size(); ++i) {  // f may log more
+      score_changed_[score_changes_[i]] = 0;
+      f(score_changes_[i]);
+    }
+    score_changes_.clear();
+  }
+  ScoreIndex& score_index() { return score_index_; }
+  // Changes whenever the pool's slots are renumbered.
+  int64_t pool_epoch() const { return pool_epoch_; }
+  int32_t pool_position(StorageId s) const { return pool_pos_[s]; }
+
   // Calls f(n) for each storage n != s holding a visible parent or child of
   // one of s's tensors (simrd: Storage.evicted_neighbors before its filter),
   // possibly more than once. RuntimeV2 family only.
@@ -209,6 +234,12 @@ class Engine {
   void ComputeTensor(TensorId t, bool remat);
   void Bottleneck(TensorId t);
   void NoteEagerEviction(StorageId s);
+  void NoteScoreChange(StorageId s) {
+    if (track_scores_ && !score_changed_[s]) {
+      score_changed_[s] = 1;
+      score_changes_.push_back(s);
+    }
+  }
   static void CheckedAdd(int64_t& total, int64_t x, const char* what, const Trace& trace);
 
   // RuntimeV1's banishing (checker/engine_banishing.cc).
@@ -252,6 +283,13 @@ class Engine {
   // The pool: slots in insertion order, -1 for removed entries.
   std::vector<StorageId> pool_;
   int32_t pool_live_ = 0;
+  int64_t pool_epoch_ = 0;
+
+  // Score changes since the last drain (see TrackScoreChanges), and the index.
+  bool track_scores_ = false;
+  std::vector<StorageId> score_changes_;
+  std::vector<uint8_t> score_changed_;  // per storage: in score_changes_
+  ScoreIndex score_index_;
 
   EvictedRegions regions_;
   std::vector<StorageId> walk_frontier_;  // scratch of WalkEvictedRegion()
@@ -269,7 +307,5 @@ class Engine {
   std::vector<TensorId> siblings_;  // outputs rematerialized with the computed tensor
   std::vector<StorageId> remat_storages_;
 };
-
-constexpr int64_t kNeverAccessed = std::numeric_limits<int64_t>::min();  // simrd's -math.inf
 
 }  // namespace dtr

@@ -118,6 +118,12 @@ void EvictedRegions::Init(const Trace& trace, bool maintain) {
       if (e->storage <= static_cast<StorageId>(s)) ordered_ = false;
 }
 
+void EvictedRegions::TrackChanges() {
+  track_changes_ = true;
+  changed_.assign(mark_a_.size(), 0);
+  changes_.clear();
+}
+
 uint32_t EvictedRegions::NextStamp() {
   if (++stamp_ == 0) {  // wrapped: old marks could collide with new stamps
     std::fill(mark_a_.begin(), mark_a_.end(), 0);
@@ -274,6 +280,7 @@ void EvictedRegions::Untrack(StorageId s) {
 }
 
 void EvictedRegions::Resolve(const Engine& engine, StorageId s, StorageId also_material) {
+  NoteChanged(s);
   Region& r = fwd_[s];
   const bool walk = r.walk;
   Rebuild(engine, r, s, false, r.cutoff, also_material);
@@ -381,6 +388,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   }
   deferred_.clear();
   for (StorageId us : remat_) {
+    NoteChanged(us);
     if (defer) {
       fwd_[us].Clear();
       fwd_[us].deferred = true;
@@ -412,6 +420,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
     for (StorageId x : stale_list_)
       if (!(stale_[x] & kStaleRemat) && (stale_[x] & bit) && !engine.pinned(x)) bases_.push_back(x);
     for (StorageId x : bases_) {
+      NoteChanged(x);
       Region& r = reverse ? rev_[x] : fwd_[x];
       if (r.deferred) {  // as a rebuild would: walked later with today's edges
         r.cutoff = engine.tensors_created();
@@ -583,11 +592,15 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
     if (engine.pinned(ps)) continue;
     if (fwd_[ps].deferred) Resolve(engine, ps, s);  // as it was before s's eviction
     Absorb(engine, fwd_[ps], s, false);
+    NoteChanged(ps);
   }
   frontier.clear();
   fwd_[s].ForEachFrontier([&](StorageId x) { frontier.push_back(x); });
   for (StorageId cs : frontier)
-    if (!engine.pinned(cs)) Absorb(engine, rev_[cs], s, true);
+    if (!engine.pinned(cs)) {
+      Absorb(engine, rev_[cs], s, true);
+      NoteChanged(cs);
+    }
   fwd_[s] = Region{};  // release the memory: an evicted storage has no regions
   rev_[s] = Region{};
 }

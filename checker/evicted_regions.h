@@ -179,6 +179,19 @@ class EvictedRegions {
                std::vector<StorageId>& frontier, TensorId created = -1,
                StorageId also_material = -1);
 
+  // From now on, log every storage whose regions' compute or deferral may
+  // change (for Engine::DrainScoreChanges()).
+  void TrackChanges();
+  // Calls f(s) once for each storage logged since the last call; empties the log.
+  template <class F>
+  void DrainChanges(F&& f) {
+    for (size_t i = 0; i < changes_.size(); ++i) {  // f may log more
+      changed_[changes_[i]] = 0;
+      f(changes_[i]);
+    }
+    changes_.clear();
+  }
+
   // Whether stale regions shrink in place (Shrink()): the storage graph is
   // ordered. Otherwise they are walked again.
   bool shrinks_in_place() const { return ordered_; }
@@ -236,6 +249,12 @@ class EvictedRegions {
     stale_[s] |= bit;
   }
   uint32_t NextStamp();
+  void NoteChanged(StorageId s) {
+    if (track_changes_ && !changed_[s]) {
+      changed_[s] = 1;
+      changes_.push_back(s);
+    }
+  }
   static constexpr uint8_t kStaleForward = 1, kStaleReverse = 2, kStaleRemat = 4;
 
   // The trace's storage edges without those to storages pinned before the
@@ -280,6 +299,10 @@ class EvictedRegions {
     double mean() const { return count == 0 ? 0 : cost / count; }
   };
   RecentCost walked_cost_, deferred_cost_;
+  // The change log (see TrackChanges()): storages, and a flag per storage.
+  bool track_changes_ = false;
+  std::vector<StorageId> changes_;
+  std::vector<uint8_t> changed_;
   // The probe of the other choice (see FlushStale()): which was cheaper at
   // the last flush, the flushes since the last probe, and the period.
   static constexpr int32_t kFirstProbePeriod = 16, kLastProbePeriod = 1024;

@@ -90,6 +90,7 @@ class ScriptRecorder : public ReplayObserver {
     script_.entries.push_back({d.event, d.chosen});
     return Flow::kContinue;
   }
+  bool WantsScores() const override { return false; }
 
  private:
   EvictionScript& script_;

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
+#include <stdexcept>
 #include <limits>
 
 #include "checker/exact_divide.h"
@@ -23,19 +25,46 @@ void HeuristicPolicy::CheckSupported(const HeuristicSpec& heuristic, RuntimeKind
                             RuntimeName(runtime)));
 }
 
+namespace {
+
+// Below this pool size scanning is cheaper than keeping the index
+// (docs/speed.md, "The score index").
+constexpr int32_t kDefaultIndexFromPool = 1024;
+std::atomic<int32_t> g_index_from_pool{kDefaultIndexFromPool};
+std::atomic<bool> g_verify_index{false};
+std::atomic<int64_t> g_indexed_choices{0};
+
+}  // namespace
+
+void HeuristicPolicy::set_index_from_pool(int32_t pool_size, bool verify) {
+  g_index_from_pool.store(pool_size, std::memory_order_relaxed);
+  g_verify_index.store(verify, std::memory_order_relaxed);
+}
+
+int64_t HeuristicPolicy::indexed_choices() { return g_indexed_choices.load(); }
+
 StorageId HeuristicPolicy::Choose(Engine& engine, DecisionPoint* detail) {
-  const std::vector<StorageId>& pool = engine.pool_slots();
   if (h_.cost == CostTerm::kRandom) {
     engine.CountEvaluations(1);
     std::uniform_int_distribution<int32_t> pick(0, engine.pool_size() - 1);
     int32_t k = pick(rng_);
-    for (StorageId s : pool)
+    for (StorageId s : engine.pool_slots())
       if (s >= 0 && k-- == 0) {
         if (detail) detail->chosen = s;
         return s;
       }
     engine.SimrdAssertion("the eviction pool is empty");
   }
+  if (!detail && Indexable() && engine.pool_size() >= g_index_from_pool.load(std::memory_order_relaxed))
+    return ChooseIndexed(engine);
+  int64_t evaluations = 0;
+  const StorageId chosen = ChooseByScan(engine, detail, &evaluations);
+  engine.CountEvaluations(evaluations);
+  return chosen;
+}
+
+StorageId HeuristicPolicy::ChooseByScan(Engine& engine, DecisionPoint* detail, int64_t* evaluations_out) {
+  const std::vector<StorageId>& pool = engine.pool_slots();
   double best = std::numeric_limits<double>::infinity(), second = best;
   StorageId best_s = -1, second_s = -1;
   int64_t evaluations = 0;
@@ -80,7 +109,7 @@ StorageId HeuristicPolicy::Choose(Engine& engine, DecisionPoint* detail) {
       if (score == 0) break;
     }
   }
-  engine.CountEvaluations(evaluations);
+  *evaluations_out = evaluations;
   if (best_s < 0) engine.SimrdAssertion("no storage scored at most +inf");
   if (detail) {
     detail->chosen = best_s;
@@ -91,6 +120,102 @@ StorageId HeuristicPolicy::Choose(Engine& engine, DecisionPoint* detail) {
     if (second_s >= 0) detail->runner_up_terms = Terms(engine, second_s);
   }
   return best_s;
+}
+
+bool HeuristicPolicy::Indexable() const {
+  switch (h_.cost) {
+    case CostTerm::kRegions:
+    case CostTerm::kReverseRegion:
+    case CostTerm::kLocal:
+    case CostTerm::kOne: return true;
+    default: return false;
+  }
+}
+
+ScoreKey HeuristicPolicy::KeyOf(Engine& engine, StorageId s) {
+  ScoreKey k;
+  k.partial = h_.cost == CostTerm::kRegions && engine.regions().forward_deferred(s);
+  const ScoreTerms t = Terms(engine, s, /*forward=*/!k.partial);
+  k.cost = t.cost;
+  k.divisor = h_.divide_by_size ? static_cast<uint64_t>(t.size) : 1;
+  k.last = engine.last_access(s);
+  return k;
+}
+
+void HeuristicPolicy::SyncIndex(Engine& engine) {
+  ScoreIndex& index = engine.score_index();
+  const std::vector<StorageId>& pool = engine.pool_slots();
+  const int32_t formula = static_cast<int32_t>(h_.cost) * 4 + h_.divide_by_size * 2 + h_.divide_by_staleness;
+  if (engine.tracks_score_changes() && index.formula() == formula && index.pool_epoch() == engine.pool_epoch() &&
+      pool.size() <= static_cast<size_t>(index.capacity())) {
+    engine.DrainScoreChanges([&](StorageId s) {
+      const int32_t slot = engine.pool_position(s);
+      if (slot < 0)
+        index.Remove(s);
+      else
+        index.Place(s, slot, KeyOf(engine, s));
+    });
+    return;
+  }
+  // New, renumbered or full: build it anew from the pool.
+  engine.TrackScoreChanges();
+  engine.DrainScoreChanges([](StorageId) {});
+  index.Reset(static_cast<int32_t>(2 * pool.size() + 1024), static_cast<int32_t>(engine.trace().storages.size()),
+              h_.divide_by_staleness, formula, engine.pool_epoch());
+  for (size_t slot = 0; slot < pool.size(); ++slot)
+    if (pool[slot] >= 0) index.Place(pool[slot], static_cast<int32_t>(slot), KeyOf(engine, pool[slot]));
+}
+
+// The index's winner is simrd's choice once it is not a lower bound (a
+// partial key's true score is at least its key's, so a complete winner
+// beats every true score by the same order); a partial winner is walked
+// and the index asked again.
+StorageId HeuristicPolicy::ChooseIndexed(Engine& engine) {
+  ScoreIndex& index = engine.score_index();
+  const int64_t clock = engine.clock();
+  ++g_indexed_choices;
+  for (;;) {
+    SyncIndex(engine);
+    const int32_t slot = index.Winner(clock);
+    if (slot < 0) engine.SimrdAssertion("the eviction pool is empty");
+    const StorageId s = index.storage_at(slot);
+    if (index.key(slot).partial) {
+      engine.forward_region(s);  // walks it; the change is logged
+      continue;
+    }
+    const int64_t evaluations = index.ScoreAt(slot, clock) == 0 ? index.Rank(slot) : engine.pool_size();
+    if (g_verify_index.load(std::memory_order_relaxed)) VerifyIndexed(engine, s, evaluations);
+    engine.CountEvaluations(evaluations);
+    return s;
+  }
+}
+
+void HeuristicPolicy::VerifyIndexed(Engine& engine, StorageId chosen, int64_t evaluations) {
+  ScoreIndex& index = engine.score_index();
+  const std::vector<StorageId>& pool = engine.pool_slots();
+  auto fail = [&](const std::string& what) {
+    throw std::logic_error(fmt::format("score index, decision {} at clock {}: {}", engine.decisions(),
+                                       engine.clock(), what));
+  };
+  int32_t live = 0;
+  for (size_t slot = 0; slot < pool.size(); ++slot) {
+    const StorageId s = pool[slot];
+    if (s < 0) continue;
+    ++live;
+    if (index.slot_of(s) != static_cast<int32_t>(slot))
+      fail(fmt::format("storage {} is at slot {}, the index has it at {}", s, slot, index.slot_of(s)));
+    const ScoreKey fresh = KeyOf(engine, s), &kept = index.key(static_cast<int32_t>(slot));
+    if (fresh.cost != kept.cost || fresh.divisor != kept.divisor || fresh.last != kept.last ||
+        fresh.partial != kept.partial)
+      fail(fmt::format("the key of storage {} is stale (cost {} kept as {}, last access {} kept as {})", s,
+                       fresh.cost, kept.cost, fresh.last, kept.last));
+  }
+  if (index.Rank(index.slot_of(chosen)) > live) fail("the index holds slots the pool does not");
+  int64_t scanned = 0;
+  const StorageId by_scan = ChooseByScan(engine, nullptr, &scanned);
+  if (by_scan != chosen || scanned != evaluations)
+    fail(fmt::format("chose storage {} after {} evaluations, the scan {} after {}", chosen, evaluations, by_scan,
+                     scanned));
 }
 
 std::optional<std::pair<double, ScoreTerms>> HeuristicPolicy::Explain(Engine& engine, StorageId s) {
@@ -105,18 +230,9 @@ double HeuristicPolicy::Score(Engine& engine, StorageId s) { return ScoreOf(Term
 double HeuristicPolicy::ScoreOf(const ScoreTerms& t) const {
   if (h_.cost == CostTerm::kLastAccess)
     return t.cost == kNeverAccessed ? -std::numeric_limits<double>::infinity() : static_cast<double>(t.cost);
-  if (!h_.divide_by_size && !h_.divide_by_staleness) return static_cast<double>(t.cost);
-  uint128 den = h_.divide_by_size ? static_cast<uint128>(t.size) : 1;
-  if (h_.divide_by_staleness) {
-    if (t.staleness < 0) {
-      // staleness is +inf: size * inf is nan for size 0 (score inf), inf otherwise (score 0.0).
-      return den == 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    }
-    den *= static_cast<uint128>(t.staleness);
-  }
-  if (den == 0) return std::numeric_limits<double>::infinity();
-  if (t.cost < 0) return -ExactDivide(static_cast<uint64_t>(-t.cost), den);
-  return ExactDivide(static_cast<uint64_t>(t.cost), den);
+  // A staleness of +inf: size * inf is nan for size 0 (score inf), inf otherwise (score 0.0).
+  return QuotientScore(t.cost, h_.divide_by_size ? static_cast<uint64_t>(t.size) : 1, h_.divide_by_staleness,
+                       t.staleness);
 }
 
 // The terms of s's score under this heuristic (see ScoreTerms).

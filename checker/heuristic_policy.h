@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -33,7 +34,27 @@ class HeuristicPolicy : public EvictionPolicy {
   // equivalence classes: optimized runtimes only).
   static void CheckSupported(const HeuristicSpec& heuristic, RuntimeKind runtime);
 
+  // Process-wide, for tests and benchmarks: choices without `detail` use
+  // the engine's score index (checker/score_index.h) from this pool size
+  // on (0: always; kNever: never), where the heuristic allows one. With
+  // `verify`, every indexed choice is also made by scanning the pool, and
+  // every key compared with a fresh one; a difference throws
+  // std::logic_error.
+  static constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
+  static void set_index_from_pool(int32_t pool_size, bool verify = false);
+  static int64_t indexed_choices();  // since the process started
+
  private:
+  // Whether the score has a form the index orders (not equivalence
+  // classes, which change without a log entry, nor LRU or random).
+  bool Indexable() const;
+  StorageId ChooseIndexed(Engine& engine);
+  StorageId ChooseByScan(Engine& engine, DecisionPoint* detail, int64_t* evaluations);
+  ScoreKey KeyOf(Engine& engine, StorageId s);
+  // Brings the engine's index up to date with its pool.
+  void SyncIndex(Engine& engine);
+  void VerifyIndexed(Engine& engine, StorageId chosen, int64_t evaluations);
+
   const HeuristicSpec& h_;
   std::mt19937_64 rng_;
   // DTRUnopt's scratch: regions rebuilt from scratch, and marks for their union.

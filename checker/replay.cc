@@ -105,7 +105,7 @@ RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer
             stop = true;
             break;
           }
-          d.chosen = policy.Choose(engine, &d);
+          d.chosen = policy.Choose(engine, observer->WantsScores() ? &d : nullptr);
           const Flow flow = observer->OnDecision(d);
           engine.Evict(d.chosen);
           engine.CountDecision();
@@ -158,6 +158,7 @@ class StopBeforeDecision : public ReplayObserver {
   Flow OnDecision(const DecisionPoint& d) override {
     return next_ ? next_->OnDecision(d) : Flow::kContinue;
   }
+  bool WantsScores() const override { return next_ && next_->WantsScores(); }
   Flow OnEagerEviction(const EagerEviction& e) override {
     return next_ ? next_->OnEagerEviction(e) : Flow::kContinue;
   }

@@ -43,6 +43,10 @@ std::string_view OutcomeName(Outcome o);  // "pass", "oom", "thrash", "invalid-s
 
 // What a score is made of, to explain a decision. staleness is -1 for +inf
 // (never accessed); terms a heuristic does not use are still filled in.
+// The last access of a storage never accessed (simrd's -math.inf): its
+// staleness is +inf.
+constexpr int64_t kNeverAccessed = std::numeric_limits<int64_t>::min();
+
 struct ScoreTerms {
   int64_t cost = 0;  // the heuristic's cost term (compute, e*, eq-class, 1, or last access for LRU)
   int64_t size = 0;
@@ -101,6 +105,10 @@ class ReplayObserver {
   virtual ~ReplayObserver() = default;
   virtual Flow OnDecisionDue(const DecisionPoint&) { return Flow::kContinue; }
   virtual Flow OnDecision(const DecisionPoint&) { return Flow::kContinue; }
+  // Whether OnDecision() reads what the policy fills in beyond `chosen`
+  // (score, terms, runner-up, overridden), which takes a scan of the pool;
+  // without them `chosen` and the rest are still set.
+  virtual bool WantsScores() const { return true; }
   virtual Flow OnEagerEviction(const EagerEviction&) { return Flow::kContinue; }
   virtual Flow OnComputation(const Computation&) { return Flow::kContinue; }
 };

@@ -21,6 +21,7 @@ class TimelineRecorder : public ReplayObserver {
     evictions.push_back({d.event, d.program_step, d.chosen, Size(d.chosen), d.memory_usage, true});
     return Flow::kContinue;
   }
+  bool WantsScores() const override { return false; }
   Flow OnEagerEviction(const EagerEviction& e) override {
     evictions.push_back({e.event, e.program_step, e.storage, Size(e.storage), 0, false});
     return Flow::kContinue;

@@ -9,6 +9,7 @@
 #include "checker/evicted_regions.h"
 #include "checker/farm_codec.h"
 #include "checker/heuristic.h"
+#include "checker/heuristic_policy.h"
 #include "checker/replay.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
@@ -74,6 +75,16 @@ struct DeferWalks {
   DeferWalks& operator=(const DeferWalks&) = delete;
 };
 
+// From which pool size choices use the score index, while it lives; with
+// `verify`, each indexed choice is checked against a scan (a difference throws).
+struct IndexFromPool {
+  IndexFromPool(int32_t pool_size, bool verify) { HeuristicPolicy::set_index_from_pool(pool_size, verify); }
+  ~IndexFromPool() { HeuristicPolicy::set_index_from_pool(kDefault); }
+  IndexFromPool(const IndexFromPool&) = delete;
+  IndexFromPool& operator=(const IndexFromPool&) = delete;
+  static constexpr int32_t kDefault = 1024;  // HeuristicPolicy's
+};
+
 bool Supported(const HeuristicSpec& h, RuntimeKind rt) {
   bool optimized = rt == RuntimeKind::kV2Optimized || rt == RuntimeKind::kV2EagerOptimized;
   return optimized || !(h.features & (kFeatureRegions | kFeatureEqClass));
@@ -90,6 +101,10 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   // its walk's frontier.
   const VerifyShrinks verify_shrinks;
   const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
+  // The plain fast path chooses with the score index at every decision (and
+  // checks each choice and key against a scan); the observed path scans.
+  const IndexFromPool index(0, /*verify=*/true);
+  const int64_t indexed = HeuristicPolicy::indexed_choices();
   int64_t region_evals = 0, region_stale = 0;
   const int64_t growths = EvictedRegions::verified_growths();
   for (uint64_t seed = first; seed <= last; ++seed) {
@@ -171,6 +186,7 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     CHECK(region_stale > 0);  // simrd's incremental numbers really differ from from-scratch ones
     CHECK(ordered > parsed / 4);  // shrinking in place is exercised, not only the walks
     CHECK(EvictedRegions::verified_growths() > growths);  // and so is growing after it
+    CHECK(HeuristicPolicy::indexed_choices() - indexed > runs);  // and the score index
   }
 }
 
@@ -261,6 +277,50 @@ TEST_CASE("deferred forward walks change no result or score on the public traces
   }
   CHECK(decisions > 100000);
   MESSAGE(decisions, " decisions compared");
+}
+
+// The score index against the scan it replaces, on the public traces: with
+// the index at every decision (each choice and key also checked against a
+// scan, which throws on a difference), and from its default pool size on,
+// every field of the result must be the scan's.
+TEST_CASE("the score index changes no result on the public traces") {
+  auto encode = [](const RunResult& r) {
+    ByteWriter w;
+    FarmCodec<RunResult>::Encode(r, w);
+    return w.bytes();
+  };
+  // The local and size-only scores thrash on the larger traces (minutes a
+  // run): they run on the four smaller ones (`every`).
+  struct Case {
+    const char* trace;
+    double ratio;
+    bool every;
+  };
+  const int64_t before = HeuristicPolicy::indexed_choices();
+  for (const Case& c : {Case{"treelstm", 0.2, false}, Case{"lstm", 0.3, false}, Case{"inceptionv4", 0.3, false},
+                        Case{"unroll_gan", 0.3, false}, Case{"resnet32", 0.1, true}, Case{"transformer", 0.2, true},
+                        Case{"unet", 0.42, true}, Case{"tv_densenet121", 0.2, true}}) {
+    Trace trace = LoadTrace(TracePath(c.trace));
+    const Baseline baseline = ComputeBaseline(trace);
+    for (const char* name : {"DTR", "MSPS", "AbESize", "DTRLocal", "AbSizeStale", "LargestStorage"}) {
+      if (!c.every && name == std::string_view("DTRLocal")) break;
+      ReplayConfig config;
+      config.heuristic = &FindHeuristic(name);
+      config.budget = BudgetForRatio(baseline.memory, c.ratio);
+      INFO(c.trace, " ", c.ratio, " ", name);
+      std::string scanned;
+      {
+        const IndexFromPool never(HeuristicPolicy::kNever, false);
+        scanned = encode(Replay(trace, config));
+      }
+      CHECK(encode(Replay(trace, config)) == scanned);
+      const IndexFromPool always(0, /*verify=*/true);
+      CHECK(encode(Replay(trace, config)) == scanned);
+    }
+  }
+  const int64_t indexed = HeuristicPolicy::indexed_choices() - before;
+  MESSAGE(indexed, " indexed choices");
+  CHECK(indexed > 100000);
 }
 
 }  // namespace
