@@ -512,6 +512,16 @@ void EvictedRegions::VerifyShrink(const Engine& engine, const Region& r, Storage
                            std::to_string(base) + " differs from a rebuild");
 }
 
+void EvictedRegions::VerifyExact(const Engine& engine, const Region& r, StorageId base, bool reverse) const {
+  int64_t sum = 0;
+  r.interior.ForEach([&](StorageId x) { sum += engine.storage_compute(x); });
+  if (sum != r.exact)
+    throw std::logic_error("evicted regions: the " + std::string(reverse ? "reverse" : "forward") +
+                           " region of storage " + std::to_string(base) +
+                           ", not marked for a walk, sums its computes to " + std::to_string(sum) +
+                           ", not to its exact " + std::to_string(r.exact));
+}
+
 bool EvictedRegions::Shrinks(const Engine& engine) const {
   return ordered_ && engine.runtime() != RuntimeKind::kV1;
 }
@@ -610,25 +620,43 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 // Quirk kept from simrd (optimization/region.py): fs's compute is added even
 // if fs is already in the interior, and every compute is the storage's
 // current one, not the one it had when the region was built.
+// The compute the new members add is reg's sum less that of the members r
+// already holds, when reg's sum is current; else it is summed member by
+// member.
 void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
   const Region& reg = (&own == &r) ? (copy = own, copy) : own;
   if (!r.frontier.erase(fs))
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
-  r.walk = r.walk || reg.walk;
+  // reg's sum is current when its storage graph is ordered (where a compute
+  // that changes marks every region holding the storage for a walk) and it
+  // is not so marked.
+  const bool current = Shrinks(engine) && !reg.walk;
+  if (current && g_verify_shrinks.load(std::memory_order_relaxed)) VerifyExact(engine, reg, fs, reverse);
   r.cutoff = std::min(r.cutoff, reg.cutoff);
   r.frontier.ReserveFor(reg.frontier);
-  r.frontier.UnionWith(reg.frontier, [](StorageId) {});
-  r.interior.ReserveFor(reg.interior);
+  r.frontier.UnionWith(reg.frontier);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
-  r.interior.UnionWith(reg.interior, [&](StorageId x) {
-    const int64_t c = engine.storage_compute(x);
-    r.compute += c;
-    r.exact += c;
-    fs_in_diff = fs_in_diff || x == fs;
-  });
+  if (current) {
+    int64_t added = reg.exact;
+    r.interior.ForEachCommon(reg.interior, [&](StorageId x) { added -= engine.storage_compute(x); });
+    fs_in_diff = !fs_in_interior && reg.interior.contains(fs);
+    r.interior.ReserveFor(reg.interior);
+    r.interior.UnionWith(reg.interior);
+    r.compute += added;
+    r.exact += added;
+  } else {
+    r.interior.ReserveFor(reg.interior);
+    r.interior.UnionWith(reg.interior, [&](StorageId x) {
+      const int64_t c = engine.storage_compute(x);
+      r.compute += c;
+      r.exact += c;
+      fs_in_diff = fs_in_diff || x == fs;
+    });
+  }
+  r.walk = r.walk || reg.walk;
   if (!fs_in_diff) {
     const int64_t c = engine.storage_compute(fs);
     r.compute += c;

@@ -105,7 +105,7 @@ struct Region {
   StorageSet frontier;  // material storages
   int64_t compute = 0;  // simrd's value (what scores read)
   // The sum of the interior's computes (what a rebuild now would give);
-  // differs from `compute` by simrd's absorb quirks.
+  // differs from `compute` by simrd's absorb quirks. Current unless `walk`.
   int64_t exact = 0;
   // The interior and frontier may differ from a walk's in ways Grow() does
   // not repair (a storage on the frontier evicted without an absorb, a
@@ -233,6 +233,8 @@ class EvictedRegions {
   // removing what they cut off from base and adding those still reached.
   void Shrink(const Engine& engine, Region& r, StorageId base, bool reverse);
   void VerifyShrink(const Engine& engine, const Region& r, StorageId base, bool reverse);
+  // Throws std::logic_error unless r.exact is the sum of r's interior's computes now.
+  void VerifyExact(const Engine& engine, const Region& r, StorageId base, bool reverse) const;
   // Whether stale regions shrink (ordered_, and not RuntimeV1's edited lists).
   bool Shrinks(const Engine& engine) const;
   // Marks for a walk the forward (reverse: reverse) regions holding s, but

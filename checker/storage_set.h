@@ -88,6 +88,26 @@ class StorageSet {
       if (insert(s)) on_new(s);
     });
   }
+  // Adds other's members, without saying which were new.
+  void UnionWith(const StorageSet& other) { UnionWith(other, [](StorageId) {}); }
+  // Calls f(s) for each member of both sets: word by word when both are
+  // bitmaps, else over the smaller set's members.
+  template <class F>
+  void ForEachCommon(const StorageSet& other, F&& f) const {
+    if (dense_ && other.dense_) {
+      const size_t lo = std::max(base_, other.base_);
+      const size_t hi = std::min(base_ + bits_.size(), other.base_ + other.bits_.size());
+      for (size_t w = lo; w < hi; ++w)
+        for (uint64_t m = bits_[w - base_] & other.bits_[w - other.base_]; m != 0; m &= m - 1)
+          f(static_cast<StorageId>(w * 64 + std::countr_zero(m)));
+      return;
+    }
+    const StorageSet& small = size_ <= other.size_ ? *this : other;
+    const StorageSet& large = size_ <= other.size_ ? other : *this;
+    small.ForEach([&](StorageId s) {
+      if (large.contains(s)) f(s);
+    });
+  }
   // Makes the set hold exactly `members` (distinct).
   void assign(std::span<const StorageId> members);
   // Empties the set and releases its memory.
