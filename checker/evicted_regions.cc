@@ -620,9 +620,10 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 // Quirk kept from simrd (optimization/region.py): fs's compute is added even
 // if fs is already in the interior, and every compute is the storage's
 // current one, not the one it had when the region was built.
-// The compute the new members add is reg's sum less that of the members r
-// already holds, when reg's sum is current; else it is summed member by
-// member.
+// The compute the new members add is summed member by member, or, when
+// reg's sum is current and fewer than half its members are already in r,
+// as reg's sum less theirs (found over r's members when r is the smaller,
+// else word by word).
 void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
@@ -639,7 +640,11 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   r.frontier.UnionWith(reg.frontier);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
-  if (current) {
+  const bool by_sum =
+      current && (2 * r.interior.size() < reg.interior.size() ||
+                  (r.interior.dense() && reg.interior.dense() &&
+                   2 * r.interior.CountCommon(reg.interior) < reg.interior.size()));
+  if (by_sum) {
     int64_t added = reg.exact;
     r.interior.ForEachCommon(reg.interior, [&](StorageId x) { added -= engine.storage_compute(x); });
     fs_in_diff = !fs_in_interior && reg.interior.contains(fs);

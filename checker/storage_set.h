@@ -90,6 +90,15 @@ class StorageSet {
   }
   // Adds other's members, without saying which were new.
   void UnionWith(const StorageSet& other) { UnionWith(other, [](StorageId) {}); }
+  // The members of both sets. REQUIRES: both are bitmaps (word by word).
+  size_t CountCommon(const StorageSet& other) const {
+    size_t n = 0;
+    const size_t lo = std::max(base_, other.base_);
+    const size_t hi = std::min(base_ + bits_.size(), other.base_ + other.bits_.size());
+    for (size_t w = lo; w < hi; ++w)
+      n += static_cast<size_t>(std::popcount(bits_[w - base_] & other.bits_[w - other.base_]));
+    return n;
+  }
   // Calls f(s) for each member of both sets: word by word when both are
   // bitmaps, else over the smaller set's members.
   template <class F>
