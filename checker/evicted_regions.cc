@@ -308,8 +308,13 @@ void EvictedRegions::MarkStaleByReverse(const Engine& engine,
     // date before it, apart from later edges and walk marks).
     const bool later = r.walk || r.cutoff < created;
     if (!later && r.interior.empty()) continue;
-    if (std::any_of(deferred.begin(), deferred.end(),
-                    [&](StorageId u) { return r.interior.contains(u); })) {
+    bool holds = false;  // a plain loop: GCC would not inline any_of's predicate here
+    for (StorageId u : deferred)
+      if (r.interior.contains(u)) {
+        holds = true;
+        break;
+      }
+    if (holds) {
       marked_.push_back(x);
       continue;
     }
@@ -621,9 +626,9 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 // if fs is already in the interior, and every compute is the storage's
 // current one, not the one it had when the region was built.
 // The compute the new members add is summed member by member, or, when
-// reg's sum is current and fewer than half its members are already in r,
-// as reg's sum less theirs (found over r's members when r is the smaller,
-// else word by word).
+// reg's sum is current, it has more than 64 members and fewer than half of
+// them can be in r (r is less than half its size, or the two bitmaps share
+// too few words), as reg's sum less theirs.
 void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
@@ -641,9 +646,9 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
   const bool by_sum =
-      current && (2 * r.interior.size() < reg.interior.size() ||
-                  (r.interior.dense() && reg.interior.dense() &&
-                   2 * r.interior.CountCommon(reg.interior) < reg.interior.size()));
+      current && reg.interior.size() > 64 &&
+      (2 * r.interior.size() < reg.interior.size() ||
+       (r.interior.dense() && reg.interior.dense() && 2 * r.interior.CommonBound(reg.interior) < reg.interior.size()));
   if (by_sum) {
     int64_t added = reg.exact;
     r.interior.ForEachCommon(reg.interior, [&](StorageId x) { added -= engine.storage_compute(x); });

@@ -25,7 +25,10 @@ class StorageSet {
   bool empty() const { return size_ == 0; }
   bool dense() const { return dense_; }  // which form it is in now
 
-  bool contains(StorageId s) const {
+  // Inlined always: it is the inner test of region upkeep, and where GCC
+  // stopped inlining it on its own a call cost 12% of the LSTM 0.266 run's
+  // region passes.
+  [[gnu::always_inline]] bool contains(StorageId s) const {
     if (dense_) {
       const size_t w = static_cast<size_t>(s) / 64 - base_;  // wraps below base_
       return w < bits_.size() && (bits_[w] >> (s % 64) & 1);
@@ -90,14 +93,12 @@ class StorageSet {
   }
   // Adds other's members, without saying which were new.
   void UnionWith(const StorageSet& other) { UnionWith(other, [](StorageId) {}); }
-  // The members of both sets. REQUIRES: both are bitmaps (word by word).
-  size_t CountCommon(const StorageSet& other) const {
-    size_t n = 0;
+  // At least as many as the members of both sets: the ids the two bitmaps'
+  // ranges share. REQUIRES: both are bitmaps.
+  size_t CommonBound(const StorageSet& other) const {
     const size_t lo = std::max(base_, other.base_);
     const size_t hi = std::min(base_ + bits_.size(), other.base_ + other.bits_.size());
-    for (size_t w = lo; w < hi; ++w)
-      n += static_cast<size_t>(std::popcount(bits_[w - base_] & other.bits_[w - other.base_]));
-    return n;
+    return hi > lo ? 64 * (hi - lo) : 0;
   }
   // Calls f(s) for each member of both sets: word by word when both are
   // bitmaps, else over the smaller set's members.
