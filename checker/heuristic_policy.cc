@@ -210,7 +210,7 @@ void HeuristicPolicy::VerifyIndexed(Engine& engine, StorageId chosen, int64_t ev
       fail(fmt::format("the key of storage {} is stale (cost {} kept as {}, last access {} kept as {})", s,
                        fresh.cost, kept.cost, fresh.last, kept.last));
   }
-  if (index.Rank(index.slot_of(chosen)) > live) fail("the index holds slots the pool does not");
+  if (index.live() != live) fail(fmt::format("the index holds {} slots, the pool {}", index.live(), live));
   int64_t scanned = 0;
   const StorageId by_scan = ChooseByScan(engine, nullptr, &scanned);
   if (by_scan != chosen || scanned != evaluations)

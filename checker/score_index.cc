@@ -174,7 +174,8 @@ int64_t ScoreIndex::Certificate(const ScoreKey& a, const ScoreKey& b, int64_t cl
   if (pa == Phase::kInfNow || pb == Phase::kInfNow) return next;
   // 0 beats every positive score and +inf loses to every finite one, and
   // neither changes: so does the outcome.
-  if (pa == Phase::kZero || pa == Phase::kInf || pb == Phase::kZero || pb == Phase::kInf) return kForever;
+  if (pa == Phase::kZero || pa == Phase::kInf || pb == Phase::kZero || pb == Phase::kInf)
+    return kForever;
   if (pa == Phase::kFixed && pb == Phase::kFixed) return kForever;
   uint128 alpha, beta;
   if (!SmallProduct(static_cast<uint128>(a.cost), b.divisor, &alpha) ||
@@ -193,8 +194,10 @@ int64_t ScoreIndex::Certificate(const ScoreKey& a, const ScoreKey& b, int64_t cl
   };
   int128 g0, s0;
   if (!at(clock, &g0, &s0)) return next;
-  const int128 dg = (b_falls ? static_cast<int128>(alpha) : 0) - (a_falls ? static_cast<int128>(beta) : 0);
-  const int128 ds = (b_falls ? static_cast<int128>(alpha) : 0) + (a_falls ? static_cast<int128>(beta) : 0);
+  const int128 dg =
+      (b_falls ? static_cast<int128>(alpha) : 0) - (a_falls ? static_cast<int128>(beta) : 0);
+  const int128 ds =
+      (b_falls ? static_cast<int128>(alpha) : 0) + (a_falls ? static_cast<int128>(beta) : 0);
   if (g0 == 0 && dg == 0) return kForever;
   if (MayTie(g0, s0)) return next;
   if (Sign(dg) == Sign(g0) && !MayTie(dg, ds)) return kForever;

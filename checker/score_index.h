@@ -70,7 +70,8 @@ class ScoreIndex {
   // two), held by storages [0, storages), of scores with or without the
   // staleness factor; `formula` is the owner's tag for what the keys mean.
   // `pool_epoch` is the owner's tag for the slot numbering.
-  void Reset(int32_t capacity, int32_t storages, bool by_staleness, int32_t formula, int64_t pool_epoch);
+  void Reset(int32_t capacity, int32_t storages, bool by_staleness, int32_t formula,
+             int64_t pool_epoch);
   int32_t capacity() const { return capacity_; }
   int32_t formula() const { return formula_; }
   int64_t pool_epoch() const { return pool_epoch_; }
@@ -89,6 +90,8 @@ class ScoreIndex {
   // The live slots up to and including `slot`. REQUIRES: Winner() since
   // the last Set/Clear, slot live.
   int32_t Rank(int32_t slot) const;
+  // The live slots. REQUIRES: Winner() since the last Place/Remove.
+  int32_t live() const { return capacity_ == 0 ? 0 : count_[1]; }
   double ScoreAt(int32_t slot, int64_t clock) const;
 
   // Node recomputations so far (for benchmarks and tests).

@@ -4,6 +4,8 @@
 // numbers too large for the index's exact certificates, zeros, +inf, and
 // storages never accessed. Every query's winner, and the evaluations simrd
 // would count, must be the scan's.
+#include "checker/score_index.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,8 +14,6 @@
 #include <cstdlib>
 #include <random>
 #include <vector>
-
-#include "checker/score_index.h"
 
 namespace dtr {
 namespace {
@@ -31,8 +31,8 @@ Scan ScanPool(const std::vector<bool>& live, const std::vector<ScoreKey>& keys, 
   for (size_t slot = 0; slot < live.size(); ++slot) {
     if (!live[slot]) continue;
     const ScoreKey& k = keys[slot];
-    const double score =
-        QuotientScore(k.cost, k.divisor, by_staleness, k.last == kNeverAccessed ? -1 : clock - k.last);
+    const double score = QuotientScore(k.cost, k.divisor, by_staleness,
+                                       k.last == kNeverAccessed ? -1 : clock - k.last);
     ++out.evaluations;
     if (score <= best) {
       best = score;
@@ -70,7 +70,8 @@ ScoreKey RandomKey(std::mt19937_64& rng, Family family, int64_t clock, int zeros
       k.cost = (int64_t{1} << 62) - pick(0, 1000);
       k.divisor = (uint64_t{1} << 62) - static_cast<uint64_t>(pick(0, 1000));
       break;
-    case Family::kMixed: break;
+    case Family::kMixed:
+      break;
   }
   if (zeros > 0 && pick(1, zeros) == 1) {
     if (pick(0, 1))
@@ -81,7 +82,8 @@ ScoreKey RandomKey(std::mt19937_64& rng, Family family, int64_t clock, int zeros
   return k;
 }
 
-void RunScenario(uint64_t seed, Family family, bool by_staleness, int64_t* queries, int64_t* zero_wins) {
+void RunScenario(uint64_t seed, Family family, bool by_staleness, int64_t* queries,
+                 int64_t* zero_wins) {
   std::mt19937_64 rng(seed);
   const int32_t slots = 1 + static_cast<int32_t>(rng() % 200);
   const int zeros = std::array{0, 0, 20, 400}[rng() % 4];
@@ -96,10 +98,17 @@ void RunScenario(uint64_t seed, Family family, bool by_staleness, int64_t* queri
   for (int round = 0; round < 300; ++round) {
     // Clock steps: none (several decisions at one point), small, or large.
     switch (rng() % 4) {
-      case 0: break;
-      case 1: clock += 1; break;
-      case 2: clock += static_cast<int64_t>(rng() % 50); break;
-      case 3: clock += static_cast<int64_t>(rng() % (int64_t{1} << 40)); break;
+      case 0:
+        break;
+      case 1:
+        clock += 1;
+        break;
+      case 2:
+        clock += static_cast<int64_t>(rng() % 50);
+        break;
+      case 3:
+        clock += static_cast<int64_t>(rng() % (int64_t{1} << 40));
+        break;
     }
     const int changes = static_cast<int>(rng() % 12);
     for (int c = 0; c < changes; ++c) {
@@ -144,13 +153,14 @@ void RunScenario(uint64_t seed, Family family, bool by_staleness, int64_t* queri
 
 TEST_CASE("score index: the winner and evaluation count are the scan's") {
   uint64_t first = 1, last = 400;
-  if (const char* env = std::getenv("DTRCHECK_SEED")) first = last = std::strtoull(env, nullptr, 10);
+  if (const char* env = std::getenv("DTRCHECK_SEED"))
+    first = last = std::strtoull(env, nullptr, 10);
   int64_t queries = 0, zero_wins = 0;
   for (uint64_t seed = first; seed <= last; ++seed)
     for (Family family : {Family::kSmall, Family::kRoundingTies, Family::kHuge, Family::kMixed})
       for (bool by_staleness : {true, false})
-        RunScenario(seed * 8 + static_cast<uint64_t>(family) * 2 + by_staleness, family, by_staleness,
-                    &queries, &zero_wins);
+        RunScenario(seed * 8 + static_cast<uint64_t>(family) * 2 + by_staleness, family,
+                    by_staleness, &queries, &zero_wins);
   MESSAGE(queries, " queries, ", zero_wins, " won by a score of 0");
   if (first != last) {
     CHECK(zero_wins > queries / 10);  // both kinds of winner are common
