@@ -51,6 +51,7 @@ struct ScoreTerms {
   int64_t cost = 0;  // the heuristic's cost term (compute, e*, eq-class, 1, or last access for LRU)
   int64_t size = 0;
   int64_t staleness = 0;
+  bool operator==(const ScoreTerms&) const = default;
 };
 
 // A moment where the heuristic chose a storage to evict. An "event" counts
@@ -73,6 +74,7 @@ struct DecisionPoint {
   double runner_up_score = 0;
   ScoreTerms runner_up_terms;
   bool overridden = false;   // chosen came from ReplayConfig::overrides
+  bool operator==(const DecisionPoint&) const = default;
 };
 
 struct EagerEviction {

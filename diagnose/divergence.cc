@@ -2,7 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -66,15 +71,24 @@ std::string_view DivergenceKindName(DivergenceKind kind) {
 
 FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, const DecisionLog& b,
                                     const RunResult& rb) {
-  FirstDivergence f;
   const size_t na = a.decisions.size(), nb = b.decisions.size();
   size_t k = 0;
   while (k < na && k < nb && SamePoint(a.decisions[k], b.decisions[k]) &&
          a.decisions[k].chosen == b.decisions[k].chosen)
     ++k;
-  f.index = static_cast<int64_t>(k);
-  if (k < na) f.a = a.decisions[k];
-  if (k < nb) f.b = b.decisions[k];
+  std::optional<DecisionPoint> da, db;
+  if (k < na) da = a.decisions[k];
+  if (k < nb) db = b.decisions[k];
+  return ClassifyDivergence(static_cast<int64_t>(k), da, ra, db, rb);
+}
+
+FirstDivergence ClassifyDivergence(int64_t index, const std::optional<DecisionPoint>& a,
+                                   const RunResult& ra, const std::optional<DecisionPoint>& b,
+                                   const RunResult& rb) {
+  FirstDivergence f;
+  f.index = index;
+  f.a = a;
+  f.b = b;
   if (f.a && f.b) {
     if (SamePoint(*f.a, *f.b)) {
       f.kind = DivergenceKind::kRankedDifferently;
@@ -95,7 +109,7 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
     }
     return f;
   }
-  // One run has a decision `k`, the other none: either that decision came
+  // One run has a decision `index`, the other none: either that decision came
   // before the other run ended, or the other run ended (OOM) first.
   const DecisionPoint& d = f.a ? *f.a : *f.b;
   const RunResult& other = f.a ? rb : ra;
@@ -110,32 +124,64 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
   return f;
 }
 
-DecisionAlignment AlignDecisions(const DecisionLog& a, const DecisionLog& b, int64_t from) {
+DecisionAlignment AlignDecisions(const DecisionTrail& a, const DecisionTrail& b, int64_t from) {
   DecisionAlignment al;
-  const int64_t na = static_cast<int64_t>(a.decisions.size()),
-                nb = static_cast<int64_t>(b.decisions.size());
+  const int64_t na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
   al.after_a = std::max<int64_t>(0, na - from);
   al.after_b = std::max<int64_t>(0, nb - from);
-  using Key = std::tuple<int32_t, TensorId, int32_t, int64_t>;  // step, tensor, depth, request
-  auto key = [](const DecisionPoint& d) {
-    return Key{d.program_step, d.tensor, d.remat_depth, d.request};
+  // Program steps only grow along a run, so each step's decisions are
+  // contiguous in each trail and pairs never cross steps: one step at a time,
+  // each side's decisions sorted by (tensor, depth) and then by index, the
+  // k-th of a key in a paired with the k-th of that key in b.
+  using Keyed = std::pair<uint64_t, int64_t>;  // (tensor, depth), index
+  auto key = [](const TrailStep& t) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(t.tensor)) << 32 |
+           static_cast<uint32_t>(t.remat_depth);
   };
-  // b's decisions by key, in order; each is used at most once.
-  std::map<Key, std::vector<int64_t>> pending;
-  for (int64_t j = from; j < nb; ++j) pending[key(b.decisions[j])].push_back(j);
-  std::map<Key, size_t> used;
-  for (int64_t i = from; i < na; ++i) {
-    Key k = key(a.decisions[i]);
-    auto it = pending.find(k);
-    if (it == pending.end()) continue;
-    size_t& next = used[k];
-    if (next >= it->second.size()) continue;
-    int64_t j = it->second[next++];
-    ++al.aligned;
-    if (a.decisions[i].chosen == b.decisions[j].chosen)
-      ++al.aligned_same_choice;
+  // [i, end) of `trail`'s decisions at the step of decision i, keyed and sorted.
+  auto step_of = [&](const DecisionTrail& trail, int64_t n, int64_t i, std::vector<Keyed>& out) {
+    out.clear();
+    const int32_t step = trail[i].program_step;
+    for (; i < n && trail[i].program_step == step; ++i) out.emplace_back(key(trail[i]), i);
+    if (i < n && trail[i].program_step < step)
+      throw Error(fmt::format("decision {} is at program step {}, after step {}", i,
+                              trail[i].program_step, step));
+    std::sort(out.begin(), out.end());
+    return i;
+  };
+  std::vector<Keyed> in_a, in_b;
+  std::vector<std::pair<int64_t, int64_t>> differing;  // of one step
+  int64_t i = from, j = from;
+  while (i < na && j < nb) {
+    const int32_t sa = a[i].program_step, sb = b[j].program_step;
+    if (sa <= sb)
+      i = step_of(a, na, i, in_a);
     else
-      al.differing_pairs.emplace_back(i, j);
+      in_a.clear();
+    if (sb <= sa)
+      j = step_of(b, nb, j, in_b);
+    else
+      in_b.clear();
+    differing.clear();
+    for (size_t x = 0, y = 0; x < in_a.size() && y < in_b.size();) {
+      if (in_a[x].first < in_b[y].first) {
+        ++x;
+      } else if (in_b[y].first < in_a[x].first) {
+        ++y;
+      } else {
+        const int64_t pa = in_a[x++].second, pb = in_b[y++].second;
+        ++al.aligned;
+        if (a[pa].chosen == b[pb].chosen)
+          ++al.aligned_same_choice;
+        else
+          differing.emplace_back(pa, pb);
+      }
+    }
+    std::sort(differing.begin(), differing.end());
+    for (const auto& p : differing) {
+      if (al.differing_pairs.size() == static_cast<size_t>(kMaxRankFlipProbes)) break;
+      al.differing_pairs.push_back(p);
+    }
   }
   return al;
 }
@@ -148,8 +194,10 @@ std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
     if (o.first >= index)
       throw Error("TermsAtDecision: the run already overrides that decision or a later one");
   ReplayState state = ReplayWithState(trace, c, index);
-  if (state.result.outcome != Outcome::kStopped) return std::nullopt;  // the run ended before that decision
-  if (storage < 0 || storage >= static_cast<StorageId>(trace.storages.size()) || !state.engine.Evictable(storage))
+  if (state.result.outcome != Outcome::kStopped)
+    return std::nullopt;  // the run ended before that decision
+  if (storage < 0 || storage >= static_cast<StorageId>(trace.storages.size()) ||
+      !state.engine.Evictable(storage))
     return std::nullopt;  // not in the pool then
   ConfiguredPolicy policy(c);
   return policy.Explain(state.engine, storage);
@@ -157,38 +205,162 @@ std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
 
 namespace {
 
-// Run a evicted x at decision da, run b evicted y at db: the terms of each in
-// the other run, found by replaying it up to that decision.
-int64_t LastEvictionBefore(const DecisionLog& log, int64_t before, StorageId s) {
-  for (int64_t i = before - 1; i >= 0; --i)
-    if (log.decisions[i].chosen == s) return i;
-  return -1;
+// What SamePoint compares, and the choice.
+struct PointKey {
+  int64_t event, clock, memory_usage;
+  int32_t program_step, remat_depth;
+  TensorId tensor;
+  int32_t pool_size;
+  StorageId chosen;
+  bool operator==(const PointKey&) const = default;
+};
+
+PointKey KeyOf(const DecisionPoint& d) {
+  return {d.event,       d.clock,  d.memory_usage, d.program_step,
+          d.remat_depth, d.tensor, d.pool_size,    d.chosen};
 }
 
-RankFlipAt ExplainPair(const Trace& trace, const HeuristicSpec& h, const ReplayConfig& ca,
-                       const DecisionLog& la, const DecisionPoint& da, const ReplayConfig& cb,
-                       const DecisionLog& lb, const DecisionPoint& db) {
-  RankFlipAt r;
-  r.a = da;
-  r.b = db;
-  StorageId x = da.chosen, y = db.chosen;
-  std::optional<ScoreTerms> y_in_a, x_in_b;
-  if (da.runner_up == y) {
-    y_in_a = da.runner_up_terms;
-  } else if (auto t = TermsAtDecision(trace, ca, da.index, y)) {
-    y_in_a = t->second;
+// The number of decisions two runs replayed side by side make alike, found
+// while they run: each run hands over its decisions in batches, and the
+// decisions both have made are compared and dropped, so only the lead of
+// the faster run is held, and nothing once they differ.
+class PrefixMatcher {
+ public:
+  // From run `side`'s thread only.
+  void Add(int side, const DecisionPoint& d) {
+    if (differ_.load(std::memory_order_relaxed)) return;
+    std::vector<PointKey>& batch = batch_[side];
+    batch.push_back(KeyOf(d));
+    if (batch.size() == kBatch) Hand(side);
   }
-  if (db.runner_up == x) {
-    x_in_b = db.runner_up_terms;
-  } else if (auto t = TermsAtDecision(trace, cb, db.index, x)) {
-    x_in_b = t->second;
+  // From run `side`'s thread, when it has ended.
+  void Finish(int side) { Hand(side); }
+  // REQUIRES: both runs finished.
+  int64_t alike() const { return alike_; }
+
+ private:
+  static constexpr size_t kBatch = 4096;
+
+  void Hand(int side) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::deque<PointKey>& mine = held_[side];
+    std::deque<PointKey>& theirs = held_[1 - side];
+    if (!differ_) mine.insert(mine.end(), batch_[side].begin(), batch_[side].end());
+    batch_[side].clear();
+    while (!differ_ && !mine.empty() && !theirs.empty()) {
+      if (!(mine.front() == theirs.front())) {
+        differ_ = true;
+        break;
+      }
+      mine.pop_front();
+      theirs.pop_front();
+      ++alike_;
+    }
+    if (differ_) mine.clear(), theirs.clear();
   }
-  r.y_evictable_in_a = y_in_a.has_value();
-  r.x_evictable_in_b = x_in_b.has_value();
-  if (!y_in_a) r.y_evicted_in_a_at = LastEvictionBefore(la, da.index, y);
-  if (!x_in_b) r.x_evicted_in_b_at = LastEvictionBefore(lb, db.index, x);
-  if (y_in_a && x_in_b) r.flip = ExplainRankFlip(h, da.terms, *y_in_a, *x_in_b, db.terms);
-  return r;
+
+  std::mutex mu_;
+  std::atomic<bool> differ_{false};
+  std::vector<PointKey> batch_[2];
+  std::deque<PointKey> held_[2];
+  int64_t alike_ = 0;
+};
+
+// One run's trail, and its decisions for the prefix match.
+class TrailRecorder : public ReplayObserver {
+ public:
+  TrailRecorder(PrefixMatcher& matcher, int side) : matcher_(matcher), side_(side) {}
+  Flow OnDecision(const DecisionPoint& d) override {
+    trail_.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
+    matcher_.Add(side_, d);
+    return Flow::kContinue;
+  }
+  bool WantsScores() const override { return false; }
+  const DecisionTrail& trail() const { return trail_; }
+
+ private:
+  PrefixMatcher& matcher_;
+  int side_;
+  DecisionTrail trail_;
+};
+
+// A run replayed again up to the last decision of interest: at each, the
+// whole decision point (score, terms, runner-up) and, where asked, the score
+// and terms another storage had there, read from the engine before the
+// policy chooses (nullopt when that storage was not in the pool).
+class Probe : public ReplayObserver {
+ public:
+  // `wanted`: decision index -> the storage to explain there, or -1.
+  Probe(const Trace& trace, const ReplayConfig& config, std::map<int64_t, StorageId> wanted)
+      : engine_(trace, EngineOptionsFor(WithoutObserver(config))),
+        policy_(config),
+        wanted_(std::move(wanted)),
+        next_(wanted_.begin()) {}
+  void Run() {
+    if (!wanted_.empty()) Drive(engine_, policy_, this);
+  }
+  Flow OnDecisionDue(const DecisionPoint& d) override {
+    if (Due(d.index) && next_->second >= 0 && engine_.Evictable(next_->second))
+      terms_[d.index] = policy_.Explain(engine_, next_->second);
+    return Flow::kContinue;
+  }
+  bool WantsScores() const override { return Due(engine_.decisions()); }
+  Flow OnDecision(const DecisionPoint& d) override {
+    if (!Due(d.index)) return Flow::kContinue;
+    points_.emplace(d.index, d);
+    return ++next_ == wanted_.end() ? Flow::kStop : Flow::kContinue;
+  }
+  std::optional<DecisionPoint> point(int64_t index) const {
+    auto it = points_.find(index);
+    return it == points_.end() ? std::nullopt : std::optional<DecisionPoint>(it->second);
+  }
+  const DecisionPoint& at(int64_t index) const { return points_.at(index); }
+  std::optional<ScoreTerms> terms(int64_t index) const {
+    auto it = terms_.find(index);
+    if (it == terms_.end() || !it->second) return std::nullopt;
+    return it->second->second;
+  }
+
+ private:
+  static ReplayConfig WithoutObserver(ReplayConfig c) {
+    c.observer = nullptr;
+    return c;
+  }
+  bool Due(int64_t index) const { return next_ != wanted_.end() && next_->first == index; }
+
+  Engine engine_;
+  ConfiguredPolicy policy_;
+  std::map<int64_t, StorageId> wanted_;
+  std::map<int64_t, StorageId>::const_iterator next_;
+  std::map<int64_t, DecisionPoint> points_;
+  std::map<int64_t, std::optional<std::pair<double, ScoreTerms>>> terms_;
+};
+
+// Runs f and g on two threads; rethrows the first failure.
+template <typename F, typename G>
+void BothAtOnce(F f, G g) {
+  std::exception_ptr failure;
+  std::thread other([&] {
+    try {
+      g();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  try {
+    f();
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  other.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+int64_t LastEvictionBefore(const DecisionTrail& trail, int64_t before, StorageId s) {
+  for (int64_t i = before - 1; i >= 0; --i)
+    if (trail[i].chosen == s) return i;
+  return -1;
 }
 
 }  // namespace
@@ -197,50 +369,78 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
                           const RunSpec& b) {
   RunComparison cmp;
   ReplayConfig ca = ConfigFor(a, baseline), cb = ConfigFor(b, baseline);
-  DecisionRecorder rec_a, rec_b;
-  ca.observer = &rec_a;
-  cb.observer = &rec_b;
+  PrefixMatcher matcher;
+  TrailRecorder rec_a(matcher, 0), rec_b(matcher, 1);
   RunRecord run_a, run_b;
   run_a.spec = a;
   run_b.spec = b;
   {
-    // The two runs are independent: replay them side by side.
-    std::exception_ptr failure;
-    std::thread other([&] {
-      try {
-        run_b.result = Replay(trace, cb);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    });
-    run_a.result = Replay(trace, ca);
-    other.join();
-    if (failure) std::rethrow_exception(failure);
+    ReplayConfig ta = ca, tb = cb;
+    ta.observer = &rec_a;
+    tb.observer = &rec_b;
+    BothAtOnce(
+        [&] {
+          run_a.result = Replay(trace, ta);
+          matcher.Finish(0);
+        },
+        [&] {
+          run_b.result = Replay(trace, tb);
+          matcher.Finish(1);
+        });
   }
   run_a.overhead = Overhead(run_a.result.clock, baseline.compute);
   run_b.overhead = Overhead(run_b.result.clock, baseline.compute);
   cmp.a = ProfileRun(run_a);
   cmp.b = ProfileRun(run_b);
-  const DecisionLog& la = rec_a.log();
-  const DecisionLog& lb = rec_b.log();
-  cmp.first = FindFirstDivergence(la, run_a.result, lb, run_b.result);
-  cmp.after = AlignDecisions(la, lb, cmp.first.index);
+  const DecisionTrail& la = rec_a.trail();
+  const DecisionTrail& lb = rec_b.trail();
+  const int64_t first = matcher.alike();
+  cmp.after = AlignDecisions(la, lb, first);
   cmp.jaccard_all = EvictedJaccard(run_a.result.evict_count, run_b.result.evict_count);
   cmp.jaccard_heuristic =
       EvictedJaccard(run_a.result.heuristic_evict_count, run_b.result.heuristic_evict_count);
   cmp.overhead_ratio = cmp.a.overhead > 0 ? cmp.b.overhead / cmp.a.overhead : 0;
 
-  if (a.heuristic == b.heuristic && a.heuristic->cost != CostTerm::kRandom) {
-    ca.observer = cb.observer = nullptr;
-    const auto& pairs = cmp.after.differing_pairs;
-    for (size_t k = 0; k < pairs.size() && k < static_cast<size_t>(kMaxRankFlipProbes); ++k) {
-      RankFlipAt r = ExplainPair(trace, *a.heuristic, ca, la, la.decisions[pairs[k].first], cb, lb,
-                                 lb.decisions[pairs[k].second]);
-      if (k == 0) cmp.first_rank_flip = r;
-      if (r.flip) {
-        cmp.first_term_flip = r;
-        break;
-      }
+  // The decisions to see whole: the first divergence, and for each differing
+  // pair the other run's choice as it stood in this run.
+  const bool explain = a.heuristic == b.heuristic && a.heuristic->cost != CostTerm::kRandom;
+  std::map<int64_t, StorageId> want_a, want_b;
+  const auto& pairs = cmp.after.differing_pairs;
+  if (explain)
+    for (const auto& [i, j] : pairs) {
+      want_a[i] = lb[j].chosen;
+      want_b[j] = la[i].chosen;
+    }
+  if (first < static_cast<int64_t>(la.size())) want_a.emplace(first, -1);
+  if (first < static_cast<int64_t>(lb.size())) want_b.emplace(first, -1);
+  Probe probe_a(trace, ca, std::move(want_a)), probe_b(trace, cb, std::move(want_b));
+  BothAtOnce([&] { probe_a.Run(); }, [&] { probe_b.Run(); });
+  cmp.first = ClassifyDivergence(first, probe_a.point(first), run_a.result, probe_b.point(first),
+                                 run_b.result);
+
+  if (!explain) return cmp;
+  // Run a evicted x at decision i, run b evicted y at j: the terms of each
+  // in the other run.
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [i, j] = pairs[k];
+    RankFlipAt r;
+    r.a = probe_a.at(i);
+    r.b = probe_b.at(j);
+    const StorageId x = r.a.chosen, y = r.b.chosen;
+    std::optional<ScoreTerms> y_in_a =
+        r.a.runner_up == y ? std::optional<ScoreTerms>(r.a.runner_up_terms) : probe_a.terms(i);
+    std::optional<ScoreTerms> x_in_b =
+        r.b.runner_up == x ? std::optional<ScoreTerms>(r.b.runner_up_terms) : probe_b.terms(j);
+    r.y_evictable_in_a = y_in_a.has_value();
+    r.x_evictable_in_b = x_in_b.has_value();
+    if (!y_in_a) r.y_evicted_in_a_at = LastEvictionBefore(la, i, y);
+    if (!x_in_b) r.x_evicted_in_b_at = LastEvictionBefore(lb, j, x);
+    if (y_in_a && x_in_b)
+      r.flip = ExplainRankFlip(*a.heuristic, r.a.terms, *y_in_a, *x_in_b, r.b.terms);
+    if (k == 0) cmp.first_rank_flip = r;
+    if (r.flip) {
+      cmp.first_term_flip = r;
+      break;
     }
   }
   return cmp;

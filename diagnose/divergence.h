@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -63,21 +64,41 @@ struct FirstDivergence {
 // REQUIRES: the logs are those of runs ra and rb.
 FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, const DecisionLog& b,
                                     const RunResult& rb);
+// The same from the first `index` decisions the runs made identically and
+// each run's decision `index`, if it made one.
+FirstDivergence ClassifyDivergence(int64_t index, const std::optional<DecisionPoint>& a,
+                                   const RunResult& ra, const std::optional<DecisionPoint>& b,
+                                   const RunResult& rb);
+
+// What pairing decisions across runs reads of each decision, 16 bytes: a
+// run of millions of decisions keeps its trail, not its decision log. (The
+// request is the tensor's operator's output size, so the tensor decides it.)
+struct TrailStep {
+  int32_t program_step = 0;
+  TensorId tensor = 0;
+  int32_t remat_depth = 0;
+  StorageId chosen = -1;
+};
+using DecisionTrail = std::deque<TrailStep>;
+
+constexpr int kMaxRankFlipProbes = 64;
 
 // Decisions from `from` on, paired across the runs: decisions at the same
-// program step making room for the same tensor at the same remat depth with
-// the same request are paired in order of occurrence.
+// program step making room for the same tensor at the same remat depth (so
+// with the same request) are paired in order of occurrence.
 struct DecisionAlignment {
   int64_t after_a = 0, after_b = 0;  // decisions from `from` on in each run
   int64_t aligned = 0;               // pairs found
   int64_t aligned_same_choice = 0;   // pairs that evicted the same storage
   // Decisions without a same-choice partner in the other run, both runs together.
   int64_t differing() const { return after_a + after_b - 2 * aligned_same_choice; }
-  // The pairs that chose differently, by index in a then b, in order of a.
+  // The first kMaxRankFlipProbes pairs that chose differently, by index in a
+  // then b, in order of a.
   std::vector<std::pair<int64_t, int64_t>> differing_pairs;
 };
 
-DecisionAlignment AlignDecisions(const DecisionLog& a, const DecisionLog& b, int64_t from);
+// Throws Error if a trail's program steps go back (a replay never does).
+DecisionAlignment AlignDecisions(const DecisionTrail& a, const DecisionTrail& b, int64_t from);
 
 // The first aligned pair that chose differently: run a evicted x, run b
 // evicted y. Each storage's terms in the other run are found by replaying
@@ -107,8 +128,9 @@ struct RunComparison {
   double overhead_ratio = 1;     // b.overhead / a.overhead
 };
 
-constexpr int kMaxRankFlipProbes = 64;
-
+// Replays both runs side by side keeping their trails (the decisions both
+// made alike are compared as they come and dropped), then replays each up to
+// the last decision it must explain, reading the scores there only.
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
                           const RunSpec& b);
 

@@ -36,6 +36,7 @@ struct RankFlip {
   // The smallest sets of terms that flip the order on their own (all sets of
   // that size which do); empty if even all terms together do not.
   std::vector<std::vector<ScoreTerm>> flipping_terms;
+  bool operator==(const RankFlip&) const = default;
 };
 
 RankFlip ExplainRankFlip(const HeuristicSpec& heuristic, const ScoreTerms& x_in_a,

@@ -6,7 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <deque>
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "checker/sweep.h"
 #include "diagnose/decision_log.h"
@@ -174,6 +178,149 @@ TEST_CASE("diff: ResNet-32 0.101 vs 0.102, confirmed by both runs' decision logs
   CHECK(f.x_score_a <= f.y_score_a);
   CHECK(f.y_score_b <= f.x_score_b);
   CHECK_FALSE(f.flipping_terms.empty());
+}
+
+// CompareRuns keeps only a 16-byte trail per decision and replays each run
+// again for the decisions it shows whole. The reference here keeps both
+// decision logs whole, pairs decisions with a map over the whole run, and
+// finds each storage's terms in the other run by a replay stopped at that
+// decision (TermsAtDecision): every field must agree.
+struct Reference {
+  FirstDivergence first;
+  DecisionAlignment after;  // with every differing pair
+  std::optional<RankFlipAt> first_rank_flip, first_term_flip;
+};
+
+Reference CompareByLogs(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                        const RunSpec& b) {
+  Reference ref;
+  ReplayConfig ca = ConfigFor(a, baseline), cb = ConfigFor(b, baseline);
+  DecisionRecorder rec_a, rec_b;
+  ReplayConfig ra_config = ca, rb_config = cb;
+  ra_config.observer = &rec_a;
+  rb_config.observer = &rec_b;
+  RunResult ra = Replay(trace, ra_config), rb = Replay(trace, rb_config);
+  const DecisionLog &la = rec_a.log(), &lb = rec_b.log();
+  ref.first = FindFirstDivergence(la, ra, lb, rb);
+  const int64_t from = ref.first.index;
+  const int64_t na = static_cast<int64_t>(la.decisions.size()),
+                nb = static_cast<int64_t>(lb.decisions.size());
+  ref.after.after_a = std::max<int64_t>(0, na - from);
+  ref.after.after_b = std::max<int64_t>(0, nb - from);
+  using Key = std::tuple<int32_t, TensorId, int32_t, int64_t>;
+  auto key = [](const DecisionPoint& d) {
+    return Key{d.program_step, d.tensor, d.remat_depth, d.request};
+  };
+  std::map<Key, std::deque<int64_t>> pending;
+  for (int64_t j = from; j < nb; ++j) pending[key(lb.decisions[j])].push_back(j);
+  for (int64_t i = from; i < na; ++i) {
+    auto it = pending.find(key(la.decisions[i]));
+    if (it == pending.end() || it->second.empty()) continue;
+    const int64_t j = it->second.front();
+    it->second.pop_front();
+    ++ref.after.aligned;
+    if (la.decisions[i].chosen == lb.decisions[j].chosen)
+      ++ref.after.aligned_same_choice;
+    else
+      ref.after.differing_pairs.emplace_back(i, j);
+  }
+  if (a.heuristic != b.heuristic || a.heuristic->cost == CostTerm::kRandom) return ref;
+  auto last_eviction = [](const DecisionLog& log, int64_t before, StorageId s) -> int64_t {
+    for (int64_t i = before - 1; i >= 0; --i)
+      if (log.decisions[i].chosen == s) return i;
+    return -1;
+  };
+  const auto& pairs = ref.after.differing_pairs;
+  for (size_t k = 0; k < pairs.size() && k < static_cast<size_t>(kMaxRankFlipProbes); ++k) {
+    RankFlipAt r;
+    r.a = la.decisions[pairs[k].first];
+    r.b = lb.decisions[pairs[k].second];
+    const StorageId x = r.a.chosen, y = r.b.chosen;
+    std::optional<ScoreTerms> y_in_a, x_in_b;
+    if (auto t = TermsAtDecision(trace, ca, r.a.index, y)) y_in_a = t->second;
+    if (auto t = TermsAtDecision(trace, cb, r.b.index, x)) x_in_b = t->second;
+    // The runner-up's terms in the log are the replayed ones.
+    if (r.a.runner_up == y) CHECK(y_in_a == std::optional<ScoreTerms>(r.a.runner_up_terms));
+    if (r.b.runner_up == x) CHECK(x_in_b == std::optional<ScoreTerms>(r.b.runner_up_terms));
+    r.y_evictable_in_a = y_in_a.has_value();
+    r.x_evictable_in_b = x_in_b.has_value();
+    if (!y_in_a) r.y_evicted_in_a_at = last_eviction(la, r.a.index, y);
+    if (!x_in_b) r.x_evicted_in_b_at = last_eviction(lb, r.b.index, x);
+    if (y_in_a && x_in_b) r.flip = ExplainRankFlip(*a.heuristic, r.a.terms, *y_in_a, *x_in_b, r.b.terms);
+    if (k == 0) ref.first_rank_flip = r;
+    if (r.flip) {
+      ref.first_term_flip = r;
+      break;
+    }
+  }
+  return ref;
+}
+
+void CheckSameFlip(const std::optional<RankFlipAt>& got, const std::optional<RankFlipAt>& want) {
+  REQUIRE(got.has_value() == want.has_value());
+  if (!got) return;
+  CHECK(got->a == want->a);
+  CHECK(got->b == want->b);
+  CHECK(got->y_evictable_in_a == want->y_evictable_in_a);
+  CHECK(got->x_evictable_in_b == want->x_evictable_in_b);
+  CHECK(got->y_evicted_in_a_at == want->y_evicted_in_a_at);
+  CHECK(got->x_evicted_in_b_at == want->x_evicted_in_b_at);
+  CHECK(got->flip == want->flip);
+}
+
+void CheckAgainstLogs(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                      const RunSpec& b) {
+  const RunComparison cmp = CompareRuns(trace, baseline, a, b);
+  const Reference ref = CompareByLogs(trace, baseline, a, b);
+  CHECK(cmp.first.kind == ref.first.kind);
+  CHECK(cmp.first.index == ref.first.index);
+  CHECK(cmp.first.in == ref.first.in);
+  CHECK(cmp.first.a == ref.first.a);
+  CHECK(cmp.first.b == ref.first.b);
+  CHECK(cmp.after.after_a == ref.after.after_a);
+  CHECK(cmp.after.after_b == ref.after.after_b);
+  CHECK(cmp.after.aligned == ref.after.aligned);
+  CHECK(cmp.after.aligned_same_choice == ref.after.aligned_same_choice);
+  const auto& all = ref.after.differing_pairs;
+  const size_t kept = std::min(all.size(), static_cast<size_t>(kMaxRankFlipProbes));
+  CHECK(cmp.after.differing_pairs ==
+        std::vector<std::pair<int64_t, int64_t>>(all.begin(), all.begin() + kept));
+  CheckSameFlip(cmp.first_rank_flip, ref.first_rank_flip);
+  CheckSameFlip(cmp.first_term_flip, ref.first_term_flip);
+}
+
+TEST_CASE("diff: the trails and probes agree with whole decision logs on the public traces") {
+  {
+    const auto [trace, baseline] = LoadWithBaseline("resnet32");
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.101"), SpecAtRatio("0.102"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.106"), SpecAtRatio("0.107"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.2"), SpecAtRatio("0.5"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.15"), SpecAtRatio("0.15", "DTREqClass"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.15", "MSPS"), SpecAtRatio("0.16", "MSPS"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.12", "RandomStorage"),
+                     SpecAtRatio("0.13", "RandomStorage"));
+  }
+  {
+    const auto [trace, baseline] = LoadWithBaseline("unet");
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.42"), SpecAtRatio("0.5"));
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.3", "LRU"), SpecAtRatio("0.31", "LRU"));
+  }
+  {
+    const auto [trace, baseline] = LoadWithBaseline("lstm");
+    CheckAgainstLogs(trace, baseline, SpecAtRatio("0.264"), SpecAtRatio("0.265"));
+  }
+}
+
+TEST_CASE("diff: a ranked-differently pair and a run that ended agree with the logs") {
+  Trace trace = Chain4();
+  Baseline baseline = ComputeBaseline(trace);
+  CheckAgainstLogs(trace, baseline, SpecAtBudget(15), SpecAtBudget(30));
+  CheckAgainstLogs(trace, baseline, SpecAtBudget(20), SpecAtBudget(30));
+  CheckAgainstLogs(trace, baseline, SpecAtBudget(20), SpecAtBudget(20, "LRU"));
+  CheckAgainstLogs(trace, baseline, SpecAtBudget(30), SpecAtBudget(30));
+  Trace remat = Remat4();
+  Baseline remat_baseline = ComputeBaseline(remat);
+  CheckAgainstLogs(remat, remat_baseline, SpecAtBudget(28), SpecAtBudget(31));
 }
 
 // The published LSTM regime switch (found with `dtrcheck scan lstm --ratios
