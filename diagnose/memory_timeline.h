@@ -26,6 +26,7 @@ struct TimelinePoint {
   int64_t clock = 0;         // after the computation
   int64_t memory = 0;        // right after its outputs were allocated
   bool remat = false;
+  bool operator==(const TimelinePoint&) const = default;
 };
 
 // One eviction: by the heuristic (a decision) or eager (the runtime freed a
@@ -37,6 +38,7 @@ struct TimelineEviction {
   int64_t bytes = 0;   // the storage's size
   int64_t memory = 0;  // memory in use when it was decided (heuristic), else 0
   bool heuristic = false;
+  bool operator==(const TimelineEviction&) const = default;
 };
 
 struct TimelineRemat {
@@ -44,6 +46,7 @@ struct TimelineRemat {
   int32_t program_step = 0;
   TensorId tensor = 0;
   int64_t memory = 0;  // right after its outputs were allocated
+  bool operator==(const TimelineRemat&) const = default;
 };
 
 struct MemoryTimeline {
@@ -68,8 +71,13 @@ struct MemoryTimeline {
   std::optional<OomContext> oom;  // the failure point of an OOM run
 };
 
-// Replays `spec` once with an observer. max_points >= 2, max_marks >= 1.
+// Replays `spec` with an observer: once when the run has at most
+// `keep_at_most` computations, evictions and rematerializations of each
+// kind, else twice (the first pass counts them, the second keeps only what
+// the timeline shows), so memory stays bounded on runs of any length.
+// max_points >= 2, max_marks >= 1.
 MemoryTimeline RecordTimeline(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                              int max_points, int max_marks = 5000);
+                              int max_points, int max_marks = 5000,
+                              size_t keep_at_most = size_t{1} << 20);
 
 }  // namespace dtr

@@ -22,7 +22,9 @@
 #include "reports/report_text.h"
 #include "diagnose/report_model.h"
 #include "reports/svg_plot.h"
+#include "diagnose/memory_timeline.h"
 #include "tests/test_paths.h"
+#include "tests/test_runs.h"
 #include "traces/demo.h"
 
 namespace dtr::testing {
@@ -296,6 +298,45 @@ void CollectPaths(const json& v, const std::string& path,
   } else if (v.is_array()) {
     for (const json& e : v)
       if (e.is_object()) CollectPaths(e, path + "[]", out);
+  }
+}
+
+// A run too long to keep whole is replayed twice, the second time keeping
+// only what the timeline shows: the same timeline as reducing everything.
+TEST_CASE("timeline: reducing as the run goes equals reducing the whole run") {
+  const auto [trace, baseline] = LoadWithBaseline("lstm");
+  const RunSpec spec = SpecAtRatio("0.264");  // the slow regime: 43,292 evictions
+  auto same = [](const MemoryTimeline& got, const MemoryTimeline& want) {
+    CHECK(got.budget == want.budget);
+    CHECK(got.outcome == want.outcome);
+    CHECK(got.events == want.events);
+    CHECK(got.remat_events == want.remat_events);
+    CHECK(got.heuristic_evictions == want.heuristic_evictions);
+    CHECK(got.eager_evictions == want.eager_evictions);
+    CHECK(got.reduced == want.reduced);
+    CHECK(got.marks_reduced == want.marks_reduced);
+    CHECK(got.points == want.points);
+    CHECK(got.evictions == want.evictions);
+    CHECK(got.remats == want.remats);
+  };
+  const size_t whole = size_t{1} << 30;
+  for (auto [points, marks] : {std::pair{200, 100}, std::pair{997, 1000000}, std::pair{1000000, 37}}) {
+    CAPTURE(points);
+    CAPTURE(marks);
+    const MemoryTimeline kept = RecordTimeline(trace, baseline, spec, points, marks, whole);
+    const MemoryTimeline streamed = RecordTimeline(trace, baseline, spec, points, marks, 1);
+    same(streamed, kept);
+    CHECK(kept.events > 20000);
+    CHECK(kept.reduced == (kept.events > points));
+    CHECK(kept.marks_reduced == (marks < 1000000));
+    if (kept.reduced) CHECK(kept.points.size() <= static_cast<size_t>(points));
+    // Reduced or not, the highest memory of the run is among the points.
+    int64_t top = 0;
+    for (const TimelinePoint& p : kept.points) top = std::max(top, p.memory);
+    const MemoryTimeline all = RecordTimeline(trace, baseline, spec, 1 << 30, marks, whole);
+    int64_t all_top = 0;
+    for (const TimelinePoint& p : all.points) all_top = std::max(all_top, p.memory);
+    CHECK(top == all_top);
   }
 }
 
