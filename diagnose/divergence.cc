@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
-#include <exception>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <tuple>
 
+#include "checker/parallel.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -22,11 +21,20 @@ EvictionStats Stats(int64_t evictions, int32_t distinct) {
 }
 
 // Everything that makes a decision point the same point in two runs, but the choice.
-bool SamePoint(const DecisionPoint& x, const DecisionPoint& y) {
-  return x.event == y.event && x.clock == y.clock && x.program_step == y.program_step &&
-         x.remat_depth == y.remat_depth && x.tensor == y.tensor && x.request == y.request &&
-         x.memory_usage == y.memory_usage && x.pool_size == y.pool_size;
+struct Place {
+  int64_t event, clock, memory_usage, request;
+  int32_t program_step, remat_depth;
+  TensorId tensor;
+  int32_t pool_size;
+  bool operator==(const Place&) const = default;
+};
+
+Place PlaceOf(const DecisionPoint& d) {
+  return {d.event,        d.clock,       d.memory_usage, d.request,
+          d.program_step, d.remat_depth, d.tensor,       d.pool_size};
 }
+
+bool SamePoint(const DecisionPoint& x, const DecisionPoint& y) { return PlaceOf(x) == PlaceOf(y); }
 
 }  // namespace
 
@@ -205,20 +213,14 @@ std::optional<std::pair<double, ScoreTerms>> TermsAtDecision(const Trace& trace,
 
 namespace {
 
-// What SamePoint compares, and the choice.
+// A decision as the first divergence compares it: where it was, and the choice.
 struct PointKey {
-  int64_t event, clock, memory_usage;
-  int32_t program_step, remat_depth;
-  TensorId tensor;
-  int32_t pool_size;
+  Place place;
   StorageId chosen;
   bool operator==(const PointKey&) const = default;
 };
 
-PointKey KeyOf(const DecisionPoint& d) {
-  return {d.event,       d.clock,  d.memory_usage, d.program_step,
-          d.remat_depth, d.tensor, d.pool_size,    d.chosen};
-}
+PointKey KeyOf(const DecisionPoint& d) { return {PlaceOf(d), d.chosen}; }
 
 // The number of decisions two runs replayed side by side make alike, found
 // while they run: each run hands over its decisions in batches, and the
@@ -336,27 +338,6 @@ class Probe : public ReplayObserver {
   std::map<int64_t, std::optional<std::pair<double, ScoreTerms>>> terms_;
 };
 
-// Runs f and g on two threads; rethrows the first failure.
-template <typename F, typename G>
-void BothAtOnce(F f, G g) {
-  std::exception_ptr failure;
-  std::thread other([&] {
-    try {
-      g();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  try {
-    f();
-  } catch (...) {
-    other.join();
-    throw;
-  }
-  other.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
 int64_t LastEvictionBefore(const DecisionTrail& trail, int64_t before, StorageId s) {
   for (int64_t i = before - 1; i >= 0; --i)
     if (trail[i].chosen == s) return i;
@@ -378,15 +359,12 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
     ReplayConfig ta = ca, tb = cb;
     ta.observer = &rec_a;
     tb.observer = &rec_b;
-    BothAtOnce(
-        [&] {
-          run_a.result = Replay(trace, ta);
-          matcher.Finish(0);
-        },
-        [&] {
-          run_b.result = Replay(trace, tb);
-          matcher.Finish(1);
-        });
+    // Side by side: the matcher holds only the lead of the faster run.
+    ParallelFor(2, 2, [&](size_t k) {
+      RunRecord& run = k == 0 ? run_a : run_b;
+      run.result = Replay(trace, k == 0 ? ta : tb);
+      matcher.Finish(static_cast<int>(k));
+    });
   }
   run_a.overhead = Overhead(run_a.result.clock, baseline.compute);
   run_b.overhead = Overhead(run_b.result.clock, baseline.compute);
@@ -414,7 +392,7 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
   if (first < static_cast<int64_t>(la.size())) want_a.emplace(first, -1);
   if (first < static_cast<int64_t>(lb.size())) want_b.emplace(first, -1);
   Probe probe_a(trace, ca, std::move(want_a)), probe_b(trace, cb, std::move(want_b));
-  BothAtOnce([&] { probe_a.Run(); }, [&] { probe_b.Run(); });
+  ParallelFor(2, 2, [&](size_t k) { (k == 0 ? probe_a : probe_b).Run(); });
   cmp.first = ClassifyDivergence(first, probe_a.point(first), run_a.result, probe_b.point(first),
                                  run_b.result);
 
