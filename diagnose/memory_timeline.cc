@@ -43,21 +43,30 @@ class TimelineRecorder : public ReplayObserver {
   }
 
   Flow OnComputation(const Computation& c) override {
-    AddPoint({c.event, c.program_step, c.clock, c.memory_usage, c.remat});
-    if (c.remat) AddMark(remats, {c.event, c.program_step, c.tensor, c.memory_usage});
-    if (c.remat) ++remat_count_;
+    Point({c.event, c.program_step, c.clock, c.memory_usage, c.remat});
+    if (c.remat) Remat({c.event, c.program_step, c.tensor, c.memory_usage});
     return Flow::kContinue;
   }
   Flow OnDecision(const DecisionPoint& d) override {
-    AddMark(evictions, {d.event, d.program_step, d.chosen, Size(d.chosen), d.memory_usage, true});
-    ++eviction_count_;
+    Eviction({d.event, d.program_step, d.chosen, Size(d.chosen), d.memory_usage, true});
     return Flow::kContinue;
   }
   bool WantsScores() const override { return false; }
   Flow OnEagerEviction(const EagerEviction& e) override {
-    AddMark(evictions, {e.event, e.program_step, e.storage, Size(e.storage), 0, false});
-    ++eviction_count_;
+    Eviction({e.event, e.program_step, e.storage, Size(e.storage), 0, false});
     return Flow::kContinue;
+  }
+
+  // What the observer calls above record, in run order; also how a run kept
+  // whole is reduced once its counts are known.
+  void Point(const TimelinePoint& p) { AddPoint(p); }
+  void Eviction(const TimelineEviction& e) {
+    AddMark(evictions, e);
+    ++eviction_count_;
+  }
+  void Remat(const TimelineRemat& r) {
+    AddMark(remats, r);
+    ++remat_count_;
   }
 
   // The points so far; REQUIRES: the run ended.
@@ -142,34 +151,6 @@ class TimelineRecorder : public ReplayObserver {
   int64_t width_ = 0;  // mark reduction
 };
 
-// Keeps the lowest and the highest point of each of `buckets` event ranges.
-std::vector<TimelinePoint> ReducePoints(const std::vector<TimelinePoint>& points, size_t buckets) {
-  std::vector<TimelinePoint> out;
-  size_t n = points.size();
-  for (size_t b = 0; b < buckets; ++b) {
-    size_t begin = n * b / buckets, end = n * (b + 1) / buckets;
-    if (begin == end) continue;
-    size_t lo = begin, hi = begin;
-    for (size_t i = begin; i < end; ++i) {
-      if (points[i].memory < points[lo].memory) lo = i;
-      if (points[i].memory > points[hi].memory) hi = i;
-    }
-    out.push_back(points[std::min(lo, hi)]);
-    if (lo != hi) out.push_back(points[std::max(lo, hi)]);
-  }
-  return out;
-}
-
-// The first mark of each of `buckets` event ranges over [0, events].
-template <typename Mark>
-std::vector<Mark> ReduceMarks(const std::vector<Mark>& marks, int64_t events, size_t buckets) {
-  std::vector<Mark> out;
-  const int64_t width = std::max<int64_t>(1, (events + 1) / static_cast<int64_t>(buckets) + 1);
-  for (const Mark& m : marks)
-    if (out.empty() || m.event / width != out.back().event / width) out.push_back(m);
-  return out;
-}
-
 }  // namespace
 
 MemoryTimeline RecordTimeline(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
@@ -203,16 +184,15 @@ MemoryTimeline RecordTimeline(const Trace& trace, const Baseline& baseline, cons
   t.reduced = shape.reduce_points();
   t.marks_reduced = shape.reduce_marks();
   if (!first->overflowed()) {
-    // Everything was kept: reduce it.
-    t.points =
-        t.reduced ? ReducePoints(first->points, shape.point_limit / 2) : std::move(first->points);
-    if (t.marks_reduced) {
-      t.evictions = ReduceMarks(first->evictions, r.events, shape.mark_limit);
-      t.remats = ReduceMarks(first->remats, r.events, shape.mark_limit);
-    } else {
-      t.evictions = std::move(first->evictions);
-      t.remats = std::move(first->remats);
-    }
+    // Everything was kept: reduce it as a second pass would, without replaying.
+    TimelineRecorder reduce(trace, shape, keep_at_most);
+    for (const TimelinePoint& p : first->points) reduce.Point(p);
+    for (const TimelineEviction& e : first->evictions) reduce.Eviction(e);
+    for (const TimelineRemat& m : first->remats) reduce.Remat(m);
+    reduce.Finish();
+    t.points = std::move(reduce.points);
+    t.evictions = std::move(reduce.evictions);
+    t.remats = std::move(reduce.remats);
     return t;
   }
   // Too long to keep whole: again, reducing as it goes (the replay is

@@ -303,38 +303,81 @@ void CollectPaths(const json& v, const std::string& path,
 
 // A run too long to keep whole is replayed twice, the second time keeping
 // only what the timeline shows: the same timeline as reducing everything.
-TEST_CASE("timeline: reducing as the run goes equals reducing the whole run") {
+// The timeline's reduction, defined on a whole run: the lowest and the
+// highest point of each of `buckets` ranges of point indices (first of equals,
+// in run order), and the first mark of each of `buckets` event ranges over
+// [0, events]. RecordTimeline reduces as the run goes; these say what it must
+// keep.
+std::vector<TimelinePoint> ReducePoints(const std::vector<TimelinePoint>& points, size_t buckets) {
+  std::vector<TimelinePoint> out;
+  const size_t n = points.size();
+  for (size_t b = 0; b < buckets; ++b) {
+    const size_t begin = n * b / buckets, end = n * (b + 1) / buckets;
+    if (begin == end) continue;
+    size_t lo = begin, hi = begin;
+    for (size_t i = begin; i < end; ++i) {
+      if (points[i].memory < points[lo].memory) lo = i;
+      if (points[i].memory > points[hi].memory) hi = i;
+    }
+    out.push_back(points[std::min(lo, hi)]);
+    if (lo != hi) out.push_back(points[std::max(lo, hi)]);
+  }
+  return out;
+}
+template <typename Mark>
+std::vector<Mark> ReduceMarks(const std::vector<Mark>& marks, int64_t events, size_t buckets) {
+  std::vector<Mark> out;
+  const int64_t width = std::max<int64_t>(1, (events + 1) / static_cast<int64_t>(buckets) + 1);
+  for (const Mark& m : marks)
+    if (out.empty() || m.event / width != out.back().event / width) out.push_back(m);
+  return out;
+}
+
+TEST_CASE("timeline: kept whole or reduced as the run goes, it equals reducing the whole run") {
   const auto [trace, baseline] = LoadWithBaseline("lstm");
   const RunSpec spec = SpecAtRatio("0.264");  // the slow regime: 43,292 evictions
-  auto same = [](const MemoryTimeline& got, const MemoryTimeline& want) {
-    CHECK(got.budget == want.budget);
-    CHECK(got.outcome == want.outcome);
-    CHECK(got.events == want.events);
-    CHECK(got.remat_events == want.remat_events);
-    CHECK(got.heuristic_evictions == want.heuristic_evictions);
-    CHECK(got.eager_evictions == want.eager_evictions);
-    CHECK(got.reduced == want.reduced);
-    CHECK(got.marks_reduced == want.marks_reduced);
-    CHECK(got.points == want.points);
-    CHECK(got.evictions == want.evictions);
-    CHECK(got.remats == want.remats);
-  };
   const size_t whole = size_t{1} << 30;
+  // Every point and mark of the run, unreduced.
+  const MemoryTimeline all = RecordTimeline(trace, baseline, spec, 1 << 30, 1 << 30, whole);
+  REQUIRE_FALSE(all.reduced);
+  REQUIRE_FALSE(all.marks_reduced);
+  REQUIRE(all.points.size() == static_cast<size_t>(all.events));
+  REQUIRE(all.events > 20000);
+  REQUIRE(all.evictions.size() ==
+          static_cast<size_t>(all.heuristic_evictions + all.eager_evictions));
+  REQUIRE(all.remats.size() == static_cast<size_t>(all.remat_events));
   for (auto [points, marks] : {std::pair{200, 100}, std::pair{997, 1000000}, std::pair{1000000, 37}}) {
     CAPTURE(points);
     CAPTURE(marks);
-    const MemoryTimeline kept = RecordTimeline(trace, baseline, spec, points, marks, whole);
-    const MemoryTimeline streamed = RecordTimeline(trace, baseline, spec, points, marks, 1);
-    same(streamed, kept);
-    CHECK(kept.events > 20000);
-    CHECK(kept.reduced == (kept.events > points));
-    CHECK(kept.marks_reduced == (marks < 1000000));
-    if (kept.reduced) CHECK(kept.points.size() <= static_cast<size_t>(points));
+    const bool reduce_points = all.points.size() > static_cast<size_t>(points);
+    const bool reduce_marks = all.evictions.size() > static_cast<size_t>(marks) ||
+                              all.remats.size() > static_cast<size_t>(marks);
+    const auto want_points = reduce_points ? ReducePoints(all.points, points / 2) : all.points;
+    const auto want_evictions =
+        reduce_marks ? ReduceMarks(all.evictions, all.events, marks) : all.evictions;
+    const auto want_remats = reduce_marks ? ReduceMarks(all.remats, all.events, marks) : all.remats;
+    // Kept whole then reduced (one replay), and reduced as it goes (two).
+    for (size_t keep : {whole, size_t{1}}) {
+      CAPTURE(keep);
+      const MemoryTimeline got = RecordTimeline(trace, baseline, spec, points, marks, keep);
+      CHECK(got.budget == all.budget);
+      CHECK(got.outcome == all.outcome);
+      CHECK(got.events == all.events);
+      CHECK(got.remat_events == all.remat_events);
+      CHECK(got.heuristic_evictions == all.heuristic_evictions);
+      CHECK(got.eager_evictions == all.eager_evictions);
+      CHECK(got.reduced == reduce_points);
+      CHECK(got.marks_reduced == reduce_marks);
+      CHECK(got.points == want_points);
+      CHECK(got.evictions == want_evictions);
+      CHECK(got.remats == want_remats);
+      if (got.reduced) CHECK(got.points.size() <= static_cast<size_t>(points));
+    }
+    CHECK(reduce_points == (points < 1000000));
+    CHECK(reduce_marks == (marks < 1000000));
     // Reduced or not, the highest memory of the run is among the points.
-    int64_t top = 0;
-    for (const TimelinePoint& p : kept.points) top = std::max(top, p.memory);
-    const MemoryTimeline all = RecordTimeline(trace, baseline, spec, 1 << 30, marks, whole);
-    int64_t all_top = 0;
+    int64_t top = 0, all_top = 0;
+    for (const TimelinePoint& p : want_points) top = std::max(top, p.memory);
     for (const TimelinePoint& p : all.points) all_top = std::max(all_top, p.memory);
     CHECK(top == all_top);
   }
