@@ -81,9 +81,11 @@ class StorageSet {
         uint64_t added = other.bits_[w] & ~to[w];
         if (added == 0) continue;
         to[w] |= added;
-        size_ += static_cast<size_t>(std::popcount(added));
-        for (; added != 0; added &= added - 1)
+        // Counted bit by bit: std::popcount is a libgcc call without -mpopcnt.
+        for (; added != 0; added &= added - 1) {
+          ++size_;
           on_new(static_cast<StorageId>((other.base_ + w) * 64 + std::countr_zero(added)));
+        }
       }
       return;
     }
