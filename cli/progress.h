@@ -1,4 +1,7 @@
-// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+// Progress on stderr: a one-line bar redrawn in place when stderr is a
+// terminal; else (a pipe, a log file, CI) a plain line every 30 seconds, or
+// every DTRCHECK_PROGRESS_SECONDS, the first after that long, so quick
+// commands print nothing there and long ones are not silent.
 #pragma once
 
 #include <chrono>
@@ -19,10 +22,15 @@ class ProgressBar {
   void UpdatePercent(size_t done, size_t total, const std::string& note);
 
  private:
+  // The plain lines' interval: DTRCHECK_PROGRESS_SECONDS (a whole number),
+  // else 30 s; a malformed value is reported once and ignored.
+  static std::chrono::seconds PlainInterval();
   void Draw(size_t done, size_t total, const std::string& count);
+  // Whether a line is due now (and, if so, notes that one is drawn).
+  bool Due(bool finished);
 
   std::string label_;
-  bool enabled_;
+  bool terminal_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;
 };

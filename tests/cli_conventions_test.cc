@@ -43,9 +43,11 @@ class Workspace {
   }
   ~Workspace() { fs::remove_all(dir_); }
 
-  // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them).
-  Output Run(const std::string& args) const {
-    return RunShell("cd " + dir_.string() + " && " + DTRCHECK_BINARY + " " + args, dir_ / ".stderr");
+  // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them),
+  // with the environment variables ENV (`NAME=value ...`) set.
+  Output Run(const std::string& args, const std::string& env = "") const {
+    return RunShell("cd " + dir_.string() + " && " + env + " " + DTRCHECK_BINARY + " " + args,
+                    dir_ / ".stderr");
   }
 
  private:
@@ -318,6 +320,36 @@ TEST_CASE("cli conventions: --version names the source, the compiler and the bui
   CHECK(o.out.rfind("dtrcheck 0.1 (git ", 0) == 0);
   CHECK(o.out.find("\nbuilt with ") != std::string::npos);
   CHECK(o.out.find(", build type ") != std::string::npos);
+}
+
+TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the interval") {
+  Workspace w;
+  const std::string sweep = "sweep demo.log --ratios 0.3:0.6:0.01";
+  const Output quiet = w.Run(sweep);
+  REQUIRE(quiet.status == 0);
+  CHECK(quiet.err.empty());  // 30 s by default: a quick command prints no progress
+  // Every update a line of its own: no carriage return, no terminal escape.
+  const Output each = w.Run(sweep, "DTRCHECK_PROGRESS_SECONDS=0");
+  CHECK(each.status == 0);
+  CHECK(each.out == quiet.out);
+  CHECK(each.err.find('\r') == std::string::npos);
+  CHECK(each.err.find('\033') == std::string::npos);
+  std::istringstream lines(each.err);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    INFO(line);
+    CHECK(line.rfind("sweep " + std::to_string(n) + "/31  ", 0) == 0);
+    CHECK(line.find("s elapsed, ~") != std::string::npos);
+  }
+  CHECK(n == 31);
+  const Output bad = w.Run(sweep, "DTRCHECK_PROGRESS_SECONDS=soon");
+  CHECK(bad.status == 0);
+  CHECK(bad.out == quiet.out);
+  CHECK(bad.err ==
+        "dtrcheck: DTRCHECK_PROGRESS_SECONDS='soon' is not a whole number of seconds; "
+        "progress lines every 30 s\n");
 }
 
 }  // namespace
