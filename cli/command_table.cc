@@ -15,6 +15,14 @@ namespace dtr::cli {
 
 namespace {
 
+// Whether `word` is c's name or one of its aliases.
+bool Names(const Command& c, const std::string& word) {
+  if (c.name == word) return true;
+  for (const std::string& alias : c.aliases)
+    if (alias == word) return true;
+  return false;
+}
+
 std::vector<Command> GenCommands() {
   return {
       MakeCommand("chain", "the DTR paper's uniform linear network",
@@ -142,21 +150,31 @@ std::string HelpFooter(const std::vector<std::string>& examples) {
   return text;
 }
 
-CommandLine::CommandLine(CLI::App& app, const std::vector<Command>& commands)
-    : added_(Add(app, commands)) {}
+CommandLine::CommandLine(CLI::App& app, const std::vector<Command>& commands,
+                         const std::vector<std::string>& args)
+    : added_(Add(app, commands, args, true)) {}
 
 std::vector<CommandLine::Added> CommandLine::Add(CLI::App& parent,
-                                                 const std::vector<Command>& commands) {
+                                                 const std::vector<Command>& commands,
+                                                 std::span<const std::string> chosen,
+                                                 bool on_path) {
+  // The subcommand's name is the first argument, as RequireKnownNames reads
+  // it (an option first: none is chosen, e.g. --help).
+  const bool named = on_path && !chosen.empty() && !chosen.front().empty() &&
+                     chosen.front()[0] != '-';
   std::vector<Added> added;
   for (const Command& c : commands) {
     Added a;
     a.app = parent.add_subcommand(c.name, c.summary);
     for (const std::string& alias : c.aliases) a.app->alias(alias);
-    if (!c.examples.empty()) a.app->footer(HelpFooter(c.examples));
-    if (c.define) a.run = c.define(a.app);
+    const bool this_one = named && Names(c, chosen.front());
+    if (this_one) {
+      if (!c.examples.empty()) a.app->footer(HelpFooter(c.examples));
+      if (c.define) a.run = c.define(a.app);
+    }
     if (!c.subcommands.empty()) {
       a.app->require_subcommand(1);
-      a.subcommands = Add(*a.app, c.subcommands);
+      a.subcommands = Add(*a.app, c.subcommands, this_one ? chosen.subspan(1) : chosen, this_one);
     }
     added.push_back(std::move(a));
   }
@@ -170,11 +188,8 @@ void CommandLine::RequireKnownNames(const std::vector<Command>& commands,
   for (const std::string& arg : args) {
     if (!arg.empty() && arg[0] == '-') return;  // an option: --help, --version, or CLI11's error
     const Command* found = nullptr;
-    for (const Command& c : *level) {
-      if (c.name == arg) found = &c;
-      for (const std::string& alias : c.aliases)
-        if (alias == arg) found = &c;
-    }
+    for (const Command& c : *level)
+      if (Names(c, arg)) found = &c;
     if (!found) {
       std::string known;
       for (const Command& c : *level) known += (known.empty() ? "" : ", ") + c.name;
@@ -190,6 +205,8 @@ int CommandLine::RunParsed(const std::vector<Added>& added) {
   for (const Added& a : added) {
     if (!a.app->parsed()) continue;
     if (!a.subcommands.empty()) return RunParsed(a.subcommands);
+    if (!a.run) throw Error("internal: the command line chose '" + a.app->get_name() +
+                            "', which was not defined for these arguments");
     return a.run();
   }
   return 0;

@@ -30,7 +30,7 @@ int RunCommandLine(int argc, char** argv, std::string* error) {
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return VersionText(); });  // MPI's version: loads dtrcheck-ext.so
   app.footer(HelpFooter(TopLevelExamples()));
-  CommandLine commands(app, Commands());
+  CommandLine commands(app, Commands(), args);
   try {
     CommandLine::RequireKnownNames(Commands(), args);
     app.parse(argc, argv);
