@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <unordered_set>
+#include <utility>
 
 #include "checker/parallel.h"
 #include "model/error.h"
@@ -33,51 +36,85 @@ struct Trial {
   size_t order = 0;  // position in the search
 };
 
-// Decision indices in [lo, n): the sequences taken round-robin, each index once.
-std::vector<int64_t> Interleave(int64_t lo, int64_t n,
-                                const std::vector<std::vector<int64_t>>& sequences) {
-  std::vector<int64_t> out;
-  if (lo >= n) return out;
-  std::vector<uint8_t> seen(static_cast<size_t>(n - lo), 0);
-  std::vector<size_t> pos(sequences.size(), 0);
-  for (bool more = true; more;) {
-    more = false;
-    for (size_t k = 0; k < sequences.size(); ++k) {
-      const std::vector<int64_t>& seq = sequences[k];
-      while (pos[k] < seq.size()) {
-        int64_t i = seq[pos[k]++];
-        if (i < lo || i >= n || seen[i - lo]) continue;
-        seen[i - lo] = 1;
-        out.push_back(i);
-        more = true;
-        break;
+// What the search reads of each decision of a run, 24 bytes: a run of
+// millions of decisions keeps these, not its decision log.
+struct BlameStep {
+  int64_t event = 0;
+  int64_t clock = 0;
+  StorageId chosen = -1;
+  StorageId runner_up = -1;  // -1 if none was scored
+};
+using BlameSteps = std::vector<BlameStep>;
+
+// Records a run's steps (scores wanted: the runner-up is the scan's).
+class StepRecorder : public ReplayObserver {
+ public:
+  Flow OnDecision(const DecisionPoint& d) override {
+    steps_.push_back({d.event, d.clock, d.chosen, d.runner_up});
+    return Flow::kContinue;
+  }
+  BlameSteps Take() { return std::move(steps_); }
+
+ private:
+  BlameSteps steps_;
+};
+
+// Decision indices in [lo, n) in search order, made as they are asked for:
+// the sequences taken round-robin (one index from each in turn), each index
+// once. A sequence is a range walked forward or backward, or a list.
+class DecisionOrder {
+ public:
+  DecisionOrder(int64_t lo, int64_t n) : lo_(lo), n_(n) {}
+  // [from, n) forward.
+  void Forward(int64_t from) { seqs_.push_back({std::max(from, lo_), n_, +1, false, {}}); }
+  // n - 1 down to lo.
+  void Backward() { seqs_.push_back({n_ - 1, lo_ - 1, -1, false, {}}); }
+  void List(std::vector<int64_t> list) {
+    const auto size = static_cast<int64_t>(list.size());
+    seqs_.push_back({0, size, +1, true, std::move(list)});
+  }
+  std::optional<int64_t> Next() {
+    for (;;) {
+      if (k_ == seqs_.size()) {
+        if (!more_) return std::nullopt;
+        more_ = false;
+        k_ = 0;
+      }
+      Sequence& q = seqs_[k_++];
+      while (q.step > 0 ? q.at < q.end : q.at > q.end) {
+        const int64_t i = q.is_list ? q.list[static_cast<size_t>(q.at)] : q.at;
+        q.at += q.step;
+        if (i < lo_ || i >= n_ || !seen_.insert(i).second) continue;
+        more_ = true;
+        return i;
       }
     }
   }
-  return out;
-}
 
-std::vector<int64_t> Forward(int64_t from, int64_t n) {
-  std::vector<int64_t> v;
-  for (int64_t i = std::max<int64_t>(from, 0); i < n; ++i) v.push_back(i);
-  return v;
-}
-
-std::vector<int64_t> Backward(int64_t lo, int64_t n) {
-  std::vector<int64_t> v;
-  for (int64_t i = n - 1; i >= lo; --i) v.push_back(i);
-  return v;
-}
+ private:
+  // Positions at, at + step, ... before end: the indices themselves, or
+  // positions in `list`.
+  struct Sequence {
+    int64_t at, end, step;
+    bool is_list;
+    std::vector<int64_t> list;
+  };
+  int64_t lo_, n_;
+  std::vector<Sequence> seqs_;
+  size_t k_ = 0;
+  bool more_ = false;
+  std::unordered_set<int64_t> seen_;  // what was yielded: a few per replay
+};
 
 // The decisions that last evicted the storages of the pending
 // rematerializations at an OOM, innermost frame first: those evictions are
 // what the failing recursion had to undo.
-std::vector<int64_t> FrameEvictions(const Trace& trace, const DecisionLog& log,
+std::vector<int64_t> FrameEvictions(const Trace& trace, const BlameSteps& steps,
                                     const RunResult& run) {
   std::vector<int64_t> out;
   if (!run.oom) return out;
   std::vector<int64_t> last(trace.storages.size(), -1);
-  for (const DecisionPoint& d : log.decisions) last[d.chosen] = d.index;
+  for (size_t i = 0; i < steps.size(); ++i) last[steps[i].chosen] = static_cast<int64_t>(i);
   for (auto it = run.oom->frames.rbegin(); it != run.oom->frames.rend(); ++it) {
     int64_t i = last[trace.tensors[*it].storage];
     if (i >= 0 && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
@@ -87,16 +124,16 @@ std::vector<int64_t> FrameEvictions(const Trace& trace, const DecisionLog& log,
 
 // Storages certainly in the pool at decision i: the runner-up, then what the
 // same eviction loop (same event) chose next.
-std::vector<StorageId> CandidatesAt(const DecisionLog& log, int64_t i, int limit) {
-  const DecisionPoint& d = log.decisions[i];
+std::vector<StorageId> CandidatesAt(const BlameSteps& steps, int64_t i, int limit) {
+  const BlameStep& d = steps[static_cast<size_t>(i)];
   std::vector<StorageId> out;
   auto add = [&](StorageId s) {
     if (s < 0 || s == d.chosen || static_cast<int>(out.size()) >= limit) return;
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
   add(d.runner_up);
-  for (size_t j = i + 1; j < log.decisions.size() && log.decisions[j].event == d.event; ++j)
-    add(log.decisions[j].chosen);
+  for (size_t j = static_cast<size_t>(i) + 1; j < steps.size() && steps[j].event == d.event; ++j)
+    add(steps[j].chosen);
   return out;
 }
 
@@ -104,40 +141,69 @@ std::vector<StorageId> CandidatesAt(const DecisionLog& log, int64_t i, int limit
 // candidate storages, appended to `base`.
 class CandidateStream {
  public:
-  CandidateStream(const DecisionLog& log, std::vector<int64_t> order,
-                  std::vector<DecisionOverride> base, int limit)
-      : log_(log), order_(std::move(order)), base_(std::move(base)), limit_(limit) {}
+  CandidateStream(const BlameSteps& steps, DecisionOrder order, std::vector<DecisionOverride> base,
+                  int limit)
+      : steps_(steps), order_(std::move(order)), base_(std::move(base)), limit_(limit) {}
 
   std::optional<Candidate> Next() {
-    while (pos_ < order_.size()) {
-      if (pending_.empty() && !loaded_) {
-        pending_ = CandidatesAt(log_, order_[pos_], limit_);
-        std::reverse(pending_.begin(), pending_.end());
-        loaded_ = true;
-      }
-      if (pending_.empty()) {
-        ++pos_;
-        loaded_ = false;
-        continue;
-      }
+    while (!pending_.empty() || LoadNext()) {
+      if (pending_.empty()) continue;
       StorageId s = pending_.back();
       pending_.pop_back();
-      const DecisionPoint& d = log_.decisions[order_[pos_]];
+      const BlameStep& d = steps_[static_cast<size_t>(at_)];
       Candidate c{base_};
-      c.overrides.push_back({d.index, d.event, d.clock, d.chosen, s});
+      c.overrides.push_back({at_, d.event, d.clock, d.chosen, s});
       return c;
     }
     return std::nullopt;
   }
 
  private:
-  const DecisionLog& log_;
-  std::vector<int64_t> order_;
+  // The next decision's candidates, last first; false when none is left.
+  bool LoadNext() {
+    std::optional<int64_t> i = order_.Next();
+    if (!i) return false;
+    at_ = *i;
+    pending_ = CandidatesAt(steps_, at_, limit_);
+    std::reverse(pending_.begin(), pending_.end());
+    return true;
+  }
+
+  const BlameSteps& steps_;
+  DecisionOrder order_;
   std::vector<DecisionOverride> base_;
   int limit_;
-  size_t pos_ = 0;
-  bool loaded_ = false;
+  int64_t at_ = 0;
   std::vector<StorageId> pending_;
+};
+
+// Checks, in a fix's verifying replay, that each override was taken where
+// the search put it.
+class OverrideCheck : public ReplayObserver {
+ public:
+  explicit OverrideCheck(const std::vector<DecisionOverride>& overrides) : overrides_(overrides) {}
+  // The decision point in detail (which says whether it was overridden)
+  // only where an override is due.
+  Flow OnDecisionDue(const DecisionPoint& d) override {
+    due_ = nullptr;
+    for (const DecisionOverride& o : overrides_)
+      if (o.index == d.index) due_ = &o;
+    return Flow::kContinue;
+  }
+  bool WantsScores() const override { return due_ != nullptr; }
+  Flow OnDecision(const DecisionPoint& d) override {
+    if (due_)
+      taken_ += d.overridden && d.chosen == due_->replacement && d.event == due_->event &&
+                d.clock == due_->clock;
+    due_ = nullptr;
+    return Flow::kContinue;
+  }
+  bool all_taken() const { return taken_ == overrides_.size(); }
+
+ private:
+  const std::vector<DecisionOverride>& overrides_;
+  const DecisionOverride* due_ = nullptr;
+  size_t taken_ = 0;
 };
 
 ReplayConfig WithOverrides(ReplayConfig config, const std::vector<DecisionOverride>& overrides) {
@@ -158,24 +224,20 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
   BlameResult out;
   const ReplayConfig config = ConfigFor(spec, baseline);
 
-  DecisionRecorder recorder;
+  StepRecorder recorder;
   ReplayConfig recorded = config;
   recorded.observer = &recorder;
   RunRecord run{spec, Replay(trace, recorded)};
   run.overhead = Overhead(run.result.clock, baseline.compute);
   out.run = ProfileRun(run);
-  out.decisions = static_cast<int64_t>(recorder.log().decisions.size());
-  const DecisionLog& log = recorder.log();
+  const BlameSteps steps = recorder.Take();
+  out.decisions = static_cast<int64_t>(steps.size());
 
   std::optional<int64_t> forward_from;
   if (against) {
-    DecisionRecorder rec_a;
-    ReplayConfig ca = ConfigFor(*against, baseline);
-    ca.observer = &rec_a;
-    RunRecord run_a{*against, Replay(trace, ca)};
-    run_a.overhead = Overhead(run_a.result.clock, baseline.compute);
+    RunRecord run_a;
+    out.divergence = FirstDivergenceOf(trace, baseline, spec, *against, nullptr, &run_a);
     out.against = ProfileRun(run_a);
-    out.divergence = FindFirstDivergence(log, run.result, rec_a.log(), run_a.result);
     if (out.divergence->kind != DivergenceKind::kNone) forward_from = out.divergence->index;
   }
   if (run.result.outcome != Outcome::kPass) {
@@ -244,13 +306,12 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
 
   // Singles.
   {
-    std::vector<std::vector<int64_t>> sequences;
-    if (forward_from) sequences.push_back(Forward(*forward_from, out.decisions));
-    if (failed_run) sequences.push_back(FrameEvictions(trace, log, run.result));
-    sequences.push_back(Backward(0, out.decisions));
-    if (!failed_run && !forward_from) sequences.push_back(Forward(0, out.decisions));
-    std::vector<int64_t> order = Interleave(0, out.decisions, sequences);
-    CandidateStream stream(log, std::move(order), {}, options.candidates_per_decision);
+    DecisionOrder order(0, out.decisions);
+    if (forward_from) order.Forward(*forward_from);
+    if (failed_run) order.List(FrameEvictions(trace, steps, run.result));
+    order.Backward();
+    if (!failed_run && !forward_from) order.Forward(0);
+    CandidateStream stream(steps, std::move(order), {}, options.candidates_per_decision);
     search([&] { return stream.Next(); }, 0);
     out.singles_tried = static_cast<int64_t>(trials.size());
   }
@@ -268,24 +329,24 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     std::vector<Candidate> bases;
     for (const Trial* t : ranked) bases.push_back(t->candidate);
     // Each base's own run, recorded (one replay each, counted).
-    std::vector<DecisionLog> base_logs(bases.size());
+    std::vector<BlameSteps> base_steps(bases.size());
     std::vector<RunResult> base_runs(bases.size());
     ParallelFor(bases.size(), options.jobs, [&](size_t k) {
-      DecisionRecorder rec;
+      StepRecorder rec;
       ReplayConfig c = WithOverrides(config, bases[k].overrides);
       c.observer = &rec;
       base_runs[k] = Replay(trace, c);
-      base_logs[k] = std::move(rec.log());
+      base_steps[k] = rec.Take();
     });
     out.replays += static_cast<int64_t>(bases.size());
     std::vector<CandidateStream> streams;
     for (size_t k = 0; k < bases.size(); ++k) {
-      int64_t after = bases[k].overrides.back().index + 1;
-      int64_t n = static_cast<int64_t>(base_logs[k].decisions.size());
-      std::vector<std::vector<int64_t>> sequences{Forward(after, n)};
-      if (failed_run) sequences.push_back(FrameEvictions(trace, base_logs[k], base_runs[k]));
-      sequences.push_back(Backward(after, n));
-      streams.emplace_back(base_logs[k], Interleave(after, n, sequences), bases[k].overrides,
+      const int64_t after = bases[k].overrides.back().index + 1;
+      DecisionOrder order(after, static_cast<int64_t>(base_steps[k].size()));
+      order.Forward(after);
+      if (failed_run) order.List(FrameEvictions(trace, base_steps[k], base_runs[k]));
+      order.Backward();
+      streams.emplace_back(base_steps[k], std::move(order), bases[k].overrides,
                            options.candidates_per_decision);
     }
     size_t turn = 0, level_start = trials.size();
@@ -313,20 +374,14 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     if (out.fixes.size() >= static_cast<size_t>(options.max_fixes)) break;
     BlameFix fix;
     fix.overrides = t.candidate.overrides;
-    DecisionRecorder rec;
+    OverrideCheck check(fix.overrides);
     ReplayConfig c = WithOverrides(config, fix.overrides);
-    c.observer = &rec;
+    c.observer = &check;
     RunResult r = Replay(trace, c);
     fix.outcome = r.outcome;
     fix.overhead = Overhead(r.clock, baseline.compute);
     fix.events = r.events;
-    bool taken = true;
-    for (const DecisionOverride& o : fix.overrides) {
-      const auto& ds = rec.log().decisions;
-      taken = taken && o.index < static_cast<int64_t>(ds.size()) && ds[o.index].overridden &&
-              ds[o.index].chosen == o.replacement && ds[o.index].event == o.event &&
-              ds[o.index].clock == o.clock;
-    }
+    const bool taken = check.all_taken();
     fix.verified = taken && succeeded(fix.outcome, fix.overhead) && fix.outcome == t.outcome &&
                    fix.overhead == t.overhead;
     out.fixes.push_back(fix);

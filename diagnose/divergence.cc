@@ -271,18 +271,20 @@ class PrefixMatcher {
 // One run's trail, and its decisions for the prefix match.
 class TrailRecorder : public ReplayObserver {
  public:
-  TrailRecorder(PrefixMatcher& matcher, int side) : matcher_(matcher), side_(side) {}
+  TrailRecorder(PrefixMatcher& matcher, int side, bool keep)
+      : matcher_(matcher), side_(side), keep_(keep) {}
   Flow OnDecision(const DecisionPoint& d) override {
-    trail_.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
+    if (keep_) trail_.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
     matcher_.Add(side_, d);
     return Flow::kContinue;
   }
   bool WantsScores() const override { return false; }
-  const DecisionTrail& trail() const { return trail_; }
+  DecisionTrail TakeTrail() { return std::move(trail_); }
 
  private:
   PrefixMatcher& matcher_;
   int side_;
+  bool keep_;  // the trail: kept, or only matched
   DecisionTrail trail_;
 };
 
@@ -344,35 +346,71 @@ int64_t LastEvictionBefore(const DecisionTrail& trail, int64_t before, StorageId
   return -1;
 }
 
+// Two runs replayed side by side, keeping their trails when asked; the
+// decisions both made alike are compared as they come.
+struct SideBySide {
+  ReplayConfig ca, cb;
+  RunRecord a, b;
+  DecisionTrail la, lb;
+  int64_t alike = 0;  // decisions both made alike, from the start
+};
+
+SideBySide ReplaySideBySide(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                            const RunSpec& b, bool keep_trails) {
+  SideBySide out;
+  out.ca = ConfigFor(a, baseline);
+  out.cb = ConfigFor(b, baseline);
+  PrefixMatcher matcher;
+  TrailRecorder rec_a(matcher, 0, keep_trails), rec_b(matcher, 1, keep_trails);
+  out.a.spec = a;
+  out.b.spec = b;
+  ReplayConfig ta = out.ca, tb = out.cb;
+  ta.observer = &rec_a;
+  tb.observer = &rec_b;
+  // Side by side: the matcher holds only the lead of the faster run.
+  ParallelFor(2, 2, [&](size_t k) {
+    RunRecord& run = k == 0 ? out.a : out.b;
+    run.result = Replay(trace, k == 0 ? ta : tb);
+    matcher.Finish(static_cast<int>(k));
+  });
+  out.a.overhead = Overhead(out.a.result.clock, baseline.compute);
+  out.b.overhead = Overhead(out.b.result.clock, baseline.compute);
+  out.la = rec_a.TakeTrail();
+  out.lb = rec_b.TakeTrail();
+  out.alike = matcher.alike();
+  return out;
+}
+
 }  // namespace
+
+FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                                  const RunSpec& b, RunRecord* run_a, RunRecord* run_b) {
+  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/false);
+  const int64_t first = s.alike;
+  std::map<int64_t, StorageId> want_a, want_b;
+  if (first < s.a.result.heuristic_evictions) want_a.emplace(first, -1);
+  if (first < s.b.result.heuristic_evictions) want_b.emplace(first, -1);
+  Probe probe_a(trace, s.ca, std::move(want_a)), probe_b(trace, s.cb, std::move(want_b));
+  ParallelFor(2, 2, [&](size_t k) { (k == 0 ? probe_a : probe_b).Run(); });
+  if (run_a) *run_a = s.a;
+  if (run_b) *run_b = s.b;
+  return ClassifyDivergence(first, probe_a.point(first), s.a.result, probe_b.point(first),
+                            s.b.result);
+}
 
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
                           const RunSpec& b) {
   RunComparison cmp;
-  ReplayConfig ca = ConfigFor(a, baseline), cb = ConfigFor(b, baseline);
-  PrefixMatcher matcher;
-  TrailRecorder rec_a(matcher, 0), rec_b(matcher, 1);
-  RunRecord run_a, run_b;
-  run_a.spec = a;
-  run_b.spec = b;
-  {
-    ReplayConfig ta = ca, tb = cb;
-    ta.observer = &rec_a;
-    tb.observer = &rec_b;
-    // Side by side: the matcher holds only the lead of the faster run.
-    ParallelFor(2, 2, [&](size_t k) {
-      RunRecord& run = k == 0 ? run_a : run_b;
-      run.result = Replay(trace, k == 0 ? ta : tb);
-      matcher.Finish(static_cast<int>(k));
-    });
-  }
-  run_a.overhead = Overhead(run_a.result.clock, baseline.compute);
-  run_b.overhead = Overhead(run_b.result.clock, baseline.compute);
+  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/true);
+  const ReplayConfig& ca = s.ca;
+  const ReplayConfig& cb = s.cb;
+  const RunRecord& run_a = s.a;
+  const RunRecord& run_b = s.b;
   cmp.a = ProfileRun(run_a);
   cmp.b = ProfileRun(run_b);
-  const DecisionTrail& la = rec_a.trail();
-  const DecisionTrail& lb = rec_b.trail();
-  const int64_t first = matcher.alike();
+  const DecisionTrail& la = s.la;
+  const DecisionTrail& lb = s.lb;
+  const int64_t first = s.alike;
   cmp.after = AlignDecisions(la, lb, first);
   cmp.jaccard_all = EvictedJaccard(run_a.result.evict_count, run_b.result.evict_count);
   cmp.jaccard_heuristic =

@@ -128,6 +128,13 @@ struct RunComparison {
   double overhead_ratio = 1;     // b.overhead / a.overhead
 };
 
+// The same as FindFirstDivergence on the two runs' decision logs, without
+// keeping them: the runs replayed side by side, then each up to its decision
+// at the divergence. The runs' records go to run_a and run_b when given.
+FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                                  const RunSpec& b, RunRecord* run_a = nullptr,
+                                  RunRecord* run_b = nullptr);
+
 // Replays both runs side by side keeping their trails (the decisions both
 // made alike are compared as they come and dropped), then replays each up to
 // the last decision it must explain, reading the scores there only.

@@ -287,6 +287,17 @@ void CheckAgainstLogs(const Trace& trace, const Baseline& baseline, const RunSpe
         std::vector<std::pair<int64_t, int64_t>>(all.begin(), all.begin() + kept));
   CheckSameFlip(cmp.first_rank_flip, ref.first_rank_flip);
   CheckSameFlip(cmp.first_term_flip, ref.first_term_flip);
+  // Blame's first divergence, which keeps no trail, and its runs' records.
+  RunRecord run_a, run_b;
+  const FirstDivergence first = FirstDivergenceOf(trace, baseline, a, b, &run_a, &run_b);
+  CHECK(first.kind == ref.first.kind);
+  CHECK(first.index == ref.first.index);
+  CHECK(first.in == ref.first.in);
+  CHECK(first.a == ref.first.a);
+  CHECK(first.b == ref.first.b);
+  CHECK(run_a.result.clock == Replay(trace, ConfigFor(a, baseline)).clock);
+  CHECK(run_b.result.heuristic_evictions == cmp.b.heuristic.evictions);
+  CHECK(run_a.overhead == cmp.a.overhead);
 }
 
 TEST_CASE("diff: the trails and probes agree with whole decision logs on the public traces") {
