@@ -19,9 +19,14 @@
 // storages that were certainly in the pool then: the runner-up, then the
 // storages the same eviction loop chose next. Then pairs: the singles that
 // got closest to the goal (furthest event before the OOM, or lowest overhead)
-// are extended by one more override searched the same way in their own run. Candidates are replayed
-// in fixed batches, so the result does not depend on the number of threads. Every fix is verified
-// by a fresh replay that records its decisions and checks each override was taken.
+// are extended by one more override searched the same way in their own run.
+// Candidates are replayed in fixed batches, so the result does not depend on
+// the number of threads. Every fix is verified by a fresh replay that checks
+// each override was taken where the search put it.
+//
+// Memory: 24 bytes per decision of the blamed run and of each pair base
+// (where it was, what it chose, the runner-up); the search order is made as
+// it is consumed.
 #pragma once
 
 #include <cstdint>
