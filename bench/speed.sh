@@ -29,6 +29,15 @@ simrd=${SIMRD:-}
 simrd_limit=${SIMRD_LIMIT:-600}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The binary measured is a copy: a rebuild while the benchmark runs (ninja
+# relinks in place) would otherwise make some of its runs fail or mix two
+# builds. The module beside it comes along for the commands that load it.
+build_dir=$(dirname "$dtrcheck")
+mkdir "$tmp/bin"
+cp "$dtrcheck" "$tmp/bin/dtrcheck" || exit 1
+[ -f "$build_dir/dtrcheck-ext.so" ] && cp "$build_dir/dtrcheck-ext.so" "$tmp/bin/"
+measured=$dtrcheck
+dtrcheck=$tmp/bin/dtrcheck
 
 trace_of() { ls "$traces"/"$1"-*.log | head -1; }
 
@@ -43,7 +52,7 @@ cpu_of() {
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "dtrcheck: $dtrcheck ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null))"
+echo "dtrcheck: $measured ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null)), copied before the runs"
 
 if [[ " $sections " == *" compare "* ]]; then
   echo
@@ -110,6 +119,6 @@ if [[ " $sections " == *" growth "* ]]; then
   # (bench_scale), with time per computation and per heuristic evaluation.
   echo
   echo "== growth on generated traces (bench/growth.sh) =="
-  DTRCHECK="$dtrcheck" BENCH_SCALE="${BENCH_SCALE:-$(dirname "$dtrcheck")/bench_scale}" \
+  DTRCHECK="$dtrcheck" BENCH_SCALE="${BENCH_SCALE:-$build_dir/bench_scale}" \
     LIMIT="${GROWTH_LIMIT:-600}" SIZES="${GROWTH_SIZES:-4 5 6}" "$here/growth.sh"
 fi
