@@ -152,16 +152,14 @@ std::string HelpFooter(const std::vector<std::string>& examples) {
 
 CommandLine::CommandLine(CLI::App& app, const std::vector<Command>& commands,
                          const std::vector<std::string>& args)
-    : added_(Add(app, commands, args, true)) {}
+    : added_(Add(app, commands, args)) {}
 
 std::vector<CommandLine::Added> CommandLine::Add(CLI::App& parent,
                                                  const std::vector<Command>& commands,
-                                                 std::span<const std::string> chosen,
-                                                 bool on_path) {
+                                                 std::span<const std::string> chosen) {
   // The subcommand's name is the first argument, as RequireKnownNames reads
   // it (an option first: none is chosen, e.g. --help).
-  const bool named = on_path && !chosen.empty() && !chosen.front().empty() &&
-                     chosen.front()[0] != '-';
+  const bool named = !chosen.empty() && !chosen.front().empty() && chosen.front()[0] != '-';
   std::vector<Added> added;
   for (const Command& c : commands) {
     Added a;
@@ -174,7 +172,8 @@ std::vector<CommandLine::Added> CommandLine::Add(CLI::App& parent,
     }
     if (!c.subcommands.empty()) {
       a.app->require_subcommand(1);
-      a.subcommands = Add(*a.app, c.subcommands, this_one ? chosen.subspan(1) : chosen, this_one);
+      a.subcommands =
+          Add(*a.app, c.subcommands, this_one ? chosen.subspan(1) : std::span<const std::string>());
     }
     added.push_back(std::move(a));
   }

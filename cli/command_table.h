@@ -85,10 +85,10 @@ class CommandLine {
     CommandRun run;
     std::vector<Added> subcommands;
   };
-  // `chosen`: the arguments from where a subcommand of `parent` may be named;
-  // on_path: whether `parent` is on the path they name (the top level is).
+  // `chosen`: the arguments from where a subcommand of `parent` may be named
+  // (empty below a command the arguments did not name).
   static std::vector<Added> Add(CLI::App& parent, const std::vector<Command>& commands,
-                                std::span<const std::string> chosen, bool on_path);
+                                std::span<const std::string> chosen);
   static int RunParsed(const std::vector<Added>& added);
 
   std::vector<Added> added_;

@@ -392,10 +392,11 @@ FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, 
   if (first < s.b.result.heuristic_evictions) want_b.emplace(first, -1);
   Probe probe_a(trace, s.ca, std::move(want_a)), probe_b(trace, s.cb, std::move(want_b));
   ParallelFor(2, 2, [&](size_t k) { (k == 0 ? probe_a : probe_b).Run(); });
-  if (run_a) *run_a = s.a;
-  if (run_b) *run_b = s.b;
-  return ClassifyDivergence(first, probe_a.point(first), s.a.result, probe_b.point(first),
-                            s.b.result);
+  FirstDivergence f = ClassifyDivergence(first, probe_a.point(first), s.a.result,
+                                         probe_b.point(first), s.b.result);
+  if (run_a) *run_a = std::move(s.a);
+  if (run_b) *run_b = std::move(s.b);
+  return f;
 }
 
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,

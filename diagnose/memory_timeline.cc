@@ -59,7 +59,26 @@ class TimelineRecorder : public ReplayObserver {
 
   // What the observer calls above record, in run order; also how a run kept
   // whole is reduced once its counts are known.
-  void Point(const TimelinePoint& p) { AddPoint(p); }
+  void Point(const TimelinePoint& p) {
+    const size_t i = point_count_++;
+    if (buckets_ == 0) {
+      Keep(points, p);
+      return;
+    }
+    // The lowest and the highest point of each of `buckets_` ranges of
+    // point indices [n*b/buckets, n*(b+1)/buckets), first of equals.
+    while (i >= end_) {
+      if (have_) Emit();
+      NextBucket();
+    }
+    if (!have_) {
+      lo_ = hi_ = {i, p};
+      have_ = true;
+      return;
+    }
+    if (p.memory < lo_.second.memory) lo_ = {i, p};
+    if (p.memory > hi_.second.memory) hi_ = {i, p};
+  }
   void Eviction(const TimelineEviction& e) {
     AddMark(evictions, e);
     ++eviction_count_;
@@ -84,26 +103,6 @@ class TimelineRecorder : public ReplayObserver {
   std::vector<TimelineRemat> remats;
 
  private:
-  void AddPoint(const TimelinePoint& p) {
-    const size_t i = point_count_++;
-    if (buckets_ == 0) {
-      Keep(points, p);
-      return;
-    }
-    // The lowest and the highest point of each of `buckets_` ranges of
-    // point indices [n*b/buckets, n*(b+1)/buckets), first of equals.
-    while (i >= end_) {
-      if (have_) Emit();
-      NextBucket();
-    }
-    if (!have_) {
-      lo_ = hi_ = {i, p};
-      have_ = true;
-      return;
-    }
-    if (p.memory < lo_.second.memory) lo_ = {i, p};
-    if (p.memory > hi_.second.memory) hi_ = {i, p};
-  }
   void NextBucket() {
     const size_t n = *shape_.points;
     end_ = n * ++bucket_ / buckets_;
