@@ -1,5 +1,7 @@
 // Times the exact budget atlas (checker/budget_atlas.h) on a few ranges of
-// the shared traces: replays, intervals, wall seconds, replays per second.
+// the shared traces: replays, intervals, wall seconds and replays per second
+// with each run replayed from the start ("fresh") and resumed from the run
+// below it (checker/rising_replays.h, what the atlas does), and the ratio.
 //
 //   ninja -C build bench_atlas && build/bench_atlas [--traces DIR] [-j N] [CASE...]
 //
@@ -14,6 +16,7 @@
 
 #include "checker/budget_atlas.h"
 #include "checker/heuristic.h"
+#include "checker/rising_replays.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "traces/manifest.h"
@@ -57,8 +60,8 @@ int main(int argc, char** argv) {
     }
   }
   if (chosen.empty()) chosen = all;
-  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "trace", "from", "to", "jobs", "runs",
-             "intervals", "behaviours", "seconds", "runs/s");
+  fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>10} {:>9} {:>9} {:>8} {:>9}\n", "trace", "from", "to", "jobs",
+             "runs", "intervals", "behaviours", "fresh s", "rising s", "ratio", "runs/s");
   for (const Case& c : chosen) {
     dtr::Trace trace;
     try {
@@ -70,13 +73,29 @@ int main(int argc, char** argv) {
     dtr::Baseline baseline = dtr::ComputeBaseline(trace);
     dtr::RunSpec spec;
     spec.heuristic = &dtr::FindHeuristic("DTR");
-    auto start = std::chrono::steady_clock::now();
-    dtr::BudgetAtlas atlas =
-        dtr::BuildAtlas(trace, baseline, spec, dtr::BudgetForRatio(baseline.memory, c.ratio_lo),
-                        dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs);
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>9} {:>8.2f} {:>8.1f}\n", c.name, c.ratio_lo, c.ratio_hi, jobs,
-               atlas.runs, atlas.intervals.size(), atlas.summary.distinct_behaviours, secs, atlas.runs / secs);
+    double secs[2];
+    dtr::BudgetAtlas atlas[2];
+    for (int rising : {0, 1}) {
+      dtr::RisingReplays::set_resuming(rising);
+      auto start = std::chrono::steady_clock::now();
+      atlas[rising] = dtr::BuildAtlas(trace, baseline, spec, dtr::BudgetForRatio(baseline.memory, c.ratio_lo),
+                                      dtr::BudgetForRatio(baseline.memory, c.ratio_hi), jobs);
+      secs[rising] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    bool same = atlas[0].intervals.size() == atlas[1].intervals.size() && atlas[0].runs == atlas[1].runs;
+    for (size_t i = 0; same && i < atlas[0].intervals.size(); ++i) {
+      const dtr::AtlasInterval &x = atlas[0].intervals[i], &y = atlas[1].intervals[i];
+      same = x.lo == y.lo && x.hi == y.hi && x.run_lo == y.run_lo && x.run_hi == y.run_hi &&
+             x.behaviour.clock == y.behaviour.clock && x.heuristic_evals == y.heuristic_evals;
+    }
+    if (!same) {
+      fmt::print(stderr, "bench_atlas: {}: the fresh and rising atlases differ\n", c.name);
+      return 1;
+    }
+    const dtr::BudgetAtlas& a = atlas[1];
+    fmt::print("{:<10} {:>7} {:>7} {:>5} {:>8} {:>9} {:>10} {:>9.2f} {:>9.2f} {:>7.2f}x {:>9.1f}\n", c.name,
+               c.ratio_lo, c.ratio_hi, jobs, a.runs, a.intervals.size(), a.summary.distinct_behaviours, secs[0],
+               secs[1], secs[0] / secs[1], a.runs / secs[1]);
     std::fflush(stdout);
   }
   return 0;

@@ -14,6 +14,7 @@
 
 #include "checker/atlas_walk.h"
 #include "checker/parallel.h"
+#include "checker/rising_replays.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -103,13 +104,6 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   size_t runs = walk.resumed();
   std::atomic<bool> cancel{false};
   if (progress && covered > 0) progress(covered, total, runs);
-  auto replay = [&](int64_t budget) {
-    RunSpec s = spec;
-    s.ratio.reset();
-    s.budget = budget;
-    RunRecord rec = RunOne(trace, baseline, s);
-    return IntervalOf(rec.result, rec.overhead, budget, budget);
-  };
   auto record = [&](const AtlasInterval& piece) {
     std::lock_guard<std::mutex> lock(mu);
     if (journal && journal->record) journal->record(piece);
@@ -122,8 +116,22 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
   auto record_here = [&](const AtlasInterval& piece) {
     if (FarmCollectsHere()) record(piece);
   };
+  // Each part walks up from its lo, each run resuming the one before
+  // (checker/rising_replays.h).
+  RunSpec at_lo = spec;
+  at_lo.ratio.reset();
+  at_lo.budget = lo_bytes;
+  const ReplayConfig config = ConfigFor(at_lo, baseline);
+  auto walk_part = [&](size_t k) {
+    RisingReplays replays(trace, config);
+    auto replay = [&](int64_t budget) {
+      RunResult r = replays.Run(budget);
+      return IntervalOf(r, Overhead(r.clock, baseline.compute), budget, budget);
+    };
+    return walk.WalkPart(k, replay, record_here, &cancel);
+  };
   RunTaskFarm<AtlasPartWalk>(
-      walk.parts().size(), workers, [&](size_t k) { return walk.WalkPart(k, replay, record_here, &cancel); },
+      walk.parts().size(), workers, walk_part,
       [&](size_t k, AtlasPartWalk&& part) {
         bool more = walk.Collect(k, std::move(part));
         if (!more) cancel = true;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "model/error.h"
 
@@ -102,6 +103,14 @@ void Engine::CheckedAdd(int64_t& total, int64_t x, const char* what, const Trace
   }
   throw InputError(fmt::format("{}: the {} passed 2^63 during the replay; the trace's numbers are too large",
                                trace.source, what));
+}
+
+void Engine::ContinueUnder(int64_t budget) {
+  if (budget < budget_lo_ || budget > budget_hi_)
+    throw std::logic_error(fmt::format("budget {} would change a budget comparison of the run so far ([{}, {}])",
+                                       budget, budget_lo_, budget_hi_));
+  budget_ = budget;
+  result_.budget = budget;
 }
 
 RunResult Engine::Result(Outcome outcome) const {

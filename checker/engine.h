@@ -99,6 +99,13 @@ class Engine {
     if (total > budget_lo_) budget_lo_ = total;
     return true;
   }
+  // The budgets every Fits() so far answers the same for: [budget_lo, budget_hi].
+  int64_t budget_lo() const { return budget_lo_; }
+  int64_t budget_hi() const { return budget_hi_; }
+  // Goes on under another budget, for which every Fits() so far gives the
+  // same answer, so the run so far is its run too (checker/rising_replays.h).
+  // Throws std::logic_error if the budget is outside [budget_lo, budget_hi].
+  void ContinueUnder(int64_t budget);
   bool Evictable(StorageId s) const { return pool_pos_[s] >= 0; }
   enum class EvictionKind { kChosen, kEager };
   // REQUIRES: Evictable(s), or kind == kEager. kChosen counts as a heuristic

@@ -58,7 +58,7 @@ bool ConfiguredPolicy::Finish(const Engine& engine) {
   return false;
 }
 
-RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer) {
+RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer, PointHook* at_point) {
   Outcome outcome = Outcome::kPass;
   std::optional<ScriptFailure> failure;
   const bool frees = policy.frees_on_demand();
@@ -67,6 +67,7 @@ RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer
       outcome = engine.thrashed() ? Outcome::kThrash : engine.stop_requested() ? Outcome::kStopped : Outcome::kPass;
       break;
     }
+    if (at_point) at_point->AtPoint(engine);
     if (!policy.Prepare(engine)) {
       failure = policy.failure();
       outcome = Outcome::kInvalidScript;

@@ -68,7 +68,15 @@ class ConfiguredPolicy : public EvictionPolicy {
 // `observer`) until it fits or the pool is empty (OOM).
 // The engine is left where the run ended (at an OOM or a stop: that
 // computation point), so it can be inspected or driven on.
-RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer);
+// `at_point`, if given, sees the engine at each computation point before
+// the policy prepares: copies of the engine and policy taken there and
+// driven on end as the run does.
+class PointHook {
+ public:
+  virtual ~PointHook() = default;
+  virtual void AtPoint(const Engine& engine) = 0;
+};
+RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer, PointHook* at_point = nullptr);
 
 // Throws Error if the configuration is invalid, or if the run reaches a
 // state where simrd itself stops with an assertion.
