@@ -76,7 +76,8 @@ class PointHook {
   virtual ~PointHook() = default;
   virtual void AtPoint(const Engine& engine) = 0;
 };
-RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer, PointHook* at_point = nullptr);
+RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer,
+                PointHook* at_point = nullptr);
 
 // Throws Error if the configuration is invalid, or if the run reaches a
 // state where simrd itself stops with an assertion.

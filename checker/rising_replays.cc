@@ -90,7 +90,8 @@ class Checkpoints : public PointHook {
 RisingReplays::RisingReplays(const Trace& trace, const ReplayConfig& config)
     : trace_(trace),
       config_(config),
-      resumable_(config.heuristic && config.overrides.empty() && !config.script && !config.observer) {}
+      resumable_(config.heuristic && config.overrides.empty() && !config.script &&
+                 !config.observer) {}
 
 RisingReplays::~RisingReplays() = default;
 
@@ -111,7 +112,8 @@ RunResult RisingReplays::Run(int64_t budget) {
     run->engine.ContinueUnder(budget);
     ++resumed_;
   } else {
-    run.emplace(Snapshot{Engine(trace_, EngineOptionsFor(config)), HeuristicPolicy(*config.heuristic, config.seed)});
+    run.emplace(Snapshot{Engine(trace_, EngineOptionsFor(config)),
+                         HeuristicPolicy(*config.heuristic, config.seed)});
   }
   Checkpoints checkpoints(run->engine, run->policy, horizon_);
   RunResult r = Drive(run->engine, run->policy, nullptr, &checkpoints);

@@ -54,7 +54,7 @@ ReplayConfig Config(const char* heuristic, RuntimeKind runtime = RuntimeKind::kV
   return config;
 }
 
-TEST_CASE("rising replays: each run resumed is the run from the start, on U-Net, ResNet-32 and LSTM") {
+TEST_CASE("rising replays: a resumed run is the run from the start (U-Net, ResNet-32, LSTM)") {
   struct Case {
     const char* trace;
     double ratio;
@@ -85,7 +85,8 @@ TEST_CASE("rising replays: random traces, heuristics and runtimes, checkpoints a
     const Baseline baseline = ComputeBaseline(trace);
     for (const char* h : {"DTR", "DTREqClass", "LRU", "RandomStorage", "MSPS"}) {
       INFO(h);
-      const RuntimeKind runtime = seed % 2 ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
+      const RuntimeKind runtime =
+          seed % 2 ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
       ReplayConfig config = Config(h, runtime);
       config.seed = seed;
       resumed += WalkUp(trace, config, baseline.memory / 4, 30);
