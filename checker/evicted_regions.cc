@@ -4,6 +4,7 @@
 #include <atomic>
 #include <bit>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +54,8 @@ StorageAdjacency Transpose(const StorageAdjacency& adj) {
 std::atomic<bool> g_verify_shrinks{false};
 std::atomic<int64_t> g_verified_shrinks{0};
 std::atomic<int64_t> g_verified_growths{0};
+std::atomic<int64_t> g_verified_raced_walks{0};
+std::atomic<int64_t> g_verified_lost_walks{0};
 std::atomic<EvictedRegions::DeferWalks> g_defer_walks{EvictedRegions::DeferWalks::kWhenCheaper};
 
 }  // namespace
@@ -62,6 +65,8 @@ void EvictedRegions::set_verify_shrinks(bool on) {
 }
 int64_t EvictedRegions::verified_shrinks() { return g_verified_shrinks.load(); }
 int64_t EvictedRegions::verified_growths() { return g_verified_growths.load(); }
+int64_t EvictedRegions::verified_raced_walks() { return g_verified_raced_walks.load(); }
+int64_t EvictedRegions::verified_lost_walks() { return g_verified_lost_walks.load(); }
 void EvictedRegions::set_defer_walks(DeferWalks when) {
   g_defer_walks.store(when, std::memory_order_relaxed);
 }
@@ -143,6 +148,19 @@ void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bo
   r.frontier.assign(found_frontier_);
 }
 
+bool EvictedRegions::RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse,
+                                   size_t limit) {
+  const std::optional<int64_t> compute =
+      WalkUpTo(engine, base, reverse, found_interior_, found_frontier_, -1, -1, limit);
+  if (!compute) return false;
+  r.Clear();
+  r.compute = r.exact = *compute;
+  r.cutoff = Region::kAllEdges;
+  r.interior.assign(found_interior_);
+  r.frontier.assign(found_frontier_);
+  return true;
+}
+
 // Every edge has its key's storage as child (trace.h): the edges of tensors
 // [r.cutoff, created) are those into the storages of those tensors.
 int64_t EvictedRegions::Growth(const Engine& engine, const Region& r, StorageId base,
@@ -222,6 +240,14 @@ bool EvictedRegions::Grow(const Engine& engine, Region& r, StorageId base, bool 
 int64_t EvictedRegions::Walk(const Engine& engine, StorageId base, bool reverse,
                              std::vector<StorageId>& interior, std::vector<StorageId>& frontier,
                              TensorId created, StorageId also_material) {
+  return *WalkUpTo(engine, base, reverse, interior, frontier, created, also_material,
+                   std::numeric_limits<size_t>::max());
+}
+
+std::optional<int64_t> EvictedRegions::WalkUpTo(const Engine& engine, StorageId base, bool reverse,
+                                                std::vector<StorageId>& interior,
+                                                std::vector<StorageId>& frontier, TensorId created,
+                                                StorageId also_material, size_t limit) {
   int64_t compute = 0;
   const uint32_t mark = NextStamp();
   interior.clear();
@@ -245,6 +271,7 @@ int64_t EvictedRegions::Walk(const Engine& engine, StorageId base, bool reverse,
   const bool v1 = engine.runtime() == RuntimeKind::kV1;
   if (created < 0) created = engine.tensors_created();
   while (!dfs_.empty()) {
+    if (interior.size() > limit) return std::nullopt;
     StorageId s = dfs_.back();
     dfs_.pop_back();
     if (v1) {  // RuntimeV1 edits its lists while banishing: walk them as they are
@@ -452,17 +479,18 @@ void EvictedRegions::FlushStale(const Engine& engine) {
 // base or stays in the interior. A rematerialized storage joins the frontier
 // on the same condition. Once more than a quarter of the interior has left,
 // walking what remains costs about as much: Rebuild() instead (a half was
-// 7-19% slower on LSTM 0.266, InceptionV4 0.2 and TreeLSTM 0.1).
+// 7-19% slower on LSTM 0.266, InceptionV4 0.2 and TreeLSTM 0.1). A shrink
+// that removes much of a large region may leave little, which a walk finds
+// sooner: the two race, a walk being tried each time the storages looked
+// at double from 64, and given up once it has found as many evicted
+// storages, so a shrink costs at most about three times the cheaper of the two.
 void EvictedRegions::Shrink(const Engine& engine, Region& r, StorageId base, bool reverse) {
   const StorageAdjacency& out = reverse ? *parents_ : *children_;
   const StorageAdjacency& in = reverse ? *into_parents_ : *into_children_;
   const TensorId created = engine.tensors_created();
-  const uint32_t queued = NextStamp();
-  auto push = [&](StorageId v) {
-    if (mark_a_[v] == queued) return;
-    mark_a_[v] = queued;
-    queue_.push(v, reverse);
-  };
+  // A storage is pushed only before it is popped (by its predecessors, all
+  // popped before it), so the queue's own bit is its mark.
+  auto push = [&](StorageId v) { queue_.push(v, reverse); };
   auto push_next = [&](StorageId v) {
     for (const StorageEdge* e = out.begin(v); e != out.end(v) && e->key < created; ++e)
       push(e->storage);
@@ -473,7 +501,7 @@ void EvictedRegions::Shrink(const Engine& engine, Region& r, StorageId base, boo
     return false;
   };
   const size_t before = r.interior.size();
-  size_t removed = 0;
+  size_t removed = 0, looked_at = 0, race_at = kFirstRace;
   for (StorageId u : remat_) {
     if (r.interior.erase(u)) {
       r.exact -= engine.storage_compute(u);
@@ -483,6 +511,15 @@ void EvictedRegions::Shrink(const Engine& engine, Region& r, StorageId base, boo
     push(u);
   }
   while (!queue_.empty()) {
+    if (++looked_at == race_at) {
+      race_at *= 2;
+      if (RebuildWithin(engine, r, base, reverse, looked_at)) {
+        while (!queue_.empty()) queue_.pop(reverse);
+        if (g_verify_shrinks.load(std::memory_order_relaxed)) ++g_verified_raced_walks;
+        return;
+      }
+      if (g_verify_shrinks.load(std::memory_order_relaxed)) ++g_verified_lost_walks;
+    }
     const StorageId v = queue_.pop(reverse);
     if (stale_[v] & kStaleRemat) {
       if (reached(v)) r.frontier.insert(v);

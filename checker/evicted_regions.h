@@ -90,6 +90,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -202,12 +203,23 @@ class EvictedRegions {
   static void set_verify_shrinks(bool on);
   static int64_t verified_shrinks();  // since the process started
   static int64_t verified_growths();  // of those, the ones that grew after shrinking
+  // Of those, the ones a racing walk settled; the racing walks given up.
+  static int64_t verified_raced_walks();
+  static int64_t verified_lost_walks();
   // When forward regions of rematerialized storages are deferred
   // (process-wide; kWhenCheaper by default). For tests that compare.
   enum class DeferWalks { kWhenCheaper, kAlways, kNever };
   static void set_defer_walks(DeferWalks when);
 
  private:
+  // Walk(), given up (nullopt) once the interior has more than `limit` storages.
+  std::optional<int64_t> WalkUpTo(const Engine& engine, StorageId base, bool reverse,
+                                  std::vector<StorageId>& interior,
+                                  std::vector<StorageId>& frontier, TensorId created,
+                                  StorageId also_material, size_t limit);
+  // Rebuild() with all edges, if the walk finds at most `limit` evicted
+  // storages; otherwise false, r unchanged.
+  bool RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse, size_t limit);
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
   // What a walk now adds to r, the region of `base` (see Region::cutoff):
   // the storages reached through the edges of tensors r.cutoff onwards, into
@@ -272,12 +284,13 @@ class EvictedRegions {
   const StorageAdjacency* into_parents_ = nullptr;
   bool ordered_ = false;  // every edge of children_ goes to a later storage: Shrink() applies
   std::vector<Region> fwd_, rev_;
-  // Scratch: marks stamped per walk or shrink, a DFS stack, the bases of a
+  // Scratch: marks stamped per walk, a DFS stack, the bases of a
   // flush, its rematerialized storages, what a walk found.
   std::vector<uint32_t> mark_a_, mark_b_;
   uint32_t stamp_ = 0;
   std::vector<StorageId> dfs_, bases_, remat_, found_interior_, found_frontier_;
   StorageQueue queue_;  // storages Shrink() is to look at
+  static constexpr size_t kFirstRace = 64;  // see Shrink()
   // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;

@@ -199,9 +199,10 @@ class StorageQueue {
     words_.assign(bits_.size() / 64 + 1, 0);
   }
   bool empty() const { return size_ == 0; }
-  // Adds s, which must not be queued.
+  // Adds s (nothing if it is queued).
   void push(StorageId s, bool descending) {
     const size_t w = static_cast<size_t>(s) / 64;
+    if (bits_[w] >> (s % 64) & 1) return;
     bits_[w] |= uint64_t{1} << (s % 64);
     words_[w / 64] |= uint64_t{1} << (w % 64);
     if (size_++ == 0)

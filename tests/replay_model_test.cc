@@ -198,6 +198,8 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
   const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   const int64_t before = EvictedRegions::verified_shrinks();
   const int64_t growths = EvictedRegions::verified_growths();
+  const int64_t raced = EvictedRegions::verified_raced_walks();
+  const int64_t lost = EvictedRegions::verified_lost_walks();
   struct Case {
     const char* trace;
     double ratio;
@@ -219,8 +221,14 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
     }
   }
   MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds, ",
-          (EvictedRegions::verified_growths() - growths), " of them grown after shrinking");
+          (EvictedRegions::verified_growths() - growths), " of them grown after shrinking, ",
+          (EvictedRegions::verified_raced_walks() - raced), " settled by a racing walk, ",
+          (EvictedRegions::verified_lost_walks() - lost), " racing walks given up");
   CHECK(EvictedRegions::verified_growths() > growths);
+  // Both ends of the race: shrinks a walk settled, and shrinks that went on
+  // after a walk was given up (a walk's marks must not disturb them).
+  CHECK(EvictedRegions::verified_raced_walks() > raced);
+  CHECK(EvictedRegions::verified_lost_walks() > lost);
 }
 
 // Deferring the forward walks of rematerialized storages (and scoring

@@ -130,5 +130,39 @@ TEST_CASE("StorageSet::UnionWith adds the other set's members and names the new 
   CHECK(by_members > 20);
 }
 
+// StorageQueue against std::set, both orders, with pushes of queued ids
+// (no effect) and pushes in between pops, ids spread over many words.
+TEST_CASE("StorageQueue takes ids out in order, each once however often pushed") {
+  std::mt19937_64 rng(7);
+  for (const bool descending : {false, true}) {
+    StorageQueue queue;
+    queue.Init(5000);
+    std::set<StorageId> model;
+    size_t pops = 0;
+    for (int round = 0; round < 2000; ++round) {
+      const int pushes = static_cast<int>(rng() % 8);
+      for (int i = 0; i < pushes; ++i) {
+        // Only ids after the last popped one (before, descending), as Shrink() pushes.
+        StorageId s = static_cast<StorageId>(rng() % 5000);
+        if (!model.empty())
+          s = descending ? std::min(s, *model.rbegin()) : std::max(s, *model.begin());
+        queue.push(s, descending);
+        queue.push(s, descending);
+        model.insert(s);
+      }
+      const int take = static_cast<int>(rng() % 8);
+      for (int i = 0; i < take && !model.empty(); ++i) {
+        REQUIRE_FALSE(queue.empty());
+        const StorageId want = descending ? *model.rbegin() : *model.begin();
+        REQUIRE(queue.pop(descending) == want);
+        model.erase(want);
+        ++pops;
+      }
+      REQUIRE(queue.empty() == model.empty());
+    }
+    CHECK(pops > 1000);
+  }
+}
+
 }  // namespace
 }  // namespace dtr::testing
