@@ -140,22 +140,18 @@ uint32_t EvictedRegions::NextStamp() {
 
 void EvictedRegions::Rebuild(const Engine& engine, Region& r, StorageId base, bool reverse,
                              TensorId created, StorageId also_material) {
-  r.Clear();
-  r.compute = r.exact =
-      Walk(engine, base, reverse, found_interior_, found_frontier_, created, also_material);
-  r.cutoff = created < 0 || created >= engine.tensors_created() ? Region::kAllEdges : created;
-  r.interior.assign(found_interior_);
-  r.frontier.assign(found_frontier_);
+  RebuildWithin(engine, r, base, reverse, std::numeric_limits<size_t>::max(), created,
+                also_material);
 }
 
 bool EvictedRegions::RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse,
-                                   size_t limit) {
-  const std::optional<int64_t> compute =
-      WalkUpTo(engine, base, reverse, found_interior_, found_frontier_, -1, -1, limit);
+                                   size_t limit, TensorId created, StorageId also_material) {
+  const std::optional<int64_t> compute = WalkUpTo(engine, base, reverse, found_interior_,
+                                                  found_frontier_, created, also_material, limit);
   if (!compute) return false;
   r.Clear();
   r.compute = r.exact = *compute;
-  r.cutoff = Region::kAllEdges;
+  r.cutoff = created < 0 || created >= engine.tensors_created() ? Region::kAllEdges : created;
   r.interior.assign(found_interior_);
   r.frontier.assign(found_frontier_);
   return true;

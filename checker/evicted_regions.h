@@ -217,9 +217,10 @@ class EvictedRegions {
                                   std::vector<StorageId>& interior,
                                   std::vector<StorageId>& frontier, TensorId created,
                                   StorageId also_material, size_t limit);
-  // Rebuild() with all edges, if the walk finds at most `limit` evicted
-  // storages; otherwise false, r unchanged.
-  bool RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse, size_t limit);
+  // Rebuild(), if the walk finds at most `limit` evicted storages;
+  // otherwise false, r unchanged.
+  bool RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse, size_t limit,
+                     TensorId created = -1, StorageId also_material = -1);
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
   // What a walk now adds to r, the region of `base` (see Region::cutoff):
   // the storages reached through the edges of tensors r.cutoff onwards, into
