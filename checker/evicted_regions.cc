@@ -56,6 +56,8 @@ std::atomic<int64_t> g_verified_shrinks{0};
 std::atomic<int64_t> g_verified_growths{0};
 std::atomic<int64_t> g_verified_raced_walks{0};
 std::atomic<int64_t> g_verified_lost_walks{0};
+std::atomic<int64_t> g_verified_derived{0};
+std::atomic<size_t> g_derive_walk{64};
 std::atomic<EvictedRegions::DeferWalks> g_defer_walks{EvictedRegions::DeferWalks::kWhenCheaper};
 
 }  // namespace
@@ -67,8 +69,12 @@ int64_t EvictedRegions::verified_shrinks() { return g_verified_shrinks.load(); }
 int64_t EvictedRegions::verified_growths() { return g_verified_growths.load(); }
 int64_t EvictedRegions::verified_raced_walks() { return g_verified_raced_walks.load(); }
 int64_t EvictedRegions::verified_lost_walks() { return g_verified_lost_walks.load(); }
+int64_t EvictedRegions::verified_derived() { return g_verified_derived.load(); }
 void EvictedRegions::set_defer_walks(DeferWalks when) {
   g_defer_walks.store(when, std::memory_order_relaxed);
+}
+void EvictedRegions::set_derive_walk(size_t storages) {
+  g_derive_walk.store(storages, std::memory_order_relaxed);
 }
 
 void EvictedRegions::Init(const Trace& trace, bool maintain) {
@@ -417,6 +423,13 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   deferred_.clear();
   for (StorageId us : remat_) {
     NoteChanged(us);
+    Rebuild(engine, rev_[us], us, true);
+  }
+  for (StorageId us : remat_)  // MarkStale() may grow stale_list_
+    rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
+  if (!defer && shrink && remat_.size() <= kDeriveMaxRemat) Derive(engine);
+  for (StorageId us : remat_) {
+    if (stale_[us] & kDerived) continue;
     if (defer) {
       fwd_[us].Clear();
       fwd_[us].deferred = true;
@@ -426,10 +439,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
       Rebuild(engine, fwd_[us], us, false);
       walked_cost_.Add(static_cast<double>(fwd_[us].interior.size()), 1);
     }
-    Rebuild(engine, rev_[us], us, true);
   }
-  for (StorageId us : remat_)  // MarkStale() may grow stale_list_
-    rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
   if (!deferred_.empty()) {
     MarkStaleByReverse(engine, deferred_);
     deferred_cost_.Add(0.5 * static_cast<double>(tracked_.size()),
@@ -467,6 +477,104 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   }
   for (StorageId x : stale_list_) stale_[x] = 0;
   stale_list_.clear();
+}
+
+// The forward region of a rematerialized storage taken from a neighbour's.
+// Let x be a material storage on the reverse frontier of one of this flush's
+// rematerialized storages (so x's forward region R is rebuilt in this flush),
+// R neither deferred nor marked for a walk, and S the rematerialized storages
+// in R's interior. Each storage of R's interior was reached from x along a
+// path inside R's interior (walks, absorbs, shrinks and growths keep that),
+// so each one left evicted, T, is in x's new region or in that of the last
+// storage of S on such a path: T is the union of those walks. When all but
+// one of them (x's own and those of S) are small, the large one, u's, is T
+// less the storages of the small ones that u does not reach, which are found
+// in storage order (each one's parents settled first). u's frontier is what
+// of R's frontier and S an edge from u or its interior reaches; its compute
+// R's exact sum less what left. R held what a walk with the edges before its
+// cutoff finds, and so does u's region (u's edges into T lead where R's did):
+// Grow() adds the later edges. x's region is then its small walk, which its
+// shrink later in the flush leaves unchanged. A long chain being
+// rematerialized hands the whole released tail on this way, storage by
+// storage, instead of walking it each time.
+void EvictedRegions::Derive(const Engine& engine) {
+  const TensorId created = engine.tensors_created();
+  const size_t small = g_derive_walk.load(std::memory_order_relaxed);
+  for (StorageId first : remat_) {
+    rev_[first].ForEachFrontier([&](StorageId x) {
+      if ((stale_[x] & (kStaleRemat | kDonorTried)) || engine.pinned(x)) return;
+      stale_[x] |= kDonorTried;  // on a reverse frontier: listed stale
+      const Region& r = fwd_[x];
+      if (r.deferred || r.walk || r.interior.size() <= small) return;
+      // The small walks' interiors into cut_, and the large one.
+      cut_.clear();
+      StorageId u = -1;
+      for (StorageId s : remat_) {
+        if (!r.interior.contains(s)) continue;
+        if (!WalkUpTo(engine, s, false, found_interior_, found_frontier_, -1, -1, small)) {
+          if (u >= 0) return;
+          u = s;
+          continue;
+        }
+        cut_.insert(cut_.end(), found_interior_.begin(), found_interior_.end());
+      }
+      if (u < 0 || (stale_[u] & kDerived)) return;
+      Region taken;
+      std::swap(taken, fwd_[x]);
+      if (!RebuildWithin(engine, fwd_[x], x, false, small)) {
+        std::swap(taken, fwd_[x]);
+        return;
+      }
+      cut_.insert(cut_.end(), found_interior_.begin(), found_interior_.end());
+      std::sort(cut_.begin(), cut_.end());
+      cut_.erase(std::unique(cut_.begin(), cut_.end()), cut_.end());
+      // mark_a_: in a small walk; mark_b_: of those, reached from u.
+      const uint32_t mark = NextStamp();
+      for (StorageId w : cut_) mark_a_[w] = mark;
+      auto in_u = [&](StorageId p) {  // p in u's new interior (p's turn taken if cut)
+        return !engine.material(p) && taken.interior.contains(p) &&
+               (mark_a_[p] != mark || mark_b_[p] == mark);
+      };
+      auto reached = [&](StorageId v) {
+        const StorageAdjacency& in = *into_children_;
+        for (const StorageEdge* e = in.begin(v); e != in.end(v) && e->key < created; ++e)
+          if (e->storage == u || in_u(e->storage)) return true;
+        return false;
+      };
+      Region& own = fwd_[u];
+      own.Clear();
+      own.exact = taken.exact - engine.storage_compute(u);
+      for (StorageId w : cut_) {  // some may lie beyond R, along later edges
+        if (!taken.interior.contains(w)) continue;
+        if (reached(w))
+          mark_b_[w] = mark;
+        else
+          own.exact -= engine.storage_compute(w);
+      }
+      own.cutoff = taken.cutoff;
+      taken.frontier.ForEach([&](StorageId f) {
+        if (reached(f)) own.frontier.insert(f);
+      });
+      for (StorageId s : remat_)
+        if (s != u && taken.interior.contains(s)) {
+          own.exact -= engine.storage_compute(s);
+          if (reached(s)) own.frontier.insert(s);
+        }
+      own.compute = own.exact;
+      own.interior = std::move(taken.interior);
+      own.interior.erase(u);
+      for (StorageId s : remat_) own.interior.erase(s);
+      for (StorageId w : cut_)
+        if (mark_b_[w] != mark) own.interior.erase(w);
+      if (own.cutoff < created) Grow(engine, own, u, false);
+      stale_[u] |= kDerived;
+      walked_cost_.Add(static_cast<double>(cut_.size() + own.frontier.size()), 1);
+      if (g_verify_shrinks.load(std::memory_order_relaxed)) {
+        VerifyShrink(engine, own, u, false);
+        ++g_verified_derived;
+      }
+    });
+  }
 }
 
 // The storages that can leave r are those reached through a rematerialized

@@ -85,6 +85,12 @@
 // they are found by testing the tracked material storages' reverse regions
 // (with their growth, or walking back from those marked for a walk, which
 // may miss u).
+//
+// Regions taken from a neighbour. When walking at once, a rematerialized
+// storage whose forward region would be most of a neighbour's takes that
+// neighbour's region instead of walking it (Derive(), in the .cc), so a
+// chain rematerialized storage by storage hands its released tail on
+// rather than walking it once per storage.
 #pragma once
 
 #include <cstdint>
@@ -206,10 +212,16 @@ class EvictedRegions {
   // Of those, the ones a racing walk settled; the racing walks given up.
   static int64_t verified_raced_walks();
   static int64_t verified_lost_walks();
+  // Forward regions of rematerialized storages taken from a neighbour's
+  // (Derive()), each compared with a walk.
+  static int64_t verified_derived();
   // When forward regions of rematerialized storages are deferred
   // (process-wide; kWhenCheaper by default). For tests that compare.
   enum class DeferWalks { kWhenCheaper, kAlways, kNever };
   static void set_defer_walks(DeferWalks when);
+  // The most storages a walk Derive() counts as small finds (process-wide,
+  // 64 by default). For tests on small traces.
+  static void set_derive_walk(size_t storages);
 
  private:
   // Walk(), given up (nullopt) once the interior has more than `limit` storages.
@@ -222,6 +234,11 @@ class EvictedRegions {
   bool RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse, size_t limit,
                      TensorId created = -1, StorageId also_material = -1);
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
+  // Sets the forward regions of some of this flush's rematerialized storages
+  // from those of the storages they cut off (see the .cc), marking them
+  // kDerived. REQUIRES: their reverse regions rebuilt, the storages on those
+  // regions' frontiers marked kStaleForward.
+  void Derive(const Engine& engine);
   // What a walk now adds to r, the region of `base` (see Region::cutoff):
   // the storages reached through the edges of tensors r.cutoff onwards, into
   // found_interior_ (evicted) and found_frontier_ (material); returns their
@@ -271,6 +288,9 @@ class EvictedRegions {
     }
   }
   static constexpr uint8_t kStaleForward = 1, kStaleReverse = 2, kStaleRemat = 4;
+  // Within FlushStale(): a rematerialized storage's forward region was set by
+  // Derive(); a storage was looked at as a donor by Derive().
+  static constexpr uint8_t kDerived = 8, kDonorTried = 16;
 
   // The trace's storage edges without those to storages pinned before the
   // edge exists (see Init), and their transposes (an edge u -> v of
@@ -292,6 +312,9 @@ class EvictedRegions {
   std::vector<StorageId> dfs_, bases_, remat_, found_interior_, found_frontier_;
   StorageQueue queue_;  // storages Shrink() is to look at
   static constexpr size_t kFirstRace = 64;  // see Shrink()
+  // Derive(): flushes that rematerialize more storages walk them all.
+  static constexpr size_t kDeriveMaxRemat = 64;
+  std::vector<StorageId> cut_;  // scratch of Derive()
   // Stale regions: per storage kStaleForward | kStaleReverse | kStaleRemat
   // (became material: both regions, then those on their frontiers), and the storages with any.
   std::vector<uint8_t> stale_;

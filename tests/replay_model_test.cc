@@ -75,6 +75,14 @@ struct DeferWalks {
   DeferWalks& operator=(const DeferWalks&) = delete;
 };
 
+// The largest walk Derive() counts as small, while it lives.
+struct DeriveWalk {
+  explicit DeriveWalk(size_t storages) { EvictedRegions::set_derive_walk(storages); }
+  ~DeriveWalk() { EvictedRegions::set_derive_walk(64); }
+  DeriveWalk(const DeriveWalk&) = delete;
+  DeriveWalk& operator=(const DeriveWalk&) = delete;
+};
+
 // From which pool size choices use the score index, while it lives; with
 // `verify`, each indexed choice is checked against a scan (a difference throws).
 struct IndexFromPool {
@@ -96,11 +104,14 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     first = last = std::strtoull(env, nullptr, 10);
   size_t runs = 0, parsed = 0, oom = 0, evicting = 0, pinned_absorb = 0, ordered = 0;
   // Every region the optimized replay shrinks in place is also rebuilt from
-  // scratch and compared (a throw fails the run). Every forward walk that
-  // can be deferred is, and the stale marks it leads to are compared with
-  // its walk's frontier.
+  // scratch and compared (a throw fails the run). On odd seeds every forward
+  // walk that can be deferred is, and the stale marks it leads to are
+  // compared with its walk's frontier; on even seeds none is, and every
+  // forward region taken from a neighbour's (Derive) is compared with a
+  // walk, walks of one storage counting as large.
   const VerifyShrinks verify_shrinks;
-  const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
+  const DeriveWalk derive_walk(1);  // the random traces' regions are small
+  const int64_t derived = EvictedRegions::verified_derived();
   // The plain fast path chooses with the score index at every decision (and
   // checks each choice and key against a scan); the observed path scans.
   const IndexFromPool index(0, /*verify=*/true);
@@ -109,6 +120,8 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
   const int64_t growths = EvictedRegions::verified_growths();
   for (uint64_t seed = first; seed <= last; ++seed) {
     Trace trace = RandomTrace(seed, VariedOptions(seed));
+    const DeferWalks defer_walks(seed % 2 ? EvictedRegions::DeferWalks::kAlways
+                                          : EvictedRegions::DeferWalks::kNever);
     ++parsed;
     EvictedRegions regions;
     regions.Init(trace, false);
@@ -177,7 +190,8 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
           " whose regions shrink in place): ", oom, " OOM, ", evicting, " with evictions; ",
           pinned_absorb, " runs where simrd would stop in Region.absorb on a pinned region; ",
           region_stale, " of ", region_evals,
-          " region-based scores differ from a from-scratch rebuild");
+          " region-based scores differ from a from-scratch rebuild; ",
+          EvictedRegions::verified_derived() - derived, " forward regions taken from neighbours");
   if (first != last) {
     CHECK(evicting > runs / 4);  // the budgets really make the heuristics work
     CHECK(oom > 0);
@@ -186,17 +200,22 @@ TEST_CASE("optimized replay equals the plain replay on random traces") {
     CHECK(region_stale > 0);  // simrd's incremental numbers really differ from from-scratch ones
     CHECK(ordered > parsed / 4);  // shrinking in place is exercised, not only the walks
     CHECK(EvictedRegions::verified_growths() > growths);  // and so is growing after it
+    CHECK(EvictedRegions::verified_derived() > derived);  // and taking regions from neighbours
     CHECK(HeuristicPolicy::indexed_choices() - indexed > runs);  // and the score index
   }
 }
 
 // The same check of shrinking in place on the public traces, whose regions
 // are far larger than random ones: every shrink of every run is compared
-// with a rebuild from scratch (a difference throws).
+// with a rebuild from scratch (a difference throws). Each run twice: every
+// forward walk that can be deferred deferred, and none (so that every
+// rematerialized storage's region is walked or taken from a neighbour's,
+// each one taken compared with a walk).
 TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
+  using When = EvictedRegions::DeferWalks;
   const VerifyShrinks verify_shrinks;
-  const DeferWalks defer_walks(EvictedRegions::DeferWalks::kAlways);
   const int64_t before = EvictedRegions::verified_shrinks();
+  const int64_t derived = EvictedRegions::verified_derived();
   const int64_t growths = EvictedRegions::verified_growths();
   const int64_t raced = EvictedRegions::verified_raced_walks();
   const int64_t lost = EvictedRegions::verified_lost_walks();
@@ -210,20 +229,27 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
     Trace trace = LoadTrace(TracePath(c.trace));
     const Baseline baseline = ComputeBaseline(trace);
     for (const char* name : {"DTR", "MSPS"}) {
-      ReplayConfig config;
-      config.heuristic = &FindHeuristic(name);
-      config.budget = BudgetForRatio(baseline.memory, c.ratio);
-      INFO(c.trace, " ", c.ratio, " ", name);
-      const int64_t shrinks = EvictedRegions::verified_shrinks();
-      const RunResult result = Replay(trace, config);
-      CHECK(result.heuristic_evictions > 0);
-      CHECK(EvictedRegions::verified_shrinks() > shrinks);
+      for (const When when : {When::kAlways, When::kNever}) {
+        const DeferWalks defer_walks(when);
+        ReplayConfig config;
+        config.heuristic = &FindHeuristic(name);
+        config.budget = BudgetForRatio(baseline.memory, c.ratio);
+        INFO(c.trace, " ", c.ratio, " ", name, when == When::kNever ? " deferring none" : "");
+        const int64_t shrinks = EvictedRegions::verified_shrinks();
+        const int64_t taken = EvictedRegions::verified_derived();
+        const RunResult result = Replay(trace, config);
+        CHECK(result.heuristic_evictions > 0);
+        CHECK(EvictedRegions::verified_shrinks() > shrinks);
+        if (when == When::kNever && name == std::string_view("DTR"))
+          CHECK(EvictedRegions::verified_derived() > taken);
+      }
     }
   }
   MESSAGE((EvictedRegions::verified_shrinks() - before), " shrinks compared with rebuilds, ",
           (EvictedRegions::verified_growths() - growths), " of them grown after shrinking, ",
           (EvictedRegions::verified_raced_walks() - raced), " settled by a racing walk, ",
-          (EvictedRegions::verified_lost_walks() - lost), " racing walks given up");
+          (EvictedRegions::verified_lost_walks() - lost), " racing walks given up, ",
+          (EvictedRegions::verified_derived() - derived), " forward regions taken from neighbours");
   CHECK(EvictedRegions::verified_growths() > growths);
   // Both ends of the race: shrinks a walk settled, and shrinks that went on
   // after a walk was given up (a walk's marks must not disturb them).
