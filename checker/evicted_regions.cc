@@ -743,18 +743,27 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   // Copies: Absorb() may edit s's own regions when the storage graph has a cycle.
   std::vector<StorageId> frontier;
   rev_[s].ForEachFrontier([&](StorageId x) { frontier.push_back(x); });
-  // Pinned storages' regions are never read again (see Rematerialized).
+  // Pinned storages' regions are never read again (see Rematerialized). The
+  // last absorb of each of s's regions may take its interior (it is dropped
+  // below; the reverse absorbs still read the forward frontier).
+  auto last_unpinned = [&] {
+    auto it = std::find_if(frontier.rbegin(), frontier.rend(),
+                           [&](StorageId x) { return !engine.pinned(x); });
+    return it == frontier.rend() ? StorageId{-1} : *it;
+  };
+  StorageId last = last_unpinned();
   for (StorageId ps : frontier) {
     if (engine.pinned(ps)) continue;
     if (fwd_[ps].deferred) Resolve(engine, ps, s);  // as it was before s's eviction
-    Absorb(engine, fwd_[ps], s, false);
+    Absorb(engine, fwd_[ps], s, false, ps == last);
     NoteChanged(ps);
   }
   frontier.clear();
   fwd_[s].ForEachFrontier([&](StorageId x) { frontier.push_back(x); });
+  last = last_unpinned();
   for (StorageId cs : frontier)
     if (!engine.pinned(cs)) {
-      Absorb(engine, rev_[cs], s, true);
+      Absorb(engine, rev_[cs], s, true, cs == last);
       NoteChanged(cs);
     }
   fwd_[s] = Region{};  // release the memory: an evicted storage has no regions
@@ -769,8 +778,11 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 // The compute the new members add is summed member by member, or, when
 // reg's sum is current, it has more than 64 members and fewer than half of
 // them can be in r (r is less than half its size, or the two bitmaps share
-// too few words), as reg's sum less theirs.
-void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse) {
+// too few words), as reg's sum less theirs. When reg is taken and r is
+// less than an eighth of its size, reg's interior becomes r's and r's own
+// members are added to it.
+void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse,
+                            bool take) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
   Region copy;
   const Region& reg = (&own == &r) ? (copy = own, copy) : own;
@@ -786,11 +798,24 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   r.frontier.UnionWith(reg.frontier);
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
-  const bool by_sum =
-      current && reg.interior.size() > 64 &&
-      (2 * r.interior.size() < reg.interior.size() ||
-       (r.interior.dense() && reg.interior.dense() && 2 * r.interior.CommonBound(reg.interior) < reg.interior.size()));
-  if (by_sum) {
+  if (take && &own != &r && current && reg.interior.size() > 64 &&
+      8 * r.interior.size() < reg.interior.size()) {
+    // Take reg's interior and add r's few members to it: those already there
+    // are the common ones, whose computes reg's sum counts.
+    StorageSet mine = std::move(r.interior);
+    r.interior = std::move(own.interior);
+    own.interior.clear();
+    int64_t added = reg.exact;
+    mine.ForEach([&](StorageId x) {
+      if (!r.interior.insert(x)) added -= engine.storage_compute(x);
+    });
+    r.compute += added;
+    r.exact += added;
+    fs_in_diff = !fs_in_interior && r.interior.contains(fs);
+  } else if (current && reg.interior.size() > 64 &&
+             (2 * r.interior.size() < reg.interior.size() ||
+              (r.interior.dense() && reg.interior.dense() &&
+               2 * r.interior.CommonBound(reg.interior) < reg.interior.size()))) {
     int64_t added = reg.exact;
     r.interior.ForEachCommon(reg.interior, [&](StorageId x) { added -= engine.storage_compute(x); });
     fs_in_diff = !fs_in_interior && reg.interior.contains(fs);

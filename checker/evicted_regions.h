@@ -233,7 +233,9 @@ class EvictedRegions {
   // otherwise false, r unchanged.
   bool RebuildWithin(const Engine& engine, Region& r, StorageId base, bool reverse, size_t limit,
                      TensorId created = -1, StorageId also_material = -1);
-  void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse);
+  // With `take`, fs's own region is dropped after this absorb: its interior
+  // may be moved into r.
+  void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse, bool take);
   // Sets the forward regions of some of this flush's rematerialized storages
   // from those of the storages they cut off (see the .cc), marking them
   // kDerived. REQUIRES: their reverse regions rebuilt, the storages on those
