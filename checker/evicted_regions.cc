@@ -505,7 +505,7 @@ void EvictedRegions::Derive(const Engine& engine) {
       if ((stale_[x] & (kStaleRemat | kDonorTried)) || engine.pinned(x)) return;
       stale_[x] |= kDonorTried;  // on a reverse frontier: listed stale
       const Region& r = fwd_[x];
-      if (r.deferred || r.walk || r.interior.size() <= small) return;
+      if (r.deferred || r.walk || r.interior.size() <= 8 * small) return;  // little to gain
       // The small walks' interiors into cut_, and the large one.
       cut_.clear();
       StorageId u = -1;
@@ -770,6 +770,21 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
   rev_[s] = Region{};
 }
 
+// Absorb(), taking reg's interior (current sum) and adding r's few members
+// to it: those already there are the common ones, whose computes reg's sum
+// counts. Out of line: inlined, it slowed every other absorb.
+[[gnu::noinline]] void EvictedRegions::TakeInterior(const Engine& engine, Region& r, Region& reg) {
+  StorageSet mine = std::move(r.interior);
+  r.interior = std::move(reg.interior);
+  reg.interior.clear();
+  int64_t added = reg.exact;
+  mine.ForEach([&](StorageId x) {
+    if (!r.interior.insert(x)) added -= engine.storage_compute(x);
+  });
+  r.compute += added;
+  r.exact += added;
+}
+
 // simrd: Region.absorb(): r's frontier storage fs was just evicted; fs joins
 // the interior with the interior of its own region, whose frontier joins r's.
 // Quirk kept from simrd (optimization/region.py): fs's compute is added even
@@ -784,8 +799,8 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse,
                             bool take) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];
-  Region copy;
-  const Region& reg = (&own == &r) ? (copy = own, copy) : own;
+  std::optional<Region> copy;  // only for a cycle (r is fs's own region)
+  const Region& reg = (&own == &r) ? copy.emplace(own) : own;
   if (!r.frontier.erase(fs))
     engine.SimrdAssertion("an evicted storage is missing from a region frontier");
   // reg's sum is current when its storage graph is ordered (where a compute
@@ -799,18 +814,8 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   const bool fs_in_interior = r.interior.contains(fs);
   bool fs_in_diff = false;  // fs joins with reg's interior (a cycle)
   if (take && &own != &r && current && reg.interior.size() > 64 &&
-      8 * r.interior.size() < reg.interior.size()) {
-    // Take reg's interior and add r's few members to it: those already there
-    // are the common ones, whose computes reg's sum counts.
-    StorageSet mine = std::move(r.interior);
-    r.interior = std::move(own.interior);
-    own.interior.clear();
-    int64_t added = reg.exact;
-    mine.ForEach([&](StorageId x) {
-      if (!r.interior.insert(x)) added -= engine.storage_compute(x);
-    });
-    r.compute += added;
-    r.exact += added;
+      64 * r.interior.size() < reg.interior.size()) {
+    TakeInterior(engine, r, own);
     fs_in_diff = !fs_in_interior && r.interior.contains(fs);
   } else if (current && reg.interior.size() > 64 &&
              (2 * r.interior.size() < reg.interior.size() ||

@@ -236,6 +236,7 @@ class EvictedRegions {
   // With `take`, fs's own region is dropped after this absorb: its interior
   // may be moved into r.
   void Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse, bool take);
+  void TakeInterior(const Engine& engine, Region& r, Region& reg);
   // Sets the forward regions of some of this flush's rematerialized storages
   // from those of the storages they cut off (see the .cc), marking them
   // kDerived. REQUIRES: their reverse regions rebuilt, the storages on those

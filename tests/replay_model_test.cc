@@ -236,12 +236,9 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
         config.budget = BudgetForRatio(baseline.memory, c.ratio);
         INFO(c.trace, " ", c.ratio, " ", name, when == When::kNever ? " deferring none" : "");
         const int64_t shrinks = EvictedRegions::verified_shrinks();
-        const int64_t taken = EvictedRegions::verified_derived();
         const RunResult result = Replay(trace, config);
         CHECK(result.heuristic_evictions > 0);
         CHECK(EvictedRegions::verified_shrinks() > shrinks);
-        if (when == When::kNever && name == std::string_view("DTR"))
-          CHECK(EvictedRegions::verified_derived() > taken);
       }
     }
   }
@@ -251,6 +248,7 @@ TEST_CASE("regions shrunk in place equal rebuilt ones on the public traces") {
           (EvictedRegions::verified_lost_walks() - lost), " racing walks given up, ",
           (EvictedRegions::verified_derived() - derived), " forward regions taken from neighbours");
   CHECK(EvictedRegions::verified_growths() > growths);
+  CHECK(EvictedRegions::verified_derived() > derived);
   // Both ends of the race: shrinks a walk settled, and shrinks that went on
   // after a walk was given up (a walk's marks must not disturb them).
   CHECK(EvictedRegions::verified_raced_walks() > raced);
