@@ -377,10 +377,14 @@ void EvictedRegions::VerifyStaleMarks(const Engine& engine, std::span<const Stor
                                " on its frontier, whose reverse region was not marked stale");
     on_frontiers.insert(on_frontiers.end(), found_frontier_.begin(), found_frontier_.end());
   }
+  // A mark may also come through a region taken from a neighbour (Derive()):
+  // a path from a deferred storage that reaches x through one taken.
+  for (StorageId u : remat_)
+    if (stale_[u] & kDerived) fwd_[u].ForEachFrontier([&](StorageId x) { on_frontiers.push_back(x); });
   for (StorageId x : marked_) {
     if (std::find(on_frontiers.begin(), on_frontiers.end(), x) == on_frontiers.end())
       throw std::logic_error("evicted regions: storage " + std::to_string(x) +
-                             " was marked stale but is on no deferred region's frontier");
+                             " was marked stale but is on no deferred or taken region's frontier");
   }
 }
 
@@ -427,7 +431,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   }
   for (StorageId us : remat_)  // MarkStale() may grow stale_list_
     rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
-  if (!defer && shrink && remat_.size() <= kDeriveMaxRemat) Derive(engine);
+  if (shrink && remat_.size() <= kDeriveMaxRemat) Derive(engine);
   for (StorageId us : remat_) {
     if (stale_[us] & kDerived) continue;
     if (defer) {
@@ -568,7 +572,6 @@ void EvictedRegions::Derive(const Engine& engine) {
         if (mark_b_[w] != mark) own.interior.erase(w);
       if (own.cutoff < created) Grow(engine, own, u, false);
       stale_[u] |= kDerived;
-      walked_cost_.Add(static_cast<double>(cut_.size() + own.frontier.size()), 1);
       if (g_verify_shrinks.load(std::memory_order_relaxed)) {
         VerifyShrink(engine, own, u, false);
         ++g_verified_derived;
