@@ -380,7 +380,8 @@ void EvictedRegions::VerifyStaleMarks(const Engine& engine, std::span<const Stor
   // A mark may also come through a region taken from a neighbour (Derive()):
   // a path from a deferred storage that reaches x through one taken.
   for (StorageId u : remat_)
-    if (stale_[u] & kDerived) fwd_[u].ForEachFrontier([&](StorageId x) { on_frontiers.push_back(x); });
+    if (stale_[u] & kDerived)
+      fwd_[u].ForEachFrontier([&](StorageId x) { on_frontiers.push_back(x); });
   for (StorageId x : marked_) {
     if (std::find(on_frontiers.begin(), on_frontiers.end(), x) == on_frontiers.end())
       throw std::logic_error("evicted regions: storage " + std::to_string(x) +
