@@ -377,15 +377,10 @@ void EvictedRegions::VerifyStaleMarks(const Engine& engine, std::span<const Stor
                                " on its frontier, whose reverse region was not marked stale");
     on_frontiers.insert(on_frontiers.end(), found_frontier_.begin(), found_frontier_.end());
   }
-  // A mark may also come through a region taken from a neighbour (Derive()):
-  // a path from a deferred storage that reaches x through one taken.
-  for (StorageId u : remat_)
-    if (stale_[u] & kDerived)
-      fwd_[u].ForEachFrontier([&](StorageId x) { on_frontiers.push_back(x); });
   for (StorageId x : marked_) {
     if (std::find(on_frontiers.begin(), on_frontiers.end(), x) == on_frontiers.end())
       throw std::logic_error("evicted regions: storage " + std::to_string(x) +
-                             " was marked stale but is on no deferred or taken region's frontier");
+                             " was marked stale but is on no deferred region's frontier");
   }
 }
 
@@ -432,7 +427,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   }
   for (StorageId us : remat_)  // MarkStale() may grow stale_list_
     rev_[us].ForEachFrontier([this](StorageId x) { MarkStale(x, kStaleForward); });
-  if (shrink && remat_.size() <= kDeriveMaxRemat) Derive(engine);
+  if (!defer && shrink && remat_.size() <= kDeriveMaxRemat) Derive(engine);
   for (StorageId us : remat_) {
     if (stale_[us] & kDerived) continue;
     if (defer) {

@@ -86,12 +86,13 @@
 // (with their growth, or walking back from those marked for a walk, which
 // may miss u).
 //
-// Regions taken from a neighbour. Before its forward region is walked or
-// deferred, a rematerialized storage whose region would be most of a
+// Regions taken from a neighbour. Where regions are walked at once, a
+// rematerialized storage whose forward region would be most of a
 // neighbour's takes that neighbour's region instead (Derive(), in the .cc),
 // so a chain rematerialized storage by storage hands its released tail on
 // rather than walking it once per storage. Those taken are not counted in
-// the costs that choose between walking and deferring the others.
+// the costs that choose between walking and deferring. (Taking them in
+// deferring flushes too made TreeLSTM 0.1 about 10% slower.)
 #pragma once
 
 #include <cstdint>
