@@ -24,7 +24,7 @@ dtrcheck=${DTRCHECK:-$here/../build/dtrcheck}
 bench=${BENCH_SCALE:-$here/../build/bench_scale}
 limit=${LIMIT:-60}
 # A bench_scale older than the engine library measures an old engine
-# (`ninja -C build dtrcheck` does not relink it).
+# (neither `ninja -C build` nor `ninja -C build dtrcheck` relinks it).
 lib=$(dirname "$bench")/libdtr_checker.a
 if [ -e "$lib" ] && [ "$bench" -ot "$lib" ]; then
   echo "growth.sh: $bench is older than $lib: run ninja -C $(dirname "$bench") bench_scale" >&2
