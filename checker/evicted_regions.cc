@@ -57,7 +57,7 @@ std::atomic<int64_t> g_verified_growths{0};
 std::atomic<int64_t> g_verified_raced_walks{0};
 std::atomic<int64_t> g_verified_lost_walks{0};
 std::atomic<int64_t> g_verified_derived{0};
-std::atomic<size_t> g_derive_walk{64};
+std::atomic<size_t> g_derive_walk{EvictedRegions::kDefaultDeriveWalk};
 std::atomic<EvictedRegions::DeferWalks> g_defer_walks{EvictedRegions::DeferWalks::kWhenCheaper};
 
 }  // namespace
@@ -543,7 +543,7 @@ void EvictedRegions::Derive(const Engine& engine) {
       };
       Region& own = fwd_[u];
       own.Clear();
-      own.exact = taken.exact - engine.storage_compute(u);
+      own.exact = taken.exact;
       for (StorageId w : cut_) {  // some may lie beyond R, along later edges
         if (!taken.interior.contains(w)) continue;
         if (reached(w))
@@ -555,14 +555,13 @@ void EvictedRegions::Derive(const Engine& engine) {
       taken.frontier.ForEach([&](StorageId f) {
         if (reached(f)) own.frontier.insert(f);
       });
-      for (StorageId s : remat_)
-        if (s != u && taken.interior.contains(s)) {
+      for (StorageId s : remat_)  // u among them, in no frontier of its own
+        if (taken.interior.contains(s)) {
           own.exact -= engine.storage_compute(s);
-          if (reached(s)) own.frontier.insert(s);
+          if (s != u && reached(s)) own.frontier.insert(s);
         }
       own.compute = own.exact;
       own.interior = std::move(taken.interior);
-      own.interior.erase(u);
       for (StorageId s : remat_) own.interior.erase(s);
       for (StorageId w : cut_)
         if (mark_b_[w] != mark) own.interior.erase(w);
@@ -793,8 +792,8 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 // reg's sum is current, it has more than 64 members and fewer than half of
 // them can be in r (r is less than half its size, or the two bitmaps share
 // too few words), as reg's sum less theirs. When reg is taken and r is
-// less than an eighth of its size, reg's interior becomes r's and r's own
-// members are added to it.
+// less than 1/64 of its size, reg's interior becomes r's and r's own
+// members are added to it (TakeInterior()).
 void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool reverse,
                             bool take) {
   Region& own = reverse ? rev_[fs] : fwd_[fs];

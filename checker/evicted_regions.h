@@ -222,7 +222,8 @@ class EvictedRegions {
   enum class DeferWalks { kWhenCheaper, kAlways, kNever };
   static void set_defer_walks(DeferWalks when);
   // The most storages a walk Derive() counts as small finds (process-wide,
-  // 64 by default). For tests on small traces.
+  // kDefaultDeriveWalk by default). For tests on small traces.
+  static constexpr size_t kDefaultDeriveWalk = 64;
   static void set_derive_walk(size_t storages);
 
  private:

@@ -78,7 +78,7 @@ struct DeferWalks {
 // The largest walk Derive() counts as small, while it lives.
 struct DeriveWalk {
   explicit DeriveWalk(size_t storages) { EvictedRegions::set_derive_walk(storages); }
-  ~DeriveWalk() { EvictedRegions::set_derive_walk(64); }
+  ~DeriveWalk() { EvictedRegions::set_derive_walk(EvictedRegions::kDefaultDeriveWalk); }
   DeriveWalk(const DeriveWalk&) = delete;
   DeriveWalk& operator=(const DeriveWalk&) = delete;
 };
