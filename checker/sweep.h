@@ -62,9 +62,15 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 // jobs <= 0 means one per hardware thread (WorkerCount). With a journal
 // (see above), replays only the points it has not finished, each once, and
 // returns what an uninterrupted run returns; progress then counts the
-// finished points as done from the start.
+// finished points as done from the start. A point whose budget lies in the
+// [budget_lo, budget_hi] of a run already made here with the same heuristic,
+// runtime, limit and seed (no overrides) takes that run's result with its
+// own budget instead of replaying: the same run (RunResult::budget_lo).
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
                                int jobs, const ProgressFn& progress = nullptr,
                                const GridJournal* journal = nullptr);
+// Points RunMany() took from a run covering their budget instead of
+// replaying, since the process started (for tests and benchmarks).
+int64_t RunsReused();
 
 }  // namespace dtr
