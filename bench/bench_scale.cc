@@ -94,11 +94,8 @@ int main(int argc, char** argv) {
     config.heuristic = &dtr::FindHeuristic("DTR");
     config.budget = dtr::BudgetForRatio(baseline.memory, ratio);
     CpuLimit stop(limit);
-    config.observer = &stop;  // the engine's computations only: Drive gets no observer
     double t = CpuSeconds();
-    dtr::Engine engine(trace, dtr::EngineOptionsFor(config));
-    dtr::ConfiguredPolicy policy(config);
-    dtr::RunResult r = dtr::Drive(engine, policy, nullptr);
+    dtr::RunResult r = dtr::Replay(trace, config, stop);  // the plain path, as dtrcheck replay
     double cpu = CpuSeconds() - t;
     const char* outcome = r.outcome == dtr::Outcome::kPass      ? "pass"
                           : r.outcome == dtr::Outcome::kOom     ? "oom"

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "checker/exact_divide.h"
 #include "checker/heuristic_policy.h"
@@ -144,6 +145,15 @@ RunResult Replay(const Trace& trace, const ReplayConfig& config) {
   Engine engine(trace, EngineOptionsFor(config));
   ConfiguredPolicy policy(config);
   return Drive(engine, policy, config.observer);
+}
+
+RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayObserver& computations) {
+  if (config.observer) throw std::logic_error("Replay: a watched run has no observer of its own");
+  ReplayConfig watched = config;
+  watched.observer = &computations;  // the engine's: Drive gets none
+  Engine engine(trace, EngineOptionsFor(watched));
+  ConfiguredPolicy policy(config);
+  return Drive(engine, policy, nullptr);
 }
 
 namespace {

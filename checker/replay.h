@@ -82,6 +82,11 @@ RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer
 // Throws Error if the configuration is invalid, or if the run reaches a
 // state where simrd itself stops with an assertion.
 RunResult Replay(const Trace& trace, const ReplayConfig& config);
+// The same run on the path Replay() takes without an observer (no decision
+// details; config.observer must be null), telling `computations` of each
+// computation and eager eviction, which may stop it: for progress and time
+// limits.
+RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayObserver& computations);
 
 // A replay and the engine where it ended. With `stop_before_decision`, the
 // run stops (Outcome::kStopped) when that decision is due: the engine is at

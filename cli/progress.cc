@@ -11,9 +11,10 @@
 
 namespace dtr::cli {
 
-ProgressBar::ProgressBar(std::string label)
+ProgressBar::ProgressBar(std::string label, std::chrono::milliseconds quiet_start)
     : label_(std::move(label)),
       terminal_(isatty(STDERR_FILENO)),
+      quiet_start_(quiet_start),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -44,6 +45,7 @@ std::chrono::seconds ProgressBar::PlainInterval() {
 bool ProgressBar::Due(bool finished) {
   const auto now = std::chrono::steady_clock::now();
   if (terminal_) {
+    if (!drawn_ && now - start_ < quiet_start_) return false;
     if (drawn_ && !finished && now - last_draw_ < std::chrono::milliseconds(100)) return false;
   } else if (now - last_draw_ < PlainInterval()) {
     return false;

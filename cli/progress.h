@@ -12,7 +12,10 @@ namespace dtr::cli {
 
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string label);
+  // On a terminal, nothing is drawn before `quiet_start` has passed (for
+  // work that is mostly quick); in a pipe, lines come at the plain interval.
+  explicit ProgressBar(std::string label,
+                       std::chrono::milliseconds quiet_start = std::chrono::milliseconds(0));
   ~ProgressBar();
   void Update(size_t done, size_t total);
   // One line of status text instead of a bar (long single steps, e.g. solver calls).
@@ -31,6 +34,7 @@ class ProgressBar {
 
   std::string label_;
   bool terminal_;
+  std::chrono::milliseconds quiet_start_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;
 };

@@ -69,6 +69,36 @@ std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std:
   return out;
 }
 
+// The progress of one replay, which may be long (a thrashing run has no end
+// in sight without --overhead-limit): program steps done and the overhead so
+// far (clock over the model compute done), looked at every 4,096
+// computations; on a terminal from the first second on.
+class ReplayProgress : public ReplayObserver {
+ public:
+  ReplayProgress(const Trace& trace, bool limited)
+      : steps_(trace.program.size()), limited_(limited), bar_("replay", std::chrono::seconds(1)) {}
+  Flow OnComputation(const Computation& c) override {
+    if (c.remat) remat_ += c.clock - clock_;
+    clock_ = c.clock;
+    if ((++computations_ & 4095) == 0) Draw(c.program_step);
+    return Flow::kContinue;
+  }
+
+ private:
+  void Draw(int32_t step) {
+    const int64_t model = clock_ - 1 - remat_;  // simrd's clock starts at 1
+    const double overhead =
+        model > 0 ? static_cast<double>(clock_) / static_cast<double>(model) : 1;
+    std::string note = fmt::format("step {}/{}, overhead {:.2f} so far", step, steps_, overhead);
+    if (overhead > 10 && !limited_) note += " (thrashing? --overhead-limit ends such a run)";
+    bar_.UpdatePercent(static_cast<size_t>(step), steps_, note);
+  }
+  size_t steps_;
+  bool limited_;
+  ProgressBar bar_;
+  int64_t computations_ = 0, clock_ = 1, remat_ = 0;
+};
+
 }  // namespace
 
 void AddInfoFlags(CLI::App* cmd, InfoFlags& f) {
@@ -136,7 +166,10 @@ int RunReplay(const ReplayCommandFlags& f) {
     run.result = scripted->run;
     run.overhead = Overhead(run.result.clock, baseline.compute);
   } else {
-    run = RunOne(trace, baseline, spec);
+    ReplayProgress progress(trace, spec.overhead_limit.has_value());
+    run.spec = spec;
+    run.result = Replay(trace, ConfigFor(spec, baseline), progress);
+    run.overhead = Overhead(run.result.clock, baseline.compute);
   }
   if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
     throw Error(

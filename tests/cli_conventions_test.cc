@@ -4,9 +4,10 @@
 // for paths, gives every number its range and lists enumerations with their
 // defaults.
 #include <doctest/doctest.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "model/trace_parser.h"
 #include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
@@ -350,6 +352,58 @@ TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the i
   CHECK(bad.err ==
         "dtrcheck: DTRCHECK_PROGRESS_SECONDS='soon' is not a whole number of seconds; "
         "progress lines every 30 s\n");
+}
+
+// The lines of `err` that a replay's progress printed: each "replay P% step
+// N/STEPS, overhead X so far ...", N never going back. Returns them.
+std::vector<std::string> ReplayProgressLines(const std::string& err, size_t steps) {
+  std::vector<std::string> lines;
+  std::istringstream in(err);
+  std::string line;
+  int64_t last_step = 0;
+  while (std::getline(in, line)) {
+    INFO(line);
+    REQUIRE(line.rfind("replay ", 0) == 0);
+    const size_t at = line.find("% step ");
+    REQUIRE(at != std::string::npos);
+    const int64_t step = std::stoll(line.substr(at + 7));
+    CHECK(step >= last_step);
+    last_step = step;
+    std::string of_steps = "/";
+    of_steps += std::to_string(steps);
+    CHECK(line.find(of_steps + ", overhead ") != std::string::npos);
+    CHECK(line.find(" so far") != std::string::npos);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST_CASE("cli conventions: a long replay shows its step and overhead, and a thrashing hint") {
+  Workspace w;
+  const std::string lstm = TracePath("lstm");
+  const size_t steps = LoadTrace(lstm).program.size();
+  // LRU at 0.266 recomputes about 600 times the model's compute before its OOM.
+  const std::string lru = "replay " + lstm + " --ratio 0.266 --heuristic LRU";
+  const Output quiet = w.Run(lru);
+  REQUIRE(quiet.status == 0);
+  CHECK(quiet.err.empty());
+  const Output each = w.Run(lru, "DTRCHECK_PROGRESS_SECONDS=0");
+  CHECK(each.status == 0);
+  CHECK(each.out == quiet.out);
+  const std::vector<std::string> lines = ReplayProgressLines(each.err, steps);
+  CHECK(lines.size() >= 10);
+  CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("(thrashing? --overhead-limit ends such a run)") != std::string::npos;
+  }));
+  // With a limit, no hint: the run ends by itself.
+  const Output limited =
+      w.Run("replay " + lstm + " --ratio 0.266 --heuristic LargestStorage --overhead-limit 20",
+            "DTRCHECK_PROGRESS_SECONDS=0");
+  CHECK(limited.status == 0);
+  CHECK(limited.out.find("result      thrash") != std::string::npos);
+  const std::vector<std::string> limited_lines = ReplayProgressLines(limited.err, steps);
+  CHECK(limited_lines.size() >= 5);
+  for (const std::string& l : limited_lines) CHECK(l.find("thrashing?") == std::string::npos);
 }
 
 }  // namespace
