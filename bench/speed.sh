@@ -72,7 +72,11 @@ if [[ " $sections " == *" compare "* ]]; then
       if [ -n "$simrd" ]; then
         r=$(cpu_of prlimit --cpu="$simrd_limit" /usr/bin/python3 "$here/simrd_run.py" "$simrd" "$f" "$2")
         theirs=$(cat "$tmp/out")
-        if [ "${r##* }" != 0 ]; then
+        if [ "${r##* }" -gt 0 ]; then  # not a signal (the CPU limit's): a broken simrd setup
+          echo "speed.sh: simrd failed on $c (exit ${r##* }): $(tail -n 1 "$tmp/err")" >&2
+          echo "speed.sh: SIMRD must be the directory holding simrd's package simrd/" >&2
+          exit 1
+        elif [ "${r##* }" != 0 ]; then
           echo ">$simrd_limit" >>"$tmp/s"
           same="simrd stopped after $simrd_limit CPU s"
         else
