@@ -70,9 +70,17 @@ void StorageSet::ReserveFor(const StorageSet& other) {
   if (!dense_) {
     const std::vector<StorageId> slots = std::move(slots_);
     MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
-  } else {
-    Rebase(lo, hi);
+    return;
   }
+  // A bitmap that must widen takes a quarter of its words more on each side
+  // it widens (while the dense form still holds): a region absorbing small
+  // regions at its edge one at a time was copied whole at every new word
+  // (resnet of 10^5 operators at 0.2: 7.2 M copies, 4.2 G words).
+  const size_t room = bits_.size() / 4;
+  size_t wide_lo = lo < base_ ? (lo > room ? lo - room : 0) : lo;
+  size_t wide_hi = hi >= base_ + bits_.size() ? hi + room : hi;
+  if (wide_hi - wide_lo + 1 > n) wide_lo = lo, wide_hi = hi;
+  Rebase(wide_lo, wide_hi);
 }
 
 std::pair<size_t, size_t> StorageSet::WordRange() const {

@@ -63,7 +63,8 @@ class StorageSet {
   }
   // Room for this set's members and `other`'s: the dense form over both
   // ranges when that is no larger (a small set about to take in a large dense
-  // one would otherwise become a large hash table).
+  // one would otherwise become a large hash table); a bitmap that widens
+  // takes room to widen again.
   void ReserveFor(const StorageSet& other);
   // Both sets are bitmaps and this one's range covers other's.
   bool BitmapCovers(const StorageSet& other) const {
