@@ -1,11 +1,13 @@
 #include "checker/sweep.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "checker/parallel.h"
 #include "model/error.h"
@@ -30,12 +32,25 @@ ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
   return c;
 }
 
-RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec) {
+namespace {
+
+RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult result) {
   RunRecord r;
   r.spec = spec;
-  r.result = Replay(trace, ConfigFor(spec, baseline));
+  r.result = std::move(result);
   r.overhead = Overhead(r.result.clock, baseline.compute);
   return r;
+}
+
+}  // namespace
+
+RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec) {
+  return RecordOf(spec, baseline, Replay(trace, ConfigFor(spec, baseline)));
+}
+
+RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                 ReplayObserver& computations) {
+  return RecordOf(spec, baseline, Replay(trace, ConfigFor(spec, baseline), computations));
 }
 
 namespace {
@@ -56,15 +71,16 @@ class ReusedRuns {
     if (!Reusable(config)) return std::nullopt;
     std::lock_guard<std::mutex> lock(mu_);
     auto covers = [&](const RunResult* r) {
-      return r != nullptr && r->budget_lo <= config.budget && config.budget <= r->budget_hi;
+      return r->budget_lo <= config.budget && config.budget <= r->budget_hi;
     };
     const RunResult* found = nullptr;
     if (auto it = latest_.find({KeyOf(config), part});
         it != latest_.end() && covers(it->second.get()))
       found = it->second.get();
     if (auto it = finished_.find(KeyOf(config)); !found && it != finished_.end())
-      for (const RunResult* r : it->second)
-        if (covers(r)) found = r;
+      if (auto at = std::find_if(it->second.begin(), it->second.end(), covers);
+          at != it->second.end())
+        found = *at;
     if (!found) return std::nullopt;
     RunResult copy = *found;
     copy.budget = config.budget;
@@ -121,11 +137,12 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, con
     std::map<Point, size_t> first;  // of the points replayed here
     for (size_t i = 0; i < specs.size(); ++i) {
       if (!specs[i].overrides.empty()) throw Error("a journaled grid cannot have overrides");
-      Point point{specs[i].heuristic->name, ConfigFor(specs[i], baseline).budget};
+      const ReplayConfig config = ConfigFor(specs[i], baseline);
+      Point point{specs[i].heuristic->name, config.budget};
       same_as[i] = i;
       if (auto it = finished.find(point); it != finished.end()) {
         results[i] = *it->second;
-        reused_runs.KeepFinished(ConfigFor(specs[i], baseline), it->second);
+        reused_runs.KeepFinished(config, it->second);
         ++known;
       } else if (auto [at, fresh] = first.emplace(point, i); fresh) {
         todo.push_back(i);

@@ -59,6 +59,10 @@ struct GridJournal {
 
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
+// The same run, telling `computations` of each computation (Replay()'s
+// watched form: for progress).
+RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                 ReplayObserver& computations);
 // jobs <= 0 means one per hardware thread (WorkerCount). With a journal
 // (see above), replays only the points it has not finished, each once, and
 // returns what an uninterrupted run returns; progress then counts the

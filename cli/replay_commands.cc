@@ -87,8 +87,7 @@ class ReplayProgress : public ReplayObserver {
  private:
   void Draw(int32_t step) {
     const int64_t model = clock_ - 1 - remat_;  // simrd's clock starts at 1
-    const double overhead =
-        model > 0 ? static_cast<double>(clock_) / static_cast<double>(model) : 1;
+    const double overhead = model > 0 ? Overhead(clock_, model) : 1;
     std::string note = fmt::format("step {}/{}, overhead {:.2f} so far", step, steps_, overhead);
     if (overhead > 10 && !limited_) note += " (thrashing? --overhead-limit ends such a run)";
     bar_.UpdatePercent(static_cast<size_t>(step), steps_, note);
@@ -167,9 +166,7 @@ int RunReplay(const ReplayCommandFlags& f) {
     run.overhead = Overhead(run.result.clock, baseline.compute);
   } else {
     ReplayProgress progress(trace, spec.overhead_limit.has_value());
-    run.spec = spec;
-    run.result = Replay(trace, ConfigFor(spec, baseline), progress);
-    run.overhead = Overhead(run.result.clock, baseline.compute);
+    run = RunOne(trace, baseline, spec, progress);
   }
   if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
     throw Error(
