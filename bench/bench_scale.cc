@@ -94,8 +94,9 @@ int main(int argc, char** argv) {
     config.heuristic = &dtr::FindHeuristic("DTR");
     config.budget = dtr::BudgetForRatio(baseline.memory, ratio);
     CpuLimit stop(limit);
+    config.watcher = &stop;  // the plain path, as dtrcheck replay
     double t = CpuSeconds();
-    dtr::RunResult r = dtr::Replay(trace, config, stop);  // the plain path, as dtrcheck replay
+    dtr::RunResult r = dtr::Replay(trace, config);
     double cpu = CpuSeconds() - t;
     const char* outcome = r.outcome == dtr::Outcome::kPass      ? "pass"
                           : r.outcome == dtr::Outcome::kOom     ? "oom"

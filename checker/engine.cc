@@ -61,7 +61,8 @@ Engine::Engine(const Trace& trace, const EngineOptions& options)
       maintain_eq_(options.eq_classes),
       budget_(options.budget),
       remat_limit_(options.remat_limit),
-      observer_(options.observer) {
+      observer_(options.observer),
+      watcher_(options.watcher) {
   if ((maintain_regions_ || maintain_eq_) && !OptimizedRuntime(runtime_))
     throw Error(fmt::format("{} does not maintain {} (use RuntimeV2Optimized or RuntimeV2EagerOptimized)",
                             RuntimeName(runtime_), maintain_regions_ ? "evicted regions" : "equivalence classes"));
@@ -361,10 +362,12 @@ void Engine::ComputeTensor(TensorId t, bool remat) {
   CheckedAdd(result_.clock, op.compute, "clock", *trace_);
   memory_ += op.total_size;
   result_.max_memory = std::max(result_.max_memory, memory_);
-  if (observer_ &&
-      observer_->OnComputation({events_, t, remat, result_.clock, memory_, step_,
-                                static_cast<int32_t>(frames_.size()) - 1}) == Flow::kStop)
-    stop_requested_ = true;
+  if (observer_ || watcher_) {
+    const Computation c{
+        events_, t, remat, result_.clock, memory_, step_, static_cast<int32_t>(frames_.size()) - 1};
+    if (observer_ && observer_->OnComputation(c) == Flow::kStop) stop_requested_ = true;
+    if (watcher_ && watcher_->OnComputation(c) == Flow::kStop) stop_requested_ = true;
+  }
   ++events_;
   material_[storage(t)] = 1;
   defined_[t] = 1;

@@ -62,6 +62,8 @@ struct EngineOptions {
   bool regions = false;     // maintain evicted regions (optimized runtimes only)
   bool eq_classes = false;  // maintain equivalence classes (optimized runtimes only)
   ReplayObserver* observer = nullptr;  // computations and eager evictions
+  // Computations only, after the observer (a progress display, a CPU limit).
+  ReplayObserver* watcher = nullptr;
 };
 
 class Engine {
@@ -116,6 +118,7 @@ class Engine {
   void CountDecision() { ++decisions_; }
   void CountEvaluations(int64_t n) { result_.heuristic_evals += n; }
   void set_observer(ReplayObserver* observer) { observer_ = observer; }
+  void set_watcher(ReplayObserver* watcher) { watcher_ = watcher; }
   void clear_stop() { stop_requested_ = false; }
   // The result so far, with the given outcome (distinct counts computed now).
   RunResult Result(Outcome outcome) const;
@@ -263,6 +266,7 @@ class Engine {
   int64_t budget_;
   double remat_limit_;
   ReplayObserver* observer_;
+  ReplayObserver* watcher_;
 
   int32_t step_ = 0;
   TensorId tensor_count_ = 0;

@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <stdexcept>
 
 #include "checker/exact_divide.h"
 #include "checker/heuristic_policy.h"
@@ -17,6 +16,7 @@ EngineOptions EngineOptionsFor(const ReplayConfig& config) {
   o.budget = config.budget;
   o.remat_limit = config.remat_limit;
   o.observer = config.observer;
+  o.watcher = config.watcher;
   if (config.heuristic) {
     HeuristicPolicy::CheckSupported(*config.heuristic, config.runtime);
     o.regions = (config.heuristic->features & kFeatureRegions) && OptimizedRuntime(config.runtime);
@@ -147,15 +147,6 @@ RunResult Replay(const Trace& trace, const ReplayConfig& config) {
   return Drive(engine, policy, config.observer);
 }
 
-RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayObserver& computations) {
-  if (config.observer) throw std::logic_error("Replay: a watched run has no observer of its own");
-  ReplayConfig watched = config;
-  watched.observer = &computations;  // the engine's: Drive gets none
-  Engine engine(trace, EngineOptionsFor(watched));
-  ConfiguredPolicy policy(config);
-  return Drive(engine, policy, nullptr);
-}
-
 namespace {
 
 // Stops before decision `index`; passes every event on to `next`.
@@ -195,7 +186,8 @@ ReplayState ReplayWithState(const Trace& trace, const ReplayConfig& config,
   } else {
     state.result = Drive(state.engine, policy, config.observer);
   }
-  state.engine.set_observer(nullptr);
+  state.engine.set_observer(nullptr);  // both may be gone before the engine
+  state.engine.set_watcher(nullptr);
   return state;
 }
 

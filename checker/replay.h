@@ -27,6 +27,10 @@ struct ReplayConfig {
   double remat_limit = std::numeric_limits<double>::infinity();
   uint64_t seed = 0;  // RandomStorage / AbRandom only
   ReplayObserver* observer = nullptr;
+  // Sees every computation (OnComputation, which may stop the run) and
+  // nothing else, so the decisions take the unobserved path: a progress
+  // display, a CPU limit. Not a part of what the run is (RunMany's copies).
+  ReplayObserver* watcher = nullptr;
   // Decision index -> storage to evict instead of the heuristic's choice
   // (sorted by index). The storage must be in the pool at that decision.
   std::vector<std::pair<int64_t, StorageId>> overrides;
@@ -82,11 +86,6 @@ RunResult Drive(Engine& engine, EvictionPolicy& policy, ReplayObserver* observer
 // Throws Error if the configuration is invalid, or if the run reaches a
 // state where simrd itself stops with an assertion.
 RunResult Replay(const Trace& trace, const ReplayConfig& config);
-// The same run on the path Replay() takes without an observer (no decision
-// details; config.observer must be null), telling `computations` of each
-// computation and eager eviction, which may stop it: for progress and time
-// limits.
-RunResult Replay(const Trace& trace, const ReplayConfig& config, ReplayObserver& computations);
 
 // A replay and the engine where it ended. With `stop_before_decision`, the
 // run stops (Outcome::kStopped) when that decision is due: the engine is at

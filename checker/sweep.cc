@@ -49,8 +49,10 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 }
 
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                 ReplayObserver& computations) {
-  return RecordOf(spec, baseline, Replay(trace, ConfigFor(spec, baseline), computations));
+                 ReplayObserver& watcher) {
+  ReplayConfig config = ConfigFor(spec, baseline);
+  config.watcher = &watcher;
+  return RecordOf(spec, baseline, Replay(trace, config));
 }
 
 namespace {

@@ -59,10 +59,10 @@ struct GridJournal {
 
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
-// The same run, telling `computations` of each computation (Replay()'s
-// watched form: for progress).
+// The same run, `watcher` told of each computation (ReplayConfig::watcher:
+// for progress).
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                 ReplayObserver& computations);
+                 ReplayObserver& watcher);
 // jobs <= 0 means one per hardware thread (WorkerCount). With a journal
 // (see above), replays only the points it has not finished, each once, and
 // returns what an uninterrupted run returns; progress then counts the

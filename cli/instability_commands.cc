@@ -179,7 +179,13 @@ int RunDiff(const DiffFlags& f) {
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
   TraceSummary summary = Summarize(f.trace, baseline);
-  RunComparison cmp = CompareRuns(trace, baseline, a, b);
+  RunComparison cmp;
+  {
+    ProgressBar bar("diff", std::chrono::seconds(1));
+    ReplayProgress progress(bar, trace.program.size(),
+                            a.overhead_limit ? "" : ReplayProgress::kLimitHint, 2);
+    cmp = CompareRuns(trace, baseline, a, b, {&progress.watcher(0), &progress.watcher(1)});
+  }
   if (f.json)
     std::cout << DiffJson(summary, trace, cmp).dump() << "\n";
   else

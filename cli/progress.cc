@@ -3,11 +3,14 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "checker/replay.h"
 
 namespace dtr::cli {
 
@@ -95,6 +98,40 @@ void ProgressBar::Status(const std::string& text) {
   else
     fmt::print(stderr, "{}\n", line);
   std::fflush(stderr);
+}
+
+ReplayProgress::ReplayProgress(ProgressBar& bar, size_t steps, std::string thrash_hint, int runs)
+    : bar_(bar), steps_(steps), thrash_hint_(std::move(thrash_hint)), seen_(runs) {
+  watchers_.reserve(runs);
+  for (int i = 0; i < runs; ++i) watchers_.emplace_back(this, i);
+}
+
+Flow ReplayProgress::Watcher::OnComputation(const Computation& c) {
+  if (c.event == 0) *this = Watcher(owner_, run_);  // a new run (replay --record --emit-script)
+  if (c.remat) remat_ += c.clock - clock_;
+  clock_ = c.clock;
+  if ((++computations_ & 4095) == 0) {
+    const int64_t model = clock_ - 1 - remat_;  // simrd's clock starts at 1
+    owner_->Report(run_, {c.program_step, model > 0 ? Overhead(clock_, model) : 1});
+  }
+  return Flow::kContinue;
+}
+
+void ReplayProgress::Report(int run, Seen seen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_[run] = seen;
+  size_t done = 0;
+  double worst = 1;
+  std::string note;
+  for (size_t i = 0; i < seen_.size(); ++i) {
+    done += static_cast<size_t>(seen_[i].step);
+    worst = std::max(worst, seen_[i].overhead);
+    if (seen_.size() > 1) note += fmt::format("{}{}: ", i ? "; " : "", static_cast<char>('A' + i));
+    note +=
+        fmt::format("step {}/{}, overhead {:.2f} so far", seen_[i].step, steps_, seen_[i].overhead);
+  }
+  if (worst > 10 && !thrash_hint_.empty()) note += " " + thrash_hint_;
+  bar_.UpdatePercent(done, steps_ * seen_.size(), note);
 }
 
 }  // namespace dtr::cli

@@ -6,7 +6,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
+
+#include "checker/run_result.h"
 
 namespace dtr::cli {
 
@@ -37,6 +42,45 @@ class ProgressBar {
   std::chrono::milliseconds quiet_start_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;
+};
+
+// The progress of replays that may be long (a thrashing run has no end in
+// sight without --overhead-limit), drawn on `bar`: each run's program step
+// and its overhead so far (clock over the model compute done), looked at
+// every 4,096 computations; once an overhead passes 10, `thrash_hint` after
+// them (if not empty: runs with an overhead limit end by themselves). Each
+// run is watched by watcher(i) (ReplayConfig::watcher); runs may be on
+// different threads.
+class ReplayProgress {
+ public:
+  // The hint for commands that take --overhead-limit.
+  static constexpr const char* kLimitHint = "(thrashing? --overhead-limit ends such a run)";
+  ReplayProgress(ProgressBar& bar, size_t steps, std::string thrash_hint, int runs = 1);
+  ReplayObserver& watcher(int run) { return watchers_[run]; }
+
+ private:
+  class Watcher : public ReplayObserver {
+   public:
+    Watcher(ReplayProgress* owner, int run) : owner_(owner), run_(run) {}
+    Flow OnComputation(const Computation& c) override;
+
+   private:
+    ReplayProgress* owner_;
+    int run_;
+    int64_t computations_ = 0, clock_ = 1, remat_ = 0;
+  };
+  struct Seen {
+    int32_t step = 0;
+    double overhead = 1;
+  };
+  void Report(int run, Seen seen);
+
+  ProgressBar& bar_;
+  size_t steps_;
+  std::string thrash_hint_;
+  std::vector<Watcher> watchers_;
+  std::mutex mu_;  // guards seen_ and bar_
+  std::vector<Seen> seen_;
 };
 
 }  // namespace dtr::cli

@@ -61,6 +61,10 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
 
 // The heuristic's run that frontier and explain look at: --heuristic (named in
 // the header too) on the loaded trace's runtime and budget.
+// The replays of frontier and explain have no overhead limit: a heuristic
+// that thrashes there goes on until its OOM.
+constexpr const char* kNoLimitHint = "(thrashing? the run goes on to its end)";
+
 ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
   l.header.heuristic = f.heuristic();
   ReplayConfig config;
@@ -171,8 +175,13 @@ void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f) {
 int RunFrontier(const FrontierFlags& f) {
   Loaded l = Load(f, "frontier");
   ReplayConfig config = HeuristicRun(l, f);
-  RematFrontier fr =
-      f.at >= 0 ? FrontierAtDecision(l.trace, config, f.at) : FrontierAtOom(l.trace, config);
+  RematFrontier fr;
+  {
+    ProgressBar bar("frontier", std::chrono::seconds(1));
+    ReplayProgress progress(bar, l.trace.program.size(), kNoLimitHint);
+    config.watcher = &progress.watcher(0);
+    fr = f.at >= 0 ? FrontierAtDecision(l.trace, config, f.at) : FrontierAtOom(l.trace, config);
+  }
   if (f.json)
     std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
   else
@@ -215,6 +224,8 @@ int RunExplain(const ProofFlags& f) {
   Classification c;
   {
     ProgressBar bar("explain");
+    ReplayProgress progress(bar, l.trace.program.size(), kNoLimitHint);
+    config.watcher = &progress.watcher(0);  // the run, then its frontier
     c = ExplainOom(l.trace, l.baseline, config, o, [&](const std::string& s) { bar.Status(s); });
   }
   SaveWitness(f, l, c);

@@ -69,35 +69,6 @@ std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std:
   return out;
 }
 
-// The progress of one replay, which may be long (a thrashing run has no end
-// in sight without --overhead-limit): program steps done and the overhead so
-// far (clock over the model compute done), looked at every 4,096
-// computations; on a terminal from the first second on.
-class ReplayProgress : public ReplayObserver {
- public:
-  ReplayProgress(const Trace& trace, bool limited)
-      : steps_(trace.program.size()), limited_(limited), bar_("replay", std::chrono::seconds(1)) {}
-  Flow OnComputation(const Computation& c) override {
-    if (c.remat) remat_ += c.clock - clock_;
-    clock_ = c.clock;
-    if ((++computations_ & 4095) == 0) Draw(c.program_step);
-    return Flow::kContinue;
-  }
-
- private:
-  void Draw(int32_t step) {
-    const int64_t model = clock_ - 1 - remat_;  // simrd's clock starts at 1
-    const double overhead = model > 0 ? Overhead(clock_, model) : 1;
-    std::string note = fmt::format("step {}/{}, overhead {:.2f} so far", step, steps_, overhead);
-    if (overhead > 10 && !limited_) note += " (thrashing? --overhead-limit ends such a run)";
-    bar_.UpdatePercent(static_cast<size_t>(step), steps_, note);
-  }
-  size_t steps_;
-  bool limited_;
-  ProgressBar bar_;
-  int64_t computations_ = 0, clock_ = 1, remat_ = 0;
-};
-
 }  // namespace
 
 void AddInfoFlags(CLI::App* cmd, InfoFlags& f) {
@@ -156,17 +127,25 @@ int RunReplay(const ReplayCommandFlags& f) {
   // decision log: with both flags the trace is replayed twice (one
   // observer per replay); with --emit-script alone, once.
   std::optional<ScriptedRun> scripted;
-  if (!f.emit_script.empty()) scripted = ScriptOfRun(trace, ConfigFor(spec, baseline));
   RunRecord run;
-  if (!f.record.empty()) {
-    run = RunAndRecord(trace, baseline, spec, f.record, summary.log);
-  } else if (scripted) {
-    run.spec = spec;
-    run.result = scripted->run;
-    run.overhead = Overhead(run.result.clock, baseline.compute);
-  } else {
-    ReplayProgress progress(trace, spec.overhead_limit.has_value());
-    run = RunOne(trace, baseline, spec, progress);
+  {
+    ProgressBar bar("replay", std::chrono::seconds(1));
+    ReplayProgress progress(bar, trace.program.size(),
+                            spec.overhead_limit ? "" : ReplayProgress::kLimitHint);
+    if (!f.emit_script.empty()) {
+      ReplayConfig config = ConfigFor(spec, baseline);
+      config.watcher = &progress.watcher(0);
+      scripted = ScriptOfRun(trace, config);
+    }
+    if (!f.record.empty()) {
+      run = RunAndRecord(trace, baseline, spec, f.record, summary.log, &progress.watcher(0));
+    } else if (scripted) {
+      run.spec = spec;
+      run.result = scripted->run;
+      run.overhead = Overhead(run.result.clock, baseline.compute);
+    } else {
+      run = RunOne(trace, baseline, spec, progress.watcher(0));
+    }
   }
   if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
     throw Error(

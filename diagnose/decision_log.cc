@@ -126,8 +126,10 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
 }
 
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                       const std::string& path, const std::string& trace_name) {
+                       const std::string& path, const std::string& trace_name,
+                       ReplayObserver* watcher) {
   ReplayConfig config = ConfigFor(spec, baseline);
+  config.watcher = watcher;
   DecisionLogHeader header;
   header.trace = trace_name;
   header.heuristic = std::string(spec.heuristic->name);

@@ -97,9 +97,11 @@ nlohmann::ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint
 // A score as JSON: a number, or "inf" / "-inf" (JSON has no infinities).
 nlohmann::ordered_json ScoreJson(double score);
 
-// Replays one run while writing its decision log to `path`.
+// Replays one run while writing its decision log to `path`; `watcher` as
+// ReplayConfig::watcher.
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                       const std::string& path, const std::string& trace_name);
+                       const std::string& path, const std::string& trace_name,
+                       ReplayObserver* watcher = nullptr);
 
 struct DecisionLogFile {
   DecisionLogHeader header;

@@ -355,8 +355,10 @@ struct SideBySide {
   int64_t alike = 0;  // decisions both made alike, from the start
 };
 
+// `watchers` (may be null) watch the two runs (ReplayConfig::watcher).
 SideBySide ReplaySideBySide(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                            const RunSpec& b, bool keep_trails) {
+                            const RunSpec& b, bool keep_trails,
+                            std::array<ReplayObserver*, 2> watchers = {}) {
   SideBySide out;
   out.ca = ConfigFor(a, baseline);
   out.cb = ConfigFor(b, baseline);
@@ -367,6 +369,8 @@ SideBySide ReplaySideBySide(const Trace& trace, const Baseline& baseline, const 
   ReplayConfig ta = out.ca, tb = out.cb;
   ta.observer = &rec_a;
   tb.observer = &rec_b;
+  ta.watcher = watchers[0];
+  tb.watcher = watchers[1];
   // Side by side: the matcher holds only the lead of the faster run.
   ParallelFor(2, 2, [&](size_t k) {
     RunRecord& run = k == 0 ? out.a : out.b;
@@ -400,9 +404,9 @@ FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, 
 }
 
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                          const RunSpec& b) {
+                          const RunSpec& b, std::array<ReplayObserver*, 2> watchers) {
   RunComparison cmp;
-  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/true);
+  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/true, watchers);
   const ReplayConfig& ca = s.ca;
   const ReplayConfig& cb = s.cb;
   const RunRecord& run_a = s.a;

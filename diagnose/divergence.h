@@ -10,6 +10,7 @@
 // aligned pair that chose differently is explained term by term.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -138,8 +139,10 @@ FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, 
 // Replays both runs side by side keeping their trails (the decisions both
 // made alike are compared as they come and dropped), then replays each up to
 // the last decision it must explain, reading the scores there only.
+// `watchers` (may be null) watch the two runs side by side
+// (ReplayConfig::watcher), from two threads.
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                          const RunSpec& b);
+                          const RunSpec& b, std::array<ReplayObserver*, 2> watchers = {});
 
 // The score and terms `storage` has at decision `index` of the run `config`
 // describes (replayed up to that decision with an override); nullopt if the

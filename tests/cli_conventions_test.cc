@@ -354,16 +354,17 @@ TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the i
         "progress lines every 30 s\n");
 }
 
-// The lines of `err` that a replay's progress printed: each "replay P% step
+// The lines of `err` that a replay's progress printed: each "LABEL P% step
 // N/STEPS, overhead X so far ...", N never going back. Returns them.
-std::vector<std::string> ReplayProgressLines(const std::string& err, size_t steps) {
+std::vector<std::string> ReplayProgressLines(const std::string& err, size_t steps,
+                                             const std::string& label = "replay") {
   std::vector<std::string> lines;
   std::istringstream in(err);
   std::string line;
   int64_t last_step = 0;
   while (std::getline(in, line)) {
     INFO(line);
-    REQUIRE(line.rfind("replay ", 0) == 0);
+    REQUIRE(line.rfind(label + " ", 0) == 0);
     const size_t at = line.find("% step ");
     REQUIRE(at != std::string::npos);
     const int64_t step = std::stoll(line.substr(at + 7));
@@ -378,23 +379,34 @@ std::vector<std::string> ReplayProgressLines(const std::string& err, size_t step
   return lines;
 }
 
+// Runs `args` quietly, then with a progress line at every look: both pass,
+// the quiet run prints nothing on stderr, both print the same on stdout.
+// Returns the second run's stderr.
+std::string ProgressOf(const Workspace& w, const std::string& args) {
+  INFO(args);
+  const Output quiet = w.Run(args);
+  REQUIRE(quiet.status == 0);
+  CHECK(quiet.err.empty());
+  const Output each = w.Run(args, "DTRCHECK_PROGRESS_SECONDS=0");
+  CHECK(each.status == 0);
+  CHECK(each.out == quiet.out);
+  return each.err;
+}
+
+bool AnyHas(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
 TEST_CASE("cli conventions: a long replay shows its step and overhead, and a thrashing hint") {
   Workspace w;
   const std::string lstm = TracePath("lstm");
   const size_t steps = LoadTrace(lstm).program.size();
   // LRU at 0.266 recomputes about 600 times the model's compute before its OOM.
-  const std::string lru = "replay " + lstm + " --ratio 0.266 --heuristic LRU";
-  const Output quiet = w.Run(lru);
-  REQUIRE(quiet.status == 0);
-  CHECK(quiet.err.empty());
-  const Output each = w.Run(lru, "DTRCHECK_PROGRESS_SECONDS=0");
-  CHECK(each.status == 0);
-  CHECK(each.out == quiet.out);
-  const std::vector<std::string> lines = ReplayProgressLines(each.err, steps);
+  const std::vector<std::string> lines = ReplayProgressLines(
+      ProgressOf(w, "replay " + lstm + " --ratio 0.266 --heuristic LRU"), steps);
   CHECK(lines.size() >= 10);
-  CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("(thrashing? --overhead-limit ends such a run)") != std::string::npos;
-  }));
+  CHECK(AnyHas(lines, "(thrashing? --overhead-limit ends such a run)"));
   // With a limit, no hint: the run ends by itself.
   const Output limited =
       w.Run("replay " + lstm + " --ratio 0.266 --heuristic LargestStorage --overhead-limit 20",
@@ -404,6 +416,57 @@ TEST_CASE("cli conventions: a long replay shows its step and overhead, and a thr
   const std::vector<std::string> limited_lines = ReplayProgressLines(limited.err, steps);
   CHECK(limited_lines.size() >= 5);
   for (const std::string& l : limited_lines) CHECK(l.find("thrashing?") == std::string::npos);
+}
+
+// What a progress line says of the run: from " step " to the time.
+std::string ProgressNote(const std::string& line) {
+  const size_t from = line.find(" step "), to = line.find("  ", from);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  return line.substr(from, to - from);
+}
+
+TEST_CASE("cli conventions: frontier, diff and replay --record/--emit-script show progress") {
+  Workspace w;
+  const std::string lstm = TracePath("lstm");
+  const size_t steps = LoadTrace(lstm).program.size();
+  // LRU at 0.266 thrashes to an OOM; frontier has no overhead limit to offer.
+  const std::vector<std::string> lines = ReplayProgressLines(
+      ProgressOf(w, "frontier " + lstm + " --ratio 0.266 --heuristic LRU"), steps, "frontier");
+  CHECK(lines.size() >= 10);
+  CHECK(AnyHas(lines, "(thrashing? the run goes on to its end)"));
+  CHECK(!AnyHas(lines, "--overhead-limit"));
+
+  // diff: both runs side by side on one line.
+  std::istringstream in(ProgressOf(w, "diff " + lstm + " --ratios 0.266,0.2661 --heuristic LRU"));
+  std::string line;
+  size_t diff_lines = 0;
+  while (std::getline(in, line)) {
+    INFO(line);
+    REQUIRE(line.rfind("diff ", 0) == 0);
+    CHECK(line.find(" A: step ") != std::string::npos);
+    CHECK(line.find("; B: step ") != std::string::npos);
+    ++diff_lines;
+  }
+  CHECK(diff_lines >= 10);
+
+  // --emit-script and --record replay the run twice: the second run's lines
+  // are the first's (each run counted from its start).
+  const Output both =
+      w.Run("replay " + lstm + " --ratio 0.2 --record run.jsonl.gz --emit-script run.script",
+            "DTRCHECK_PROGRESS_SECONDS=0");
+  REQUIRE(both.status == 0);
+  std::vector<std::string> notes;
+  std::istringstream both_in(both.err);
+  while (std::getline(both_in, line)) {
+    INFO(line);
+    REQUIRE(line.rfind("replay ", 0) == 0);
+    notes.push_back(ProgressNote(line));
+  }
+  REQUIRE(notes.size() >= 4);
+  REQUIRE(notes.size() % 2 == 0);
+  const size_t half = notes.size() / 2;
+  CHECK(std::equal(notes.begin(), notes.begin() + half, notes.begin() + half));
 }
 
 }  // namespace
