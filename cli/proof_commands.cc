@@ -59,12 +59,12 @@ Loaded Load(const ProofBudgetFlags& f, const char* command) {
   return l;
 }
 
-// The heuristic's run that frontier and explain look at: --heuristic (named in
-// the header too) on the loaded trace's runtime and budget.
 // The replays of frontier and explain have no overhead limit: a heuristic
 // that thrashes there goes on until its OOM.
 constexpr const char* kNoLimitHint = "(thrashing? the run goes on to its end)";
 
+// The heuristic's run that frontier and explain look at: --heuristic (named in
+// the header too) on the loaded trace's runtime and budget.
 ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
   l.header.heuristic = f.heuristic();
   ReplayConfig config;

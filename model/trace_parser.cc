@@ -129,9 +129,9 @@ class NameTable {
     return e < 0 ? -1 : entries_[e].bound;
   }
   // The entry of `name`, created if the name is new (valid until the next Add).
-  Entry& Add(std::string_view name) { return entries_[Slot(name)]; }
+  Entry& Add(std::string_view name) { return entries_[Intern(name)]; }
   void Bind(std::string_view name, TensorId t) {
-    const int32_t e = Slot(name);
+    const int32_t e = Intern(name);
     if (entries_[e].bound < 0) order_.push_back(e);
     entries_[e].bound = t;
   }
@@ -163,7 +163,8 @@ class NameTable {
       if (cell.entry < 0 || (cell.hash == hash && names_[cell.entry] == name)) return cell;
     }
   }
-  int32_t Slot(std::string_view name) {
+  // The entry of `name`, created if the name is new.
+  int32_t Intern(std::string_view name) {
     const uint32_t hash = Hash(name);
     if (const Cell& found = Find(name, hash); found.entry >= 0) return found.entry;
     if (2 * (entries_.size() + 1) > cells_.size()) Grow();
