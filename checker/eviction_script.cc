@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -99,12 +100,13 @@ class ScriptRecorder : public ReplayObserver {
 }  // namespace
 
 ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config) {
-  if (config.observer) throw Error("ScriptOfRun: the configuration already has an observer");
   ScriptedRun out;
   EvictionScript decisions;
   ScriptRecorder recorder(decisions);
+  std::optional<TeeObserver> tee;
   ReplayConfig c = config;
   c.observer = &recorder;
+  if (config.observer) c.observer = &tee.emplace(*config.observer, recorder);
   out.run = Replay(trace, c);
   if (!config.script) {
     out.script = std::move(decisions);

@@ -46,7 +46,7 @@ struct ScriptedRun {
   RunResult run;
   EvictionScript script;
 };
-// config.observer must be null (the recording uses it).
+// config.observer, if any, sees the run too (a decision log written with it).
 ScriptedRun ScriptOfRun(const Trace& trace, const ReplayConfig& config);
 
 // The engine of the script's run (`runtime`, no budget) at the first

@@ -115,6 +115,38 @@ class ReplayObserver {
   virtual Flow OnComputation(const Computation&) { return Flow::kContinue; }
 };
 
+// Hands every event to two observers, first `a` then `b`, each whatever the
+// other answers; the run stops if either asks. The policy fills in the
+// scores if either wants them.
+class TeeObserver : public ReplayObserver {
+ public:
+  TeeObserver(ReplayObserver& a, ReplayObserver& b) : a_(a), b_(b) {}
+  Flow OnDecisionDue(const DecisionPoint& d) override {
+    const Flow x = a_.OnDecisionDue(d);
+    return Either(x, b_.OnDecisionDue(d));
+  }
+  Flow OnDecision(const DecisionPoint& d) override {
+    const Flow x = a_.OnDecision(d);
+    return Either(x, b_.OnDecision(d));
+  }
+  bool WantsScores() const override { return a_.WantsScores() || b_.WantsScores(); }
+  Flow OnEagerEviction(const EagerEviction& e) override {
+    const Flow x = a_.OnEagerEviction(e);
+    return Either(x, b_.OnEagerEviction(e));
+  }
+  Flow OnComputation(const Computation& c) override {
+    const Flow x = a_.OnComputation(c);
+    return Either(x, b_.OnComputation(c));
+  }
+
+ private:
+  static Flow Either(Flow x, Flow y) {
+    return x == Flow::kStop || y == Flow::kStop ? Flow::kStop : Flow::kContinue;
+  }
+  ReplayObserver& a_;
+  ReplayObserver& b_;
+};
+
 // An eviction script entry: before computation `event`, evict `storage`.
 // Entries sorted by event; several may share one.
 struct ScriptedEviction {

@@ -32,8 +32,6 @@ ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
   return c;
 }
 
-namespace {
-
 RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult result) {
   RunRecord r;
   r.spec = spec;
@@ -42,17 +40,8 @@ RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult resu
   return r;
 }
 
-}  // namespace
-
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec) {
   return RecordOf(spec, baseline, Replay(trace, ConfigFor(spec, baseline)));
-}
-
-RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                 ReplayObserver& watcher) {
-  ReplayConfig config = ConfigFor(spec, baseline);
-  config.watcher = &watcher;
-  return RecordOf(spec, baseline, Replay(trace, config));
 }
 
 namespace {

@@ -58,11 +58,9 @@ struct GridJournal {
 };
 
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
+// The record of spec's run, given its result (the overhead from the baseline).
+RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult result);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
-// The same run, `watcher` told of each computation (ReplayConfig::watcher:
-// for progress).
-RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                 ReplayObserver& watcher);
 // jobs <= 0 means one per hardware thread (WorkerCount). With a journal
 // (see above), replays only the points it has not finished, each once, and
 // returns what an uninterrupted run returns; progress then counts the

@@ -107,7 +107,8 @@ ReplayProgress::ReplayProgress(ProgressBar& bar, size_t steps, std::string thras
 }
 
 Flow ReplayProgress::Watcher::OnComputation(const Computation& c) {
-  if (c.event == 0) *this = Watcher(owner_, run_);  // a new run (replay --record --emit-script)
+  // A new run (explain: the run, then its frontier).
+  if (c.event == 0) *this = Watcher(owner_, run_);
   if (c.remat) remat_ += c.clock - clock_;
   clock_ = c.clock;
   if ((++computations_ & 4095) == 0) {

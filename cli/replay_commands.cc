@@ -123,30 +123,27 @@ int RunReplay(const ReplayCommandFlags& f) {
   spec.overrides = ParseOverrides(f.overrides, trace);
   Baseline baseline = ComputeBaseline(trace);
   TraceSummary summary = Summarize(f.trace, baseline);
-  // The script comes from an observer on the replay, and so does the
-  // decision log: with both flags the trace is replayed twice (one
-  // observer per replay); with --emit-script alone, once.
+  // The script and the decision log come from observers on the one replay.
   std::optional<ScriptedRun> scripted;
+  std::optional<DecisionLogWriter> log;
   RunRecord run;
   {
     ProgressBar bar("replay", std::chrono::seconds(1));
     ReplayProgress progress(bar, trace.program.size(),
                             spec.overhead_limit ? "" : ReplayProgress::kLimitHint);
+    ReplayConfig config = ConfigFor(spec, baseline);
+    config.watcher = &progress.watcher(0);
+    if (!f.record.empty())
+      config.observer =
+          &log.emplace(f.record, trace, DecisionLogHeaderFor(spec, baseline, summary.log));
     if (!f.emit_script.empty()) {
-      ReplayConfig config = ConfigFor(spec, baseline);
-      config.watcher = &progress.watcher(0);
       scripted = ScriptOfRun(trace, config);
-    }
-    if (!f.record.empty()) {
-      run = RunAndRecord(trace, baseline, spec, f.record, summary.log, &progress.watcher(0));
-    } else if (scripted) {
-      run.spec = spec;
-      run.result = scripted->run;
-      run.overhead = Overhead(run.result.clock, baseline.compute);
+      run = RecordOf(spec, baseline, scripted->run);
     } else {
-      run = RunOne(trace, baseline, spec, progress.watcher(0));
+      run = RecordOf(spec, baseline, Replay(trace, config));
     }
   }
+  if (log) log->Finish(run);
   if (!spec.overrides.empty() && spec.overrides.back().first >= run.result.heuristic_evictions)
     throw Error(
         fmt::format("--override at decision {} was never taken: the run made {} decisions ({})",

@@ -125,24 +125,26 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   pending_.Commit();
 }
 
+DecisionLogHeader DecisionLogHeaderFor(const RunSpec& spec, const Baseline& baseline,
+                                       const std::string& trace_name) {
+  DecisionLogHeader header;
+  header.trace = trace_name;
+  header.heuristic = std::string(spec.heuristic->name);
+  header.runtime = std::string(RuntimeName(spec.runtime));
+  header.budget = ConfigFor(spec, baseline).budget;
+  if (spec.ratio && !spec.budget) header.ratio = spec.ratio->text;
+  header.baseline_compute = baseline.compute;
+  return header;
+}
+
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
                        const std::string& path, const std::string& trace_name,
                        ReplayObserver* watcher) {
   ReplayConfig config = ConfigFor(spec, baseline);
   config.watcher = watcher;
-  DecisionLogHeader header;
-  header.trace = trace_name;
-  header.heuristic = std::string(spec.heuristic->name);
-  header.runtime = std::string(RuntimeName(spec.runtime));
-  header.budget = config.budget;
-  if (spec.ratio && !spec.budget) header.ratio = spec.ratio->text;
-  header.baseline_compute = baseline.compute;
-  DecisionLogWriter writer(path, trace, header);
+  DecisionLogWriter writer(path, trace, DecisionLogHeaderFor(spec, baseline, trace_name));
   config.observer = &writer;
-  RunRecord run;
-  run.spec = spec;
-  run.result = Replay(trace, config);
-  run.overhead = Overhead(run.result.clock, baseline.compute);
+  RunRecord run = RecordOf(spec, baseline, Replay(trace, config));
   writer.Finish(run);
   return run;
 }

@@ -97,6 +97,10 @@ nlohmann::ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint
 // A score as JSON: a number, or "inf" / "-inf" (JSON has no infinities).
 nlohmann::ordered_json ScoreJson(double score);
 
+// The header of spec's run's log (`trace_name`: the trace's file name).
+DecisionLogHeader DecisionLogHeaderFor(const RunSpec& spec, const Baseline& baseline,
+                                       const std::string& trace_name);
+
 // Replays one run while writing its decision log to `path`; `watcher` as
 // ReplayConfig::watcher.
 RunRecord RunAndRecord(const Trace& trace, const Baseline& baseline, const RunSpec& spec,

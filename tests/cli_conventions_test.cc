@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/decision_log.h"
 #include "model/trace_parser.h"
 #include "tests/shell_run.h"
 #include "tests/test_paths.h"
@@ -44,6 +45,14 @@ class Workspace {
     std::ofstream(dir_ / "bad.script") << "12 x1 extra\n";
   }
   ~Workspace() { fs::remove_all(dir_); }
+
+  fs::path Path(const std::string& name) const { return dir_ / name; }
+  std::string Read(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
 
   // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them),
   // with the environment variables ENV (`NAME=value ...`) set.
@@ -450,23 +459,50 @@ TEST_CASE("cli conventions: frontier, diff and replay --record/--emit-script sho
   }
   CHECK(diff_lines >= 10);
 
-  // --emit-script and --record replay the run twice: the second run's lines
-  // are the first's (each run counted from its start).
-  const Output both =
-      w.Run("replay " + lstm + " --ratio 0.2 --record run.jsonl.gz --emit-script run.script",
-            "DTRCHECK_PROGRESS_SECONDS=0");
+  // --emit-script and --record together replay the run once: the progress
+  // lines, the script and the decision log are those of each flag alone.
+  const std::string run = "replay " + lstm + " --ratio 0.2";
+  const Output both = w.Run(run + " --record both.jsonl.gz --emit-script both.script",
+                            "DTRCHECK_PROGRESS_SECONDS=0");
+  const Output record = w.Run(run + " --record one.jsonl.gz", "DTRCHECK_PROGRESS_SECONDS=0");
+  const Output script = w.Run(run + " --emit-script one.script", "DTRCHECK_PROGRESS_SECONDS=0");
   REQUIRE(both.status == 0);
-  std::vector<std::string> notes;
-  std::istringstream both_in(both.err);
-  while (std::getline(both_in, line)) {
-    INFO(line);
-    REQUIRE(line.rfind("replay ", 0) == 0);
-    notes.push_back(ProgressNote(line));
+  REQUIRE(record.status == 0);
+  REQUIRE(script.status == 0);
+  CHECK(both.out == record.out);
+  CHECK(both.out == script.out);
+  auto notes = [](const std::string& err) {
+    std::vector<std::string> out;
+    std::istringstream in(err);
+    std::string line;
+    while (std::getline(in, line)) {
+      INFO(line);
+      REQUIRE(line.rfind("replay ", 0) == 0);
+      out.push_back(ProgressNote(line));
+    }
+    return out;
+  };
+  const std::vector<std::string> both_notes = notes(both.err);
+  CHECK(both_notes.size() >= 2);
+  CHECK(both_notes == notes(record.err));
+  CHECK(both_notes == notes(script.err));
+  CHECK(w.Read("both.script") == w.Read("one.script"));
+  const Trace trace = LoadTrace(lstm);
+  const DecisionLogFile a = ReadDecisionLog(w.Path("both.jsonl.gz"), trace);
+  const DecisionLogFile b = ReadDecisionLog(w.Path("one.jsonl.gz"), trace);
+  CHECK(a.log.decisions.size() > 1000);
+  CHECK(a.log.decisions == b.log.decisions);
+  REQUIRE(a.log.eager.size() == b.log.eager.size());
+  for (size_t i = 0; i < a.log.eager.size(); ++i) {
+    CHECK(a.log.eager[i].decisions_before == b.log.eager[i].decisions_before);
+    CHECK(a.log.eager[i].eviction.storage == b.log.eager[i].eviction.storage);
+    CHECK(a.log.eager[i].eviction.event == b.log.eager[i].eviction.event);
   }
-  REQUIRE(notes.size() >= 4);
-  REQUIRE(notes.size() % 2 == 0);
-  const size_t half = notes.size() / 2;
-  CHECK(std::equal(notes.begin(), notes.begin() + half, notes.begin() + half));
+  REQUIRE(a.end);
+  REQUIRE(b.end);
+  CHECK(a.end->outcome == b.end->outcome);
+  CHECK(a.end->clock == b.end->clock);
+  CHECK(a.end->decisions == b.end->decisions);
 }
 
 }  // namespace
