@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -60,6 +62,79 @@ ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
   return j;
 }
 
+namespace {
+
+// The JSON text ordered_json::dump() gives for a string: printable ASCII
+// other than '"' and '\\' as it is, anything else through the library.
+void AppendJsonString(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(
+      s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+  } else {
+    out += ordered_json(std::string(s)).dump();
+  }
+}
+
+// The text dump() gives for a number: the library's own shortest form
+// (nlohmann::detail::to_chars, which dump() calls), null if not finite.
+void AppendJsonNumber(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out += "null";
+    return;
+  }
+  char buf[64];
+  out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, x));
+}
+
+void AppendScore(std::string& out, double score) {  // ScoreJson()
+  if (std::isinf(score))
+    out += score > 0 ? "\"inf\"" : "\"-inf\"";
+  else
+    AppendJsonNumber(out, score);
+}
+
+void AppendTerms(std::string& out, const ScoreTerms& t) {
+  fmt::format_to(std::back_inserter(out), "[{},{},{}]", t.cost, t.size, t.staleness);
+}
+
+}  // namespace
+
+void AppendDecisionPointLine(std::string& out, const Trace& trace, const DecisionPoint& d) {
+  auto put = std::back_inserter(out);
+  fmt::format_to(put,
+                 "{{\"kind\":\"decision\",\"index\":{},\"event\":{},\"clock\":{},\"step\":{},"
+                 "\"depth\":{},\"tensor\":",
+                 d.index, d.event, d.clock, d.program_step, d.remat_depth);
+  AppendJsonString(out, trace.tensors[d.tensor].name);
+  fmt::format_to(put, ",\"request\":{},\"memory\":{},\"pool\":{},\"chosen\":", d.request,
+                 d.memory_usage, d.pool_size);
+  AppendJsonString(out, StorageName(trace, d.chosen));
+  out += ",\"score\":";
+  AppendScore(out, d.score);
+  out += ",\"terms\":";
+  AppendTerms(out, d.terms);
+  out += ",\"runner_up\":";
+  if (d.runner_up >= 0) {
+    AppendJsonString(out, StorageName(trace, d.runner_up));
+    out += ",\"runner_up_score\":";
+    AppendScore(out, d.runner_up_score);
+    out += ",\"runner_up_terms\":";
+    AppendTerms(out, d.runner_up_terms);
+    out += ",\"margin\":";
+    if (std::isfinite(d.score) && std::isfinite(d.runner_up_score))
+      AppendJsonNumber(out, d.runner_up_score - d.score);
+    else
+      out += "null";
+  } else {
+    out += "null";
+  }
+  if (d.overridden) out += ",\"overridden\":true";
+  out += '}';
+}
+
 DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace,
                                      const DecisionLogHeader& header)
     : path_(path), pending_(path), trace_(trace) {
@@ -77,23 +152,25 @@ DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace
   else
     j["ratio"] = nullptr;
   j["baseline_compute"] = header.baseline_compute;
-  WriteLine(j.dump());
+  WriteLine(line_ = j.dump());
 }
 
 DecisionLogWriter::~DecisionLogWriter() {
   if (file_) gzclose(file_);
 }
 
-void DecisionLogWriter::WriteLine(const std::string& line) {
+void DecisionLogWriter::WriteLine(std::string& line) {
   if (!file_) throw Error(fmt::format("{}: write after the log was finished", path_));
+  line += '\n';
   if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) !=
-          static_cast<int>(line.size()) ||
-      gzputc(file_, '\n') != '\n')
+      static_cast<int>(line.size()))
     throw InputError(SystemErrorMessage(path_, "write error"));
 }
 
 Flow DecisionLogWriter::OnDecision(const DecisionPoint& d) {
-  WriteLine(DecisionPointJson(trace_, d).dump());
+  line_.clear();
+  AppendDecisionPointLine(line_, trace_, d);
+  WriteLine(line_);
   ++decisions_;
   return Flow::kContinue;
 }
@@ -105,7 +182,7 @@ Flow DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   j["event"] = e.event;
   j["clock"] = e.clock;
   j["step"] = e.program_step;
-  WriteLine(j.dump());
+  WriteLine(line_ = j.dump());
   ++eager_;
   return Flow::kContinue;
 }
@@ -118,7 +195,7 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   j["overhead"] = run.overhead;
   j["decisions"] = decisions_;
   j["eager_evictions"] = eager_;
-  WriteLine(j.dump());
+  WriteLine(line_ = j.dump());
   int rc = gzclose(file_);
   file_ = nullptr;
   if (rc != Z_OK) throw InputError(SystemErrorMessage(path_, "write error on close"));

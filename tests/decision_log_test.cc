@@ -8,14 +8,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "checker/sweep.h"
 #include "diagnose/score_terms.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
-#include "tests/test_runs.h"
 #include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {
@@ -178,6 +179,51 @@ TEST_CASE("decision log: a ResNet-32 log is gzip'd, and every score equals its t
       CHECK(d.score <= d.runner_up_score);
     }
   }
+}
+
+TEST_CASE("decision log: the writer's lines are the JSON objects' text") {
+  LoadedTrace resnet = LoadWithBaseline("resnet32");
+  Trace& trace = resnet.trace;
+  std::string line;
+  size_t compared = 0, with_runner_up = 0;
+  auto compare = [&](const DecisionPoint& d) {
+    line.clear();
+    AppendDecisionPointLine(line, trace, d);
+    REQUIRE(line == DecisionPointJson(trace, d).dump());
+    ++compared;
+  };
+  for (const char* heuristic : {"DTR", "LRU", "MSPS", "RandomStorage"}) {
+    ReplayConfig c = resnet.ConfigAt("0.102", heuristic);
+    DecisionRecorder rec;
+    c.observer = &rec;
+    Replay(trace, c);
+    for (const DecisionPoint& d : rec.log().decisions) {
+      INFO(heuristic << " decision " << d.index);
+      compare(d);
+      with_runner_up += d.runner_up >= 0;
+    }
+  }
+  CHECK(compared > 1000);
+  CHECK(with_runner_up > 1000);
+  // What runs rarely give: infinities, NaN, no runner-up, an override, and
+  // names JSON escapes (quote, backslash, control character, UTF-8).
+  DecisionPoint d;
+  d.tensor = 0;
+  d.chosen = 0;
+  d.runner_up = 1;
+  trace.tensors[0].name = "a\"b\\c\x01d\u00e9\te";
+  trace.tensors[trace.storages[1].root].name = "\u6f22\"";
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double score : {inf, -inf, 0.0, -0.0, 1e-300, 1.5e22, 123456789.0, std::nan("")})
+    for (double runner_up : {inf, -inf, 0.25, 1e16, 3e-5}) {
+      d.score = score;
+      d.runner_up_score = runner_up;
+      d.terms = {-1, 1LL << 62, kNeverAccessed};
+      compare(d);
+      d.overridden = !d.overridden;
+    }
+  d.runner_up = -1;
+  compare(d);
 }
 
 TEST_CASE("scores from terms: infinities and heuristics without some factors") {
