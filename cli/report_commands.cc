@@ -133,7 +133,7 @@ int RunReport(const ReportFlags& f) {
     o.progress = [&](size_t d, size_t t) {
       if (!bar) return;
       if (stage.size() >= 5 && stage.compare(stage.size() - 5, 5, "atlas") == 0)
-        bar->UpdatePercent(d, t, "of the atlas's replay budget");
+        bar->UpdatePercent(d, t, fmt::format("of the atlas's {} replays (--atlas-max-runs)", t));
       else
         bar->Update(d, t);
     };
