@@ -471,15 +471,10 @@ TEST_CASE("cli conventions: frontier, diff and replay --record/--emit-script sho
   REQUIRE(script.status == 0);
   CHECK(both.out == record.out);
   CHECK(both.out == script.out);
-  auto notes = [](const std::string& err) {
+  auto notes = [&](const std::string& err) {
     std::vector<std::string> out;
-    std::istringstream in(err);
-    std::string line;
-    while (std::getline(in, line)) {
-      INFO(line);
-      REQUIRE(line.rfind("replay ", 0) == 0);
+    for (const std::string& line : ReplayProgressLines(err, steps))
       out.push_back(ProgressNote(line));
-    }
     return out;
   };
   const std::vector<std::string> both_notes = notes(both.err);
