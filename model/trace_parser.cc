@@ -255,6 +255,10 @@ class Parser {
   std::vector<int32_t> tensor_refs_;                 // parse-time '_ref' of each tensor
   std::vector<int32_t> storage_refs_;                // simrd's Storage.ref_ext, replayed statically
   int64_t size_sum_ = 0, compute_sum_ = 0;           // of every MEMORY and TIME so far (at most 2^62)
+  // Scratch of Build(): an operator's arguments, output sizes, aliases and names.
+  std::vector<TensorId> args_;
+  std::vector<int64_t> sizes_, aliases_;
+  std::vector<std::string> names_out_;
 };
 
 const JsonValue& Parser::Field(TraceLine::Key key, int line) const {
@@ -552,7 +556,12 @@ void Parser::Build() {
       case Kind::kConstant: {
         if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
         const Instruction& mem = next(mem_line, in, Kind::kMemory, in.name);
-        OpId op = MakeOp("constant", 0, {}, {mem.number}, {-1}, {in.name}, true, in.line);
+        args_.clear();
+        sizes_.assign(1, mem.number);
+        aliases_.assign(1, -1);
+        names_out_.resize(1);
+        names_out_[0] = in.name;
+        OpId op = MakeOp("constant", 0, args_, sizes_, aliases_, names_out_, true, in.line);
         TensorId t = trace_.ops[op].first_output;
         trace_.program.push_back({StepKind::kPin, t, in.line});
         Bind(in.name, t);
@@ -572,9 +581,12 @@ void Parser::Build() {
       }
       case Kind::kCall: {
         if (in.results.empty()) Fail(in.line, fmt::format("CALL {} has no results", Echo(in.name)));
-        std::vector<TensorId> args;
+        std::vector<TensorId>& args = args_;
+        args.clear();
         for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
-        std::vector<int64_t> sizes, aliases;
+        std::vector<int64_t>&sizes = sizes_, &aliases = aliases_;
+        sizes.clear();
+        aliases.clear();
         for (const std::string& r : in.results) {
           if (names_.Bound(r) >= 0) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
           const Instruction& mem = next(mem_line, in, Kind::kMemory, r);
@@ -591,10 +603,14 @@ void Parser::Build() {
         break;
       }
       case Kind::kMutate: {
-        std::vector<TensorId> args;
+        std::vector<TensorId>& args = args_;
+        args.clear();
         for (const std::string& a : in.args) args.push_back(Lookup(a, in.line, "argument"));
-        std::vector<int64_t> sizes, aliases;
-        std::vector<std::string> names;
+        std::vector<int64_t>&sizes = sizes_, &aliases = aliases_;
+        sizes.clear();
+        aliases.clear();
+        std::vector<std::string>& names = names_out_;
+        names.clear();
         for (int64_t m : in.mutate) {
           if (m < 0 || m >= static_cast<int64_t>(args.size()))
             Fail(in.line, fmt::format("MUTATE index {} is out of range for {} arguments", m, args.size()));
