@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <unordered_map>
 
 #include "model/error.h"
@@ -152,25 +153,26 @@ DecisionLogWriter::DecisionLogWriter(const std::string& path, const Trace& trace
   else
     j["ratio"] = nullptr;
   j["baseline_compute"] = header.baseline_compute;
-  WriteLine(line_ = j.dump());
+  line_ = j.dump();
+  WriteLine();
 }
 
 DecisionLogWriter::~DecisionLogWriter() {
   if (file_) gzclose(file_);
 }
 
-void DecisionLogWriter::WriteLine(std::string& line) {
+void DecisionLogWriter::WriteLine() {
   if (!file_) throw Error(fmt::format("{}: write after the log was finished", path_));
-  line += '\n';
-  if (gzwrite(file_, line.data(), static_cast<unsigned>(line.size())) !=
-      static_cast<int>(line.size()))
+  line_ += '\n';
+  if (gzwrite(file_, line_.data(), static_cast<unsigned>(line_.size())) !=
+      static_cast<int>(line_.size()))
     throw InputError(SystemErrorMessage(path_, "write error"));
 }
 
 Flow DecisionLogWriter::OnDecision(const DecisionPoint& d) {
   line_.clear();
   AppendDecisionPointLine(line_, trace_, d);
-  WriteLine(line_);
+  WriteLine();
   ++decisions_;
   return Flow::kContinue;
 }
@@ -182,7 +184,8 @@ Flow DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   j["event"] = e.event;
   j["clock"] = e.clock;
   j["step"] = e.program_step;
-  WriteLine(line_ = j.dump());
+  line_ = j.dump();
+  WriteLine();
   ++eager_;
   return Flow::kContinue;
 }
@@ -195,7 +198,8 @@ void DecisionLogWriter::Finish(const RunRecord& run) {
   j["overhead"] = run.overhead;
   j["decisions"] = decisions_;
   j["eager_evictions"] = eager_;
-  WriteLine(line_ = j.dump());
+  line_ = j.dump();
+  WriteLine();
   int rc = gzclose(file_);
   file_ = nullptr;
   if (rc != Z_OK) throw InputError(SystemErrorMessage(path_, "write error on close"));

@@ -83,14 +83,14 @@ class DecisionLogWriter : public ReplayObserver {
   void Finish(const RunRecord& run);
 
  private:
-  void WriteLine(std::string& line);  // adds the newline
+  void WriteLine();  // line_ and a newline
 
   std::string path_;
   PendingFile pending_;
   const Trace& trace_;
   gzFile_s* file_ = nullptr;
   int64_t decisions_ = 0, eager_ = 0;
-  std::string line_;  // reused
+  std::string line_;  // the line being written (its buffer reused)
 };
 
 // One decision as a JSON object, with the keys of a log line (docs/decision_log.md).
