@@ -122,25 +122,22 @@ class TeeObserver : public ReplayObserver {
  public:
   TeeObserver(ReplayObserver& a, ReplayObserver& b) : a_(a), b_(b) {}
   Flow OnDecisionDue(const DecisionPoint& d) override {
-    const Flow x = a_.OnDecisionDue(d);
-    return Either(x, b_.OnDecisionDue(d));
+    return Both(&ReplayObserver::OnDecisionDue, d);
   }
-  Flow OnDecision(const DecisionPoint& d) override {
-    const Flow x = a_.OnDecision(d);
-    return Either(x, b_.OnDecision(d));
-  }
+  Flow OnDecision(const DecisionPoint& d) override { return Both(&ReplayObserver::OnDecision, d); }
   bool WantsScores() const override { return a_.WantsScores() || b_.WantsScores(); }
   Flow OnEagerEviction(const EagerEviction& e) override {
-    const Flow x = a_.OnEagerEviction(e);
-    return Either(x, b_.OnEagerEviction(e));
+    return Both(&ReplayObserver::OnEagerEviction, e);
   }
   Flow OnComputation(const Computation& c) override {
-    const Flow x = a_.OnComputation(c);
-    return Either(x, b_.OnComputation(c));
+    return Both(&ReplayObserver::OnComputation, c);
   }
 
  private:
-  static Flow Either(Flow x, Flow y) {
+  template <class Event>
+  Flow Both(Flow (ReplayObserver::*on)(const Event&), const Event& e) {
+    const Flow x = (a_.*on)(e);
+    const Flow y = (b_.*on)(e);
     return x == Flow::kStop || y == Flow::kStop ? Flow::kStop : Flow::kContinue;
   }
   ReplayObserver& a_;

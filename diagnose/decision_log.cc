@@ -97,8 +97,13 @@ void AppendScore(std::string& out, double score) {  // ScoreJson()
     AppendJsonNumber(out, score);
 }
 
-void AppendTerms(std::string& out, const ScoreTerms& t) {
-  fmt::format_to(std::back_inserter(out), "[{},{},{}]", t.cost, t.size, t.staleness);
+// ,"PREFIXscore":SCORE,"PREFIXterms":[cost,size,staleness]
+void AppendScoreAndTerms(std::string& out, std::string_view prefix, double score,
+                         const ScoreTerms& t) {
+  fmt::format_to(std::back_inserter(out), ",\"{}score\":", prefix);
+  AppendScore(out, score);
+  fmt::format_to(std::back_inserter(out), ",\"{}terms\":[{},{},{}]", prefix, t.cost, t.size,
+                 t.staleness);
 }
 
 }  // namespace
@@ -113,17 +118,11 @@ void AppendDecisionPointLine(std::string& out, const Trace& trace, const Decisio
   fmt::format_to(put, ",\"request\":{},\"memory\":{},\"pool\":{},\"chosen\":", d.request,
                  d.memory_usage, d.pool_size);
   AppendJsonString(out, StorageName(trace, d.chosen));
-  out += ",\"score\":";
-  AppendScore(out, d.score);
-  out += ",\"terms\":";
-  AppendTerms(out, d.terms);
+  AppendScoreAndTerms(out, "", d.score, d.terms);
   out += ",\"runner_up\":";
   if (d.runner_up >= 0) {
     AppendJsonString(out, StorageName(trace, d.runner_up));
-    out += ",\"runner_up_score\":";
-    AppendScore(out, d.runner_up_score);
-    out += ",\"runner_up_terms\":";
-    AppendTerms(out, d.runner_up_terms);
+    AppendScoreAndTerms(out, "runner_up_", d.runner_up_score, d.runner_up_terms);
     out += ",\"margin\":";
     if (std::isfinite(d.score) && std::isfinite(d.runner_up_score))
       AppendJsonNumber(out, d.runner_up_score - d.score);

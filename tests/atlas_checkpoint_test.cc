@@ -10,7 +10,6 @@
 #include <bit>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "checker/heuristic.h"
 #include "model/error.h"
@@ -116,11 +115,6 @@ std::filesystem::path FreshTempPath(const char* name) {
   std::filesystem::path p = TempPath(name);
   std::filesystem::remove(p);
   return p;
-}
-
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last line") {

@@ -47,12 +47,6 @@ class Workspace {
   ~Workspace() { fs::remove_all(dir_); }
 
   fs::path Path(const std::string& name) const { return dir_ / name; }
-  std::string Read(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
 
   // `dtrcheck ARGS` run in the folder (ARGS as a shell would split them),
   // with the environment variables ENV (`NAME=value ...`) set.
@@ -481,7 +475,7 @@ TEST_CASE("cli conventions: frontier, diff and replay --record/--emit-script sho
   CHECK(both_notes.size() >= 2);
   CHECK(both_notes == notes(record.err));
   CHECK(both_notes == notes(script.err));
-  CHECK(w.Read("both.script") == w.Read("one.script"));
+  CHECK(Slurp(w.Path("both.script")) == Slurp(w.Path("one.script")));
   const Trace trace = LoadTrace(lstm);
   const DecisionLogFile a = ReadDecisionLog(w.Path("both.jsonl.gz"), trace);
   const DecisionLogFile b = ReadDecisionLog(w.Path("one.jsonl.gz"), trace);

@@ -7,9 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "tests/shell_run.h"
@@ -27,13 +25,6 @@ std::string Run(const std::string& args) {
   ShellOutput o = RunShell(command, "/dev/null");
   REQUIRE(o.status == 0);
   return o.out;
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // OUT with the values of JSON "seconds" fields replaced by "T": those are

@@ -8,23 +8,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <vector>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <vector>
 
 #include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
 namespace dtr::testing {
 namespace {
-
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Substitute(std::string s) {
   for (auto [key, value] : {std::pair<std::string, std::string>{"$TRACES", TracesDir()}, {"$SRC", DTRCHECK_SOURCE_DIR}}) {

@@ -11,7 +11,6 @@
 #include <bit>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include "checker/heuristic.h"
@@ -126,11 +125,6 @@ std::filesystem::path FreshTempPath(const char* name) {
   std::filesystem::path p = TempPath(name);
   std::filesystem::remove(p);
   return p;
-}
-
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST_CASE("grid checkpoint file: round trip, another grid's file, a torn last line, edited lines") {

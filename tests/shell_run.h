@@ -7,9 +7,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/test_paths.h"
 
 namespace dtr::testing {
 
@@ -27,10 +27,7 @@ inline ShellOutput RunShell(const std::string& command, const std::filesystem::p
   for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) o.out.append(buf, n);
   const int status = pclose(pipe);
   o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  o.err = ss.str();
+  o.err = Slurp(err_file);
   return o;
 }
 

@@ -1,9 +1,12 @@
-// Where tests find the shared traces and reference outputs (read in place).
+// Where tests find the shared traces and reference outputs (read in place),
+// and their own files.
 #pragma once
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace dtr::testing {
@@ -17,6 +20,12 @@ std::string TracePath(const std::string& prefix);
 // runs test cases in parallel processes.
 inline std::filesystem::path TempPath(const std::string& name) {
   return std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()));
+}
+
+// The whole content of a file (empty if it cannot be read).
+inline std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace dtr::testing
