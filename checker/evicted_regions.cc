@@ -407,19 +407,27 @@ void EvictedRegions::FlushStale(const Engine& engine) {
   // slower than never on unroll_gan 0.3, always walking 1.6x slower than
   // always deferring on TreeLSTM 0.1): a fixed 1-in-16 probe made
   // unroll_gan 0.3 1.5x slower than never deferring (docs/speed.md).
+  // A probe also waits until the cheaper choice has cost, since the last
+  // probe, as much as that probe did: a deferring probe's pass grows with
+  // the tracked storages, and on the generated chain of 10^6 operators one
+  // every 1,024 flushes was a quarter of the run (a pass over 138,000
+  // storages against walks of a few).
   const DeferWalks when = g_defer_walks.load(std::memory_order_relaxed);
   bool defer = shrink && !remat_.empty() && when == DeferWalks::kAlways;
+  bool probe = false;
   if (shrink && !remat_.empty() && when == DeferWalks::kWhenCheaper) {
     const bool cheaper = deferred_cost_.mean() < walked_cost_.mean();
     if (cheaper != defer_cheaper_) probe_period_ = kFirstProbePeriod;
     defer_cheaper_ = cheaper;
     defer = cheaper;
-    if (++since_probe_ >= probe_period_) {
+    if (++since_probe_ >= probe_period_ && spent() - spent_after_probe_ >= probe_cost_) {
       since_probe_ = 0;
       probe_period_ = std::min(2 * probe_period_, kLastProbePeriod);
       defer = !cheaper;
+      probe = true;
     }
   }
+  const double spent_before = spent();
   deferred_.clear();
   for (StorageId us : remat_) {
     NoteChanged(us);
@@ -444,6 +452,10 @@ void EvictedRegions::FlushStale(const Engine& engine) {
     MarkStaleByReverse(engine, deferred_);
     deferred_cost_.Add(0.5 * static_cast<double>(tracked_.size()),
                        static_cast<double>(deferred_.size()));
+  }
+  if (probe) {
+    probe_cost_ = spent() - spent_before;
+    spent_after_probe_ = spent();
   }
   if (!deferred_.empty() && g_verify_shrinks.load(std::memory_order_relaxed))
     VerifyStaleMarks(engine, deferred_);

@@ -336,14 +336,17 @@ class EvictedRegions {
   // totals halve once 256 storages are counted).
   struct RecentCost {
     double cost = 0, count = 0;
+    double total = 0;  // every cost added, never halved
     void Add(double c, double n) {
       cost += c;
       count += n;
+      total += c;
       if (count > 256) cost /= 2, count /= 2;
     }
     double mean() const { return count == 0 ? 0 : cost / count; }
   };
   RecentCost walked_cost_, deferred_cost_;
+  double spent() const { return walked_cost_.total + deferred_cost_.total; }
   // The change log (see TrackChanges()): storages, and a flag per storage.
   bool track_changes_ = false;
   std::vector<StorageId> changes_;
@@ -353,6 +356,8 @@ class EvictedRegions {
   static constexpr int32_t kFirstProbePeriod = 16, kLastProbePeriod = 1024;
   bool defer_cheaper_ = false;
   int32_t since_probe_ = 0, probe_period_ = kFirstProbePeriod;
+  // What the last probe cost (as measured above), and spent() right after it.
+  double probe_cost_ = 0, spent_after_probe_ = 0;
 };
 
 }  // namespace dtr
