@@ -2,38 +2,20 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace dtr {
 
-bool StorageSet::erase(StorageId s) {
-  if (dense_) {
-    const size_t w = static_cast<size_t>(s) / 64 - base_;
-    if (w >= bits_.size() || !(bits_[w] >> (s % 64) & 1)) return false;
-    bits_[w] &= ~(uint64_t{1} << (s % 64));
-    --size_;
-    if (bits_.size() > 4 * size_ + 16) Sparsify();
-    return true;
-  }
-  if (size_ == 0) return false;
-  uint32_t i = Home(s);
-  for (; slots_[i] != s; i = (i + 1) & mask_)
-    if (slots_[i] == kEmpty) return false;
-  // Backward shift: move later members of the probe run into the hole when
-  // their home is not in (hole, their slot].
-  for (uint32_t j = (i + 1) & mask_; slots_[j] != kEmpty; j = (j + 1) & mask_) {
-    const uint32_t home = Home(slots_[j]);
-    if (((j - home) & mask_) >= ((j - i) & mask_)) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i] = kEmpty;
-  --size_;
-  if (size_ * 16 < slots_.size() && slots_.size() > 8) Resize(slots_.size() / 4);
-  return true;
-}
-
 namespace {
+
+// n elements of `size` bytes, uninitialized (zeroed with `zero`).
+void* Allocate(size_t n, size_t size, bool zero) {
+  void* p = zero ? std::calloc(n, size) : std::malloc(n * size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
 
 // 64-id words from lo's to hi's, both included.
 size_t Words(StorageId lo, StorageId hi) {
@@ -41,6 +23,48 @@ size_t Words(StorageId lo, StorageId hi) {
 }
 
 }  // namespace
+
+StorageSet::StorageSet(const StorageSet& other)
+    : len_(other.len_),
+      size_(other.size_),
+      base_(other.base_),
+      shift_(other.shift_),
+      dense_(other.dense_) {
+  if (other.buf_ == nullptr) return;
+  const size_t bytes = len_ * (dense_ ? sizeof(uint64_t) : sizeof(StorageId));
+  buf_ = Allocate(bytes, 1, false);
+  std::memcpy(buf_, other.buf_, bytes);
+}
+
+bool StorageSet::erase(StorageId s) {
+  if (dense_) {
+    uint64_t* word = bits();
+    const size_t w = static_cast<size_t>(s) / 64 - base_;
+    if (w >= len_ || !(word[w] >> (s % 64) & 1)) return false;
+    word[w] &= ~(uint64_t{1} << (s % 64));
+    --size_;
+    if (len_ > 4 * size_t{size_} + 16) Sparsify();
+    return true;
+  }
+  if (size_ == 0) return false;
+  StorageId* slot = slots();
+  uint32_t i = Home(s);
+  for (; slot[i] != s; i = (i + 1) & mask())
+    if (slot[i] == kEmpty) return false;
+  // Backward shift: move later members of the probe run into the hole when
+  // their home is not in (hole, their slot].
+  for (uint32_t j = (i + 1) & mask(); slot[j] != kEmpty; j = (j + 1) & mask()) {
+    const uint32_t home = Home(slot[j]);
+    if (((j - home) & mask()) >= ((j - i) & mask())) {
+      slot[i] = slot[j];
+      i = j;
+    }
+  }
+  slot[i] = kEmpty;
+  --size_;
+  if (size_t{size_} * 16 < len_ && len_ > 8) Resize(len_ / 4);
+  return true;
+}
 
 void StorageSet::assign(std::span<const StorageId> members) {
   clear();
@@ -53,10 +77,10 @@ void StorageSet::assign(std::span<const StorageId> members) {
 }
 
 void StorageSet::ReserveFor(const StorageSet& other) {
-  const size_t n = size_ + other.size_ + 1;
+  const size_t n = size_t{size_} + other.size_ + 1;
   // Scanning this set's members for their range costs about what taking in
   // `other` does only when `other` is not much the smaller.
-  if (other.size_ == 0 || (!dense_ && other.size_ * 4 < size_)) {
+  if (other.size_ == 0 || (!dense_ && size_t{other.size_} * 4 < size_)) {
     reserve(n);
     return;
   }
@@ -68,46 +92,53 @@ void StorageSet::ReserveFor(const StorageSet& other) {
     return;
   }
   if (!dense_) {
-    const std::vector<StorageId> slots = std::move(slots_);
-    MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
+    const uint32_t slots = len_;
+    void* old = Release();
+    MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64),
+              {static_cast<const StorageId*>(old), slots});
+    std::free(old);
     return;
   }
   // A bitmap that must widen takes a quarter of its words more on each side
   // it widens (while the dense form still holds): a region absorbing small
   // regions at its edge one at a time was copied whole at every new word
   // (resnet of 10^5 operators at 0.2: 7.2 M copies, 4.2 G words).
-  const size_t room = bits_.size() / 4;
+  const size_t room = len_ / 4;
   size_t wide_lo = lo < base_ ? (lo > room ? lo - room : 0) : lo;
-  size_t wide_hi = hi >= base_ + bits_.size() ? hi + room : hi;
+  size_t wide_hi = hi >= size_t{base_} + len_ ? hi + room : hi;
   if (wide_hi - wide_lo + 1 > n) wide_lo = lo, wide_hi = hi;
   Rebase(wide_lo, wide_hi);
 }
 
 std::pair<size_t, size_t> StorageSet::WordRange() const {
-  if (dense_) return {base_, base_ + bits_.size() - 1};
+  if (dense_) return {base_, size_t{base_} + len_ - 1};
   size_t lo = SIZE_MAX, hi = 0;
-  for (StorageId s : slots_) {
-    if (s == kEmpty) continue;
+  ForEach([&](StorageId s) {
     lo = std::min(lo, static_cast<size_t>(s) / 64);
     hi = std::max(hi, static_cast<size_t>(s) / 64);
-  }
+  });
   return {lo, hi};
 }
 
 void StorageSet::Rebase(size_t lo, size_t hi) {
-  if (lo == base_ && hi - lo + 1 == bits_.size()) return;
-  std::vector<uint64_t> bits(hi - lo + 1, 0);
-  std::copy(bits_.begin(), bits_.end(), bits.begin() + (base_ - lo));
-  bits_ = std::move(bits);
-  base_ = lo;
+  if (lo == base_ && hi - lo + 1 == len_) return;
+  auto* bits = static_cast<uint64_t*>(Allocate(hi - lo + 1, sizeof(uint64_t), true));
+  if (len_ != 0) std::memcpy(bits + (base_ - lo), buf_, len_ * sizeof(uint64_t));
+  std::free(buf_);
+  buf_ = bits;
+  len_ = static_cast<uint32_t>(hi - lo + 1);
+  base_ = static_cast<uint32_t>(lo);
 }
 
 bool StorageSet::Densify() {
   if (size_ < 8) return false;
   const auto [lo, hi] = WordRange();
   if (hi - lo + 1 > size_) return false;
-  const std::vector<StorageId> slots = std::move(slots_);
-  MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64), slots);
+  const uint32_t slots = len_;
+  void* old = Release();
+  MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64),
+            {static_cast<const StorageId*>(old), slots});
+  std::free(old);
   return true;
 }
 
@@ -121,11 +152,13 @@ void StorageSet::Sparsify() {
 void StorageSet::MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members) {
   clear();
   dense_ = true;
-  base_ = static_cast<size_t>(lo) / 64;
-  bits_.assign(Words(lo, hi), 0);
+  base_ = static_cast<uint32_t>(static_cast<size_t>(lo) / 64);
+  len_ = static_cast<uint32_t>(Words(lo, hi));
+  buf_ = Allocate(len_, sizeof(uint64_t), true);
+  uint64_t* word = bits();
   for (StorageId s : members) {
     if (s == kEmpty) continue;
-    bits_[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
+    word[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
     ++size_;
   }
 }
@@ -136,22 +169,23 @@ void StorageSet::MakeSparse(std::span<const StorageId> members, size_t room) {
   while (slots < 2 * room) slots *= 2;
   Resize(slots);
   for (StorageId s : members) Place(s);
-  size_ = members.size();
+  size_ = static_cast<uint32_t>(members.size());
 }
 
 bool StorageSet::InsertDense(StorageId s) {
   const size_t w = static_cast<size_t>(s) / 64;
-  if (w < base_ || w >= base_ + bits_.size()) {
+  if (w < base_ || w >= size_t{base_} + len_) {
     // Grow the range with room for as much again, or go sparse.
-    const size_t lo = std::min(w, base_), hi = std::max(w, base_ + bits_.size() - 1);
-    if (hi - lo + 1 > 4 * (size_ + 1) + 16) {
+    const size_t lo = std::min<size_t>(w, base_),
+                 hi = std::max<size_t>(w, size_t{base_} + len_ - 1);
+    if (hi - lo + 1 > 4 * (size_t{size_} + 1) + 16) {
       Sparsify();  // with room for s: insert() will not grow (nor densify)
       return insert(s);
     }
-    const size_t room = bits_.size() / 2;
+    const size_t room = len_ / 2;
     Rebase(w < base_ ? (lo > room ? lo - room : 0) : base_, w < base_ ? hi : hi + room);
   }
-  uint64_t& word = bits_[w - base_];
+  uint64_t& word = bits()[w - base_];
   const uint64_t bit = uint64_t{1} << (s % 64);
   if (word & bit) return false;
   word |= bit;
@@ -160,12 +194,15 @@ bool StorageSet::InsertDense(StorageId s) {
 }
 
 void StorageSet::Resize(size_t slots) {
-  std::vector<StorageId> old = std::move(slots_);
-  slots_.assign(slots, kEmpty);
-  mask_ = static_cast<uint32_t>(slots - 1);
-  shift_ = 32 - static_cast<uint32_t>(std::countr_zero(slots));
-  for (StorageId s : old)
-    if (s != kEmpty) Place(s);
+  const uint32_t old_len = len_;
+  auto* old = static_cast<StorageId*>(buf_);
+  buf_ = Allocate(slots, sizeof(StorageId), false);
+  len_ = static_cast<uint32_t>(slots);
+  std::fill_n(this->slots(), slots, kEmpty);
+  shift_ = static_cast<uint8_t>(32 - std::countr_zero(slots));
+  for (uint32_t i = 0; i < old_len; ++i)
+    if (old[i] != kEmpty) Place(old[i]);
+  std::free(old);
 }
 
 StorageId StorageQueue::pop(bool descending) {

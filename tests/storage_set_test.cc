@@ -61,6 +61,48 @@ TEST_CASE("StorageSet holds what std::set holds in both of its forms") {
   CHECK(sparse_ops > 10'000);
 }
 
+TEST_CASE("StorageSet copies and moves are sets of their own, in either form") {
+  for (const int width : {200, 1'000'000}) {  // a bitmap, a hash table
+    std::mt19937 rng(width);
+    StorageSet set;
+    std::set<StorageId> model;
+    for (int i = 0; i < 300; ++i) {
+      const StorageId s = 5'000 + static_cast<StorageId>(rng() % width);
+      set.insert(s);
+      model.insert(s);
+    }
+    CHECK(set.dense() == (width == 200));
+    StorageSet copy(set);
+    ExpectEqual(copy, model);
+    CHECK(copy.dense() == set.dense());
+    // Changing the copy leaves the original as it was, and the other way round.
+    CHECK(copy.insert(3));
+    CHECK(copy.erase(*model.begin()));
+    ExpectEqual(set, model);
+    CHECK(set.insert(4));
+    CHECK_FALSE(copy.contains(4));
+    CHECK(set.erase(4));
+    StorageSet assigned;
+    assigned.insert(77);
+    assigned = set;
+    ExpectEqual(assigned, model);
+    assigned = StorageSet();
+    CHECK(assigned.empty());
+    CHECK_FALSE(assigned.contains(*model.begin()));
+    StorageSet moved(std::move(set));
+    ExpectEqual(moved, model);
+    CHECK(set.empty());    // NOLINT(bugprone-use-after-move): a moved-from set is empty
+    CHECK(set.insert(9));  // and usable
+    CHECK(set.size() == 1);
+    StorageSet target;
+    target = std::move(moved);
+    ExpectEqual(target, model);
+    StorageSet empty_copy(StorageSet{});
+    CHECK(empty_copy.empty());
+    CHECK(empty_copy.insert(1));
+  }
+}
+
 // ReserveFor() before taking in another set (as Absorb does): the members
 // stay, the union comes out right, and a small set taking in a large dense
 // one becomes dense rather than a large hash table.
