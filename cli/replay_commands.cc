@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "checker/eviction_script.h"
 #include "checker/grid_checkpoint.h"
@@ -138,7 +139,7 @@ int RunReplay(const ReplayCommandFlags& f) {
           &log.emplace(f.record, trace, DecisionLogHeaderFor(spec, baseline, summary.log));
     if (!f.emit_script.empty()) {
       scripted = ScriptOfRun(trace, config);
-      run = RecordOf(spec, baseline, scripted->run);
+      run = RecordOf(spec, baseline, std::move(scripted->run));  // only the script is read later
     } else {
       run = RecordOf(spec, baseline, Replay(trace, config));
     }
