@@ -420,14 +420,14 @@ void EvictedRegions::FlushStale(const Engine& engine) {
     if (cheaper != defer_cheaper_) probe_period_ = kFirstProbePeriod;
     defer_cheaper_ = cheaper;
     defer = cheaper;
-    if (++since_probe_ >= probe_period_ && spent() - spent_after_probe_ >= probe_cost_) {
+    if (++since_probe_ >= probe_period_ && spent() >= probe_after_) {
       since_probe_ = 0;
       probe_period_ = std::min(2 * probe_period_, kLastProbePeriod);
       defer = !cheaper;
       probe = true;
     }
   }
-  const double spent_before = spent();
+  const double spent_before = spent();  // what this flush costs, for a probe
   deferred_.clear();
   for (StorageId us : remat_) {
     NoteChanged(us);
@@ -453,10 +453,7 @@ void EvictedRegions::FlushStale(const Engine& engine) {
     deferred_cost_.Add(0.5 * static_cast<double>(tracked_.size()),
                        static_cast<double>(deferred_.size()));
   }
-  if (probe) {
-    probe_cost_ = spent() - spent_before;
-    spent_after_probe_ = spent();
-  }
+  if (probe) probe_after_ = spent() + (spent() - spent_before);
   if (!deferred_.empty() && g_verify_shrinks.load(std::memory_order_relaxed))
     VerifyStaleMarks(engine, deferred_);
   for (StorageId us : remat_)

@@ -356,8 +356,9 @@ class EvictedRegions {
   static constexpr int32_t kFirstProbePeriod = 16, kLastProbePeriod = 1024;
   bool defer_cheaper_ = false;
   int32_t since_probe_ = 0, probe_period_ = kFirstProbePeriod;
-  // What the last probe cost (as measured above), and spent() right after it.
-  double probe_cost_ = 0, spent_after_probe_ = 0;
+  // No probe before spent() reaches this: its value after the last probe
+  // plus what that probe cost (as measured above).
+  double probe_after_ = 0;
 };
 
 }  // namespace dtr

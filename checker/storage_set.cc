@@ -92,11 +92,7 @@ void StorageSet::ReserveFor(const StorageSet& other) {
     return;
   }
   if (!dense_) {
-    const uint32_t slots = len_;
-    void* old = Release();
-    MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64),
-              {static_cast<const StorageId*>(old), slots});
-    std::free(old);
+    TableToBitmap(lo, hi);
     return;
   }
   // A bitmap that must widen takes a quarter of its words more on each side
@@ -134,12 +130,17 @@ bool StorageSet::Densify() {
   if (size_ < 8) return false;
   const auto [lo, hi] = WordRange();
   if (hi - lo + 1 > size_) return false;
-  const uint32_t slots = len_;
-  void* old = Release();
-  MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64),
-            {static_cast<const StorageId*>(old), slots});
-  std::free(old);
+  TableToBitmap(lo, hi);
   return true;
+}
+
+void StorageSet::TableToBitmap(size_t lo, size_t hi) {
+  const uint32_t slots = len_;
+  void* table = buf_;
+  buf_ = nullptr;  // MakeDense() clears the set: keep the table until it is read
+  MakeDense(static_cast<StorageId>(lo * 64), static_cast<StorageId>(hi * 64),
+            {static_cast<const StorageId*>(table), slots});
+  std::free(table);
 }
 
 void StorageSet::Sparsify() {

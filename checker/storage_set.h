@@ -190,13 +190,6 @@ class StorageSet {
     std::swap(shift_, other.shift_);
     std::swap(dense_, other.dense_);
   }
-  // Takes the buffer out (the set is left empty); the caller frees it.
-  void* Release() {
-    void* buf = buf_;
-    buf_ = nullptr;
-    clear();
-    return buf;
-  }
   void Resize(size_t slots);
   // s into the first free slot of its probe run (s is not a member).
   void Place(StorageId s) {
@@ -218,6 +211,8 @@ class StorageSet {
   void Rebase(size_t lo, size_t hi);
   // To the dense form if the members' range allows; false if it does not.
   bool Densify();
+  // The hash table as a bitmap over words lo..hi, which hold its members.
+  void TableToBitmap(size_t lo, size_t hi);
   void Sparsify();
 
   void* buf_ = nullptr;  // malloc'd: len_ StorageIds (sparse) or len_ words (dense)
