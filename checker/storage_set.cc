@@ -29,15 +29,18 @@ StorageSet::StorageSet(const StorageSet& other)
       size_(other.size_),
       base_(other.base_),
       shift_(other.shift_),
-      dense_(other.dense_) {
+      form_(other.form_) {
   if (other.buf_ == nullptr) return;
-  const size_t bytes = len_ * (dense_ ? sizeof(uint64_t) : sizeof(StorageId));
+  const size_t bytes = len_ * (form_ == Form::kBitmap ? sizeof(uint64_t)
+                               : form_ == Form::kRuns ? sizeof(Run)
+                                                      : sizeof(StorageId));
   buf_ = Allocate(bytes, 1, false);
   std::memcpy(buf_, other.buf_, bytes);
 }
 
 bool StorageSet::erase(StorageId s) {
-  if (dense_) {
+  if (form_ == Form::kRuns) return EraseRun(s);
+  if (form_ == Form::kBitmap) {
     uint64_t* word = bits();
     const size_t w = static_cast<size_t>(s) / 64 - base_;
     if (w >= len_ || !(word[w] >> (s % 64) & 1)) return false;
@@ -77,10 +80,11 @@ void StorageSet::assign(std::span<const StorageId> members) {
 }
 
 void StorageSet::ReserveFor(const StorageSet& other) {
+  if (form_ == Form::kRuns) return;  // UnionWith() merges
   const size_t n = size_t{size_} + other.size_ + 1;
   // Scanning this set's members for their range costs about what taking in
   // `other` does only when `other` is not much the smaller.
-  if (other.size_ == 0 || (!dense_ && size_t{other.size_} * 4 < size_)) {
+  if (other.size_ == 0 || (form_ == Form::kTable && size_t{other.size_} * 4 < size_)) {
     reserve(n);
     return;
   }
@@ -91,7 +95,7 @@ void StorageSet::ReserveFor(const StorageSet& other) {
     reserve(n);
     return;
   }
-  if (!dense_) {
+  if (form_ == Form::kTable) {
     TableToBitmap(lo, hi);
     return;
   }
@@ -107,7 +111,10 @@ void StorageSet::ReserveFor(const StorageSet& other) {
 }
 
 std::pair<size_t, size_t> StorageSet::WordRange() const {
-  if (dense_) return {base_, size_t{base_} + len_ - 1};
+  if (form_ == Form::kBitmap) return {base_, size_t{base_} + len_ - 1};
+  if (form_ == Form::kRuns)
+    return {static_cast<size_t>(runs_front().first) / 64,
+            static_cast<size_t>(run_span().back().last) / 64};
   size_t lo = SIZE_MAX, hi = 0;
   ForEach([&](StorageId s) {
     lo = std::min(lo, static_cast<size_t>(s) / 64);
@@ -118,6 +125,7 @@ std::pair<size_t, size_t> StorageSet::WordRange() const {
 
 void StorageSet::Rebase(size_t lo, size_t hi) {
   if (lo == base_ && hi - lo + 1 == len_) return;
+  if (RunsIfFew(hi - lo + 1)) return;
   auto* bits = static_cast<uint64_t*>(Allocate(hi - lo + 1, sizeof(uint64_t), true));
   if (len_ != 0) std::memcpy(bits + (base_ - lo), buf_, len_ * sizeof(uint64_t));
   std::free(buf_);
@@ -129,8 +137,18 @@ void StorageSet::Rebase(size_t lo, size_t hi) {
 bool StorageSet::Densify() {
   if (size_ < 8) return false;
   const auto [lo, hi] = WordRange();
-  if (hi - lo + 1 > size_) return false;
-  TableToBitmap(lo, hi);
+  if (hi - lo + 1 <= size_) {
+    TableToBitmap(lo, hi);
+    return true;
+  }
+  if (size_ < kRunsMinMembers) return false;
+  // Runs: the members less those that follow another member.
+  size_t runs = size_;
+  ForEach([&](StorageId s) { runs -= contains(s + 1); });
+  if (!FewRuns(runs, hi - lo + 1)) return false;
+  std::vector<Run> scratch;
+  const std::span<const Run> own = RunsOf(scratch);
+  MakeRuns(own, size_);
   return true;
 }
 
@@ -144,6 +162,7 @@ void StorageSet::TableToBitmap(size_t lo, size_t hi) {
 }
 
 void StorageSet::Sparsify() {
+  if (RunsIfFew(len_)) return;
   std::vector<StorageId> members;
   members.reserve(size_);
   ForEach([&](StorageId s) { members.push_back(s); });
@@ -152,7 +171,7 @@ void StorageSet::Sparsify() {
 
 void StorageSet::MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members) {
   clear();
-  dense_ = true;
+  form_ = Form::kBitmap;
   base_ = static_cast<uint32_t>(static_cast<size_t>(lo) / 64);
   len_ = static_cast<uint32_t>(Words(lo, hi));
   buf_ = Allocate(len_, sizeof(uint64_t), true);
@@ -162,6 +181,7 @@ void StorageSet::MakeDense(StorageId lo, StorageId hi, std::span<const StorageId
     word[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
     ++size_;
   }
+  RunsIfFew(len_);
 }
 
 void StorageSet::MakeSparse(std::span<const StorageId> members, size_t room) {
@@ -180,11 +200,13 @@ bool StorageSet::InsertDense(StorageId s) {
     const size_t lo = std::min<size_t>(w, base_),
                  hi = std::max<size_t>(w, size_t{base_} + len_ - 1);
     if (hi - lo + 1 > 4 * (size_t{size_} + 1) + 16) {
+      if (RunsIfFew(hi - lo + 1)) return InsertRun(s);
       Sparsify();  // with room for s: insert() will not grow (nor densify)
       return insert(s);
     }
     const size_t room = len_ / 2;
     Rebase(w < base_ ? (lo > room ? lo - room : 0) : base_, w < base_ ? hi : hi + room);
+    if (form_ == Form::kRuns) return InsertRun(s);
   }
   uint64_t& word = bits()[w - base_];
   const uint64_t bit = uint64_t{1} << (s % 64);
@@ -204,6 +226,170 @@ void StorageSet::Resize(size_t slots) {
   for (uint32_t i = 0; i < old_len; ++i)
     if (old[i] != kEmpty) Place(old[i]);
   std::free(old);
+}
+
+bool StorageSet::FewRuns(size_t runs, size_t words) const {
+  return words >= kRunsMinWords && kRunsFactor * runs <= std::min<size_t>(words, size_);
+}
+
+bool StorageSet::RunsIfFew(size_t words) {
+  if (words < kRunsMinWords) return false;
+  // A run starts at each member whose predecessor is not one. The count
+  // stops once there are too many: most bitmaps that widen are fragmented.
+  const size_t most = std::min<size_t>(words, size_) / kRunsFactor;
+  size_t runs = 0;
+  uint64_t carry = 0;
+  const uint64_t* word = bits();
+  for (size_t w = 0; w < len_; ++w) {
+    runs += Popcount(word[w] & ~(word[w] << 1 | carry));
+    if (runs > most) return false;
+    carry = word[w] >> 63;
+  }
+  std::vector<Run> scratch;
+  scratch.reserve(runs);
+  const std::span<const Run> own = RunsOf(scratch);
+  MakeRuns(own, size_);
+  return true;
+}
+
+std::span<const StorageSet::Run> StorageSet::RunsOf(std::vector<Run>& scratch) const {
+  if (form_ == Form::kRuns) return run_span();
+  scratch.clear();
+  if (form_ == Form::kBitmap) {
+    const uint64_t* word = bits();
+    bool open = false;  // a run is open: it started at scratch.back().first
+    for (size_t w = 0; w < len_; ++w) {
+      const size_t id0 = (base_ + w) * 64;
+      for (int bit = 0; bit < 64;) {
+        // Open: look for the next clear bit; closed: the next set one.
+        const uint64_t rest = (open ? ~word[w] : word[w]) >> bit;
+        if (rest == 0) break;
+        bit += std::countr_zero(rest);
+        if (open)
+          scratch.back().last = static_cast<StorageId>(id0 + bit - 1);
+        else
+          scratch.push_back({static_cast<StorageId>(id0 + bit), 0});
+        open = !open;
+      }
+    }
+    if (open) scratch.back().last = static_cast<StorageId>((size_t{base_} + len_) * 64 - 1);
+    return scratch;
+  }
+  std::vector<StorageId> members;
+  members.reserve(size_);
+  ForEach([&](StorageId s) { members.push_back(s); });
+  std::sort(members.begin(), members.end());
+  for (StorageId s : members) {
+    if (!scratch.empty() && scratch.back().last + 1 == s)
+      scratch.back().last = s;
+    else
+      scratch.push_back({s, s});
+  }
+  return scratch;
+}
+
+void StorageSet::MakeRuns(std::span<const Run> runs, size_t members) {
+  auto* buf = static_cast<Run*>(Allocate(std::max<size_t>(runs.size(), 4), sizeof(Run), false));
+  std::copy(runs.begin(), runs.end(), buf);
+  clear();  // after the copy: `runs` may be this set's own
+  buf_ = buf;
+  form_ = Form::kRuns;
+  len_ = static_cast<uint32_t>(std::max<size_t>(runs.size(), 4));
+  base_ = static_cast<uint32_t>(runs.size());
+  size_ = static_cast<uint32_t>(members);
+}
+
+bool StorageSet::RunsHold(StorageId s) const {
+  const size_t i = RunAfter(s);
+  return i > 0 && s <= run_span()[i - 1].last;
+}
+
+bool StorageSet::InsertRun(StorageId s) {
+  const size_t i = RunAfter(s);
+  Run* run = runs();
+  if (i > 0 && s <= run[i - 1].last) return false;
+  const bool after = i > 0 && run[i - 1].last + 1 == s;  // s extends run i - 1
+  const bool before = i < base_ && run[i].first - 1 == s;
+  ++size_;
+  if (after && before) {
+    run[i - 1].last = run[i].last;
+    CloseRun(i);
+  } else if (after) {
+    run[i - 1].last = s;
+  } else if (before) {
+    run[i].first = s;
+  } else {
+    OpenRun(i);
+    runs()[i] = {s, s};
+    Settle();
+  }
+  return true;
+}
+
+bool StorageSet::EraseRun(StorageId s) {
+  size_t i = RunAfter(s);
+  if (i == 0 || s > run_span()[i - 1].last) return false;
+  Run& run = runs()[--i];
+  --size_;
+  if (run.first == run.last) {
+    CloseRun(i);
+  } else if (s == run.first) {
+    ++run.first;
+  } else if (s == run.last) {
+    --run.last;
+  } else {  // split
+    const StorageId last = run.last;
+    run.last = s - 1;
+    OpenRun(i + 1);
+    runs()[i + 1] = {s + 1, last};
+  }
+  Settle();
+  return true;
+}
+
+void StorageSet::OpenRun(size_t i) {
+  if (base_ == len_) {
+    const size_t room = std::max<size_t>(4, size_t{len_} * 2);
+    void* grown = std::realloc(buf_, room * sizeof(Run));
+    if (grown == nullptr) throw std::bad_alloc();
+    buf_ = grown;
+    len_ = static_cast<uint32_t>(room);
+  }
+  Run* run = runs();
+  std::memmove(run + i + 1, run + i, (base_ - i) * sizeof(Run));
+  ++base_;
+}
+
+void StorageSet::CloseRun(size_t i) {
+  Run* run = runs();
+  std::memmove(run + i, run + i + 1, (base_ - i - 1) * sizeof(Run));
+  --base_;
+  if (len_ > 8 && size_t{base_} * 4 < len_) {
+    void* shrunk = std::realloc(buf_, size_t{len_ / 2} * sizeof(Run));
+    if (shrunk != nullptr) {
+      buf_ = shrunk;
+      len_ /= 2;
+    }
+  }
+}
+
+void StorageSet::Settle() {
+  if (size_ == 0) {
+    clear();
+    return;
+  }
+  const size_t runs = base_;
+  if (runs <= 4) return;
+  const auto [lo, hi] = WordRange();
+  const size_t words = hi - lo + 1;
+  if (2 * runs <= std::min<size_t>(words, size_)) return;
+  std::vector<StorageId> members;
+  members.reserve(size_);
+  ForEach([&](StorageId s) { members.push_back(s); });
+  if (words <= size_)
+    MakeDense(members.front(), members.back(), members);
+  else
+    MakeSparse(members, members.size() + 1);
 }
 
 StorageId StorageQueue::pop(bool descending) {

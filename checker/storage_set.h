@@ -1,12 +1,19 @@
-// A set of storage ids for the evicted regions, in one of two forms. Sparse:
-// open addressing with linear probing, deletion by backward shift (no
-// tombstones), at most half full. Dense, once the members' range has no more
-// 64-id words than members: a bitmap over that range (8 bytes per word,
-// against 8-16 bytes per member sparse), back to sparse when it holds fewer
-// than a quarter of its words' count. Membership, insertion and deletion in
-// O(1) (amortized); iteration in time proportional to the size (sparse) or
-// the range (dense), in an order fixed by the history of operations.
-// Either form lives in one heap buffer and the set itself is 24 bytes: every
+// A set of storage ids for the evicted regions, in one of three forms.
+// Table: open addressing with linear probing, deletion by backward shift (no
+// tombstones), at most half full. Bitmap, once the members' range has no more
+// 64-id words than members: a bit per id of that range (8 bytes per word,
+// against 8-16 bytes per member in a table), back to a table when it holds
+// fewer than a quarter of its words' count. Runs, when the members lie in
+// few runs of consecutive ids (at most an eighth as many runs as words and as
+// members): the runs in order, 8 bytes each; back to a bitmap or a table
+// when there are more than half as many runs as words or members. A region
+// of a long recurrent trace is a few long runs over a range of 10^5 ids: its
+// bitmap grows with the trace, its runs do not.
+// Table and bitmap: membership, insertion and deletion in O(1) (amortized).
+// Runs: membership in O(log runs), insertion and deletion in O(runs).
+// Iteration in time proportional to the size (table), the range (bitmap) or
+// the size (runs), in an order fixed by the history of operations.
+// Each form lives in one heap buffer and the set itself is 24 bytes: every
 // storage has two regions of two sets each, so a set's fixed size counts four
 // times per storage (as two vectors and their bookkeeping it was 80 bytes:
 // 320 MB of empty sets at 10^6 storages).
@@ -16,6 +23,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
@@ -26,6 +34,12 @@ namespace dtr {
 
 class StorageSet {
  public:
+  enum class Form : uint8_t { kTable, kBitmap, kRuns };
+  // Consecutive ids first..last, both included.
+  struct Run {
+    StorageId first, last;
+  };
+
   StorageSet() = default;
   StorageSet(const StorageSet& other);
   StorageSet(StorageSet&& other) noexcept { Swap(other); }
@@ -37,17 +51,19 @@ class StorageSet {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  bool dense() const { return dense_; }  // which form it is in now
+  Form form() const { return form_; }  // which form it is in now
+  bool dense() const { return form_ == Form::kBitmap; }
 
   // Inlined always: it is the inner test of region upkeep, and where GCC
   // stopped inlining it on its own a call cost 12% of the LSTM 0.266 run's
   // region passes.
   [[gnu::always_inline]] bool contains(StorageId s) const {
-    if (dense_) {
+    if (form_ == Form::kBitmap) {
       const size_t w = static_cast<size_t>(s) / 64 - base_;  // wraps below base_
       return w < len_ && (bits()[w] >> (s % 64) & 1);
     }
     if (size_ == 0) return false;
+    if (form_ == Form::kRuns) return RunsHold(s);
     const StorageId* slot = slots();
     for (uint32_t i = Home(s);; i = (i + 1) & mask()) {
       if (slot[i] == s) return true;
@@ -56,9 +72,10 @@ class StorageSet {
   }
   // Adds s; false if it was already there.
   bool insert(StorageId s) {
-    if (dense_) return InsertDense(s);
+    if (form_ == Form::kBitmap) return InsertDense(s);
+    if (form_ == Form::kRuns) return InsertRun(s);
     if ((size_ + 1) * 2 > len_) {
-      if (Densify()) return InsertDense(s);
+      if (Densify()) return insert(s);
       Resize(len_ == 0 ? 8 : size_t{len_} * 2);
     }
     StorageId* slot = slots();
@@ -71,37 +88,33 @@ class StorageSet {
   }
   // Removes s; false if it was not there.
   bool erase(StorageId s);
-  // Room for `n` members without growing (sparse); a set that must grow
-  // takes the dense form instead when its members' range allows.
+  // Room for `n` members without growing (table); a table that must grow
+  // takes another form instead when its members allow.
   void reserve(size_t n) {
-    if (!dense_ && n * 2 > len_ && !Densify()) Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
+    if (form_ == Form::kTable && n * 2 > len_ && !Densify())
+      Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
   }
-  // Room for this set's members and `other`'s: the dense form over both
-  // ranges when that is no larger (a small set about to take in a large dense
-  // one would otherwise become a large hash table); a bitmap that widens
-  // takes room to widen again.
+  // Room for this set's members and `other`'s: the bitmap over both ranges
+  // when that is no larger (a small set about to take in a large bitmap
+  // would otherwise become a large table); a bitmap that widens takes room
+  // to widen again; nothing in the runs form (the union is a merge).
   void ReserveFor(const StorageSet& other);
   // Both sets are bitmaps and this one's range covers other's.
   bool BitmapCovers(const StorageSet& other) const {
-    return dense_ && other.dense_ && other.base_ >= base_ &&
-           size_t{other.base_} + other.len_ <= size_t{base_} + len_;
+    return form_ == Form::kBitmap && other.form_ == Form::kBitmap && Covers(other);
   }
   // Adds other's members, calling on_new(s) for each one that was not here
-  // (in no particular order). Word by word when both sets are bitmaps and
-  // this one's range covers other's (as ReserveFor() arranges).
+  // (in no particular order). Word by word when this set is a bitmap whose
+  // range covers other's (as ReserveFor() arranges) and other is a bitmap or
+  // runs; run by run when this set is in the runs form.
   template <class F>
   void UnionWith(const StorageSet& other, F&& on_new) {
     if (BitmapCovers(other)) {
-      uint64_t* to = bits() + (other.base_ - base_);
-      const uint64_t* from = other.bits();
-      for (size_t w = 0; w < other.len_; ++w) {
-        uint64_t added = from[w] & ~to[w];
-        if (added == 0) continue;
-        to[w] |= added;
-        size_ += static_cast<uint32_t>(Popcount(added));
-        for (; added != 0; added &= added - 1)
-          on_new(static_cast<StorageId>((other.base_ + w) * 64 + std::countr_zero(added)));
-      }
+      OrWords(other.bits(), other.base_, other.len_, on_new);
+      return;
+    }
+    if (form_ == Form::kRuns || other.form_ == Form::kRuns) {
+      UnionWithRuns(other, on_new);
       return;
     }
     other.ForEach([&](StorageId s) {
@@ -128,16 +141,30 @@ class StorageSet {
     return hi > lo ? 64 * (hi - lo) : 0;
   }
   // Calls f(s) for each member of both sets: word by word when both are
-  // bitmaps, else over the smaller set's members.
+  // bitmaps, run by run when both are runs, else over the smaller set's
+  // members.
   template <class F>
   void ForEachCommon(const StorageSet& other, F&& f) const {
-    if (dense_ && other.dense_) {
+    if (form_ == Form::kBitmap && other.form_ == Form::kBitmap) {
       const size_t lo = std::max(base_, other.base_);
       const size_t hi = std::min(size_t{base_} + len_, size_t{other.base_} + other.len_);
       const uint64_t *a = bits(), *b = other.bits();
       for (size_t w = lo; w < hi; ++w)
         for (uint64_t m = a[w - base_] & b[w - other.base_]; m != 0; m &= m - 1)
           f(static_cast<StorageId>(w * 64 + std::countr_zero(m)));
+      return;
+    }
+    if (form_ == Form::kRuns && other.form_ == Form::kRuns) {
+      const std::span<const Run> a = run_span(), b = other.run_span();
+      for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+        const StorageId lo = std::max(a[i].first, b[j].first);
+        const StorageId hi = std::min(a[i].last, b[j].last);
+        for (StorageId s = lo; s <= hi; ++s) f(s);
+        if (a[i].last < b[j].last)
+          ++i;
+        else
+          ++j;
+      }
       return;
     }
     const StorageSet& small = size_ <= other.size_ ? *this : other;
@@ -154,15 +181,20 @@ class StorageSet {
     buf_ = nullptr;
     len_ = size_ = base_ = 0;
     shift_ = 32;
-    dense_ = false;
+    form_ = Form::kTable;
   }
   template <class F>
   void ForEach(F&& f) const {
-    if (dense_) {
+    if (form_ == Form::kBitmap) {
       const uint64_t* word = bits();
       for (size_t w = 0; w < len_; ++w)
         for (uint64_t m = word[w]; m != 0; m &= m - 1)
           f(static_cast<StorageId>((base_ + w) * 64 + std::countr_zero(m)));
+      return;
+    }
+    if (form_ == Form::kRuns) {
+      for (const Run& r : run_span())
+        for (StorageId s = r.first; s <= r.last; ++s) f(s);
       return;
     }
     const StorageId* slot = slots();
@@ -172,11 +204,14 @@ class StorageSet {
 
  private:
   static constexpr StorageId kEmpty = -1;
-  // The buffer: len_ slots (sparse) or len_ words (dense), never both.
+  // The buffer: len_ slots (table), len_ words (bitmap) or room for len_
+  // runs of which base_ are held (runs).
   StorageId* slots() { return static_cast<StorageId*>(buf_); }
   const StorageId* slots() const { return static_cast<const StorageId*>(buf_); }
   uint64_t* bits() { return static_cast<uint64_t*>(buf_); }
   const uint64_t* bits() const { return static_cast<const uint64_t*>(buf_); }
+  Run* runs() { return static_cast<Run*>(buf_); }
+  std::span<const Run> run_span() const { return {static_cast<const Run*>(buf_), base_}; }
   uint32_t mask() const { return len_ - 1; }
   uint32_t Home(StorageId s) const {
     return static_cast<uint32_t>(
@@ -188,7 +223,7 @@ class StorageSet {
     std::swap(size_, other.size_);
     std::swap(base_, other.base_);
     std::swap(shift_, other.shift_);
-    std::swap(dense_, other.dense_);
+    std::swap(form_, other.form_);
   }
   void Resize(size_t slots);
   // s into the first free slot of its probe run (s is not a member).
@@ -203,24 +238,152 @@ class StorageSet {
   // form with room for `room` members.
   void MakeDense(StorageId lo, StorageId hi, std::span<const StorageId> members);
   void MakeSparse(std::span<const StorageId> members, size_t room);
+  // The set as `runs` (in order, apart, with `members` ids in all).
+  void MakeRuns(std::span<const Run> runs, size_t members);
   bool InsertDense(StorageId s);
   // The first and last 64-id words of the set: a bitmap's, or those holding
-  // a table's members ((SIZE_MAX, 0) when it has none).
+  // a table's or runs' members ((SIZE_MAX, 0) when it has none).
   std::pair<size_t, size_t> WordRange() const;
-  // The bitmap over words lo..hi, which include its current ones.
+  // This bitmap's range covers other's (a bitmap's or runs').
+  bool Covers(const StorageSet& other) const {
+    if (other.form_ == Form::kRuns)
+      return static_cast<size_t>(other.runs_front().first) / 64 >= base_ &&
+             static_cast<size_t>(other.run_span().back().last) / 64 < size_t{base_} + len_;
+    return other.base_ >= base_ && size_t{other.base_} + other.len_ <= size_t{base_} + len_;
+  }
+  const Run& runs_front() const { return run_span().front(); }
+  // The bitmap over words lo..hi, which include its current ones; or the
+  // runs form instead, when the bitmap's runs are few for that range.
   void Rebase(size_t lo, size_t hi);
-  // To the dense form if the members' range allows; false if it does not.
+  // To the bitmap or runs form if the members allow; false if they do not.
   bool Densify();
   // The hash table as a bitmap over words lo..hi, which hold its members.
   void TableToBitmap(size_t lo, size_t hi);
+  // To a table, or runs if they are few.
   void Sparsify();
+  // The runs form pays when there are at most 1/32 as many runs as words of
+  // range and as members, over a range of 16,384 ids at least (a table is
+  // looked at from 1,024 members on); it is left for another when there
+  // are more than half as many. (Taken sooner, at 1/8 and 1,024 ids, it
+  // made the resnet of 10^5 operators at 0.2 8% slower and no smaller.)
+  static constexpr size_t kRunsMinWords = 256, kRunsMinMembers = 1024, kRunsFactor = 32;
+  bool FewRuns(size_t runs, size_t words) const;
+  // A bitmap to the runs form if it has few runs for a range of `words`
+  // words; whether it did.
+  bool RunsIfFew(size_t words);
+  // The members as runs in order: this set's own (runs form) or built into
+  // `scratch`.
+  std::span<const Run> RunsOf(std::vector<Run>& scratch) const;
+  // Runs form: whether s is a member; s added or removed; back to a bitmap
+  // or table when the runs have become many (Settle()).
+  bool RunsHold(StorageId s) const;
+  bool InsertRun(StorageId s);
+  bool EraseRun(StorageId s);
+  void Settle();
+  // The index of the first run starting after s.
+  size_t RunAfter(StorageId s) const {
+    const std::span<const Run> r = run_span();
+    return static_cast<size_t>(
+        std::upper_bound(r.begin(), r.end(), s,
+                         [](StorageId x, const Run& y) { return x < y.first; }) -
+        r.begin());
+  }
+  // Room for one more run at index i, the runs from i on moved up one.
+  void OpenRun(size_t i);
+  void CloseRun(size_t i);  // run i removed, later ones moved down
+  // UnionWith() where either set is in the runs form. Out of line: inlined,
+  // it slowed every absorb of bitmaps and tables by 5% (resnet of 10^5
+  // operators at 0.2).
+  template <class F>
+  [[gnu::noinline]] void UnionWithRuns(const StorageSet& other, F& on_new) {
+    if (other.size_ == 0) return;
+    if (form_ == Form::kRuns) {
+      std::vector<Run> scratch;
+      MergeRuns(other.RunsOf(scratch), on_new);
+    } else if (form_ == Form::kBitmap && Covers(other)) {
+      for (const Run& r : other.run_span()) OrRun(r, on_new);
+    } else {
+      other.ForEach([&](StorageId s) {
+        if (insert(s)) on_new(s);
+      });
+    }
+  }
+  // Bitmap: or-s in `len` words of ids from word `base` on (within range).
+  template <class F>
+  void OrWords(const uint64_t* from, size_t base, size_t len, F& on_new) {
+    uint64_t* to = bits() + (base - base_);
+    for (size_t w = 0; w < len; ++w) {
+      uint64_t added = from[w] & ~to[w];
+      if (added == 0) continue;
+      to[w] |= added;
+      size_ += static_cast<uint32_t>(Popcount(added));
+      for (; added != 0; added &= added - 1)
+        on_new(static_cast<StorageId>((base + w) * 64 + std::countr_zero(added)));
+    }
+  }
+  // Bitmap: adds the ids of r (within range).
+  template <class F>
+  void OrRun(const Run& r, F& on_new) {
+    const size_t first = static_cast<size_t>(r.first), last = static_cast<size_t>(r.last);
+    uint64_t* word = bits();
+    for (size_t w = first / 64; w <= last / 64; ++w) {
+      const size_t lo = std::max(first, w * 64) - w * 64, hi = std::min(last, w * 64 + 63) - w * 64;
+      const uint64_t span = (hi == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi + 1)) - 1) >> lo << lo;
+      uint64_t added = span & ~word[w - base_];
+      if (added == 0) continue;
+      word[w - base_] |= added;
+      size_ += static_cast<uint32_t>(Popcount(added));
+      for (; added != 0; added &= added - 1)
+        on_new(static_cast<StorageId>(w * 64 + std::countr_zero(added)));
+    }
+  }
+  // Runs form: adds the ids of `add` (in order, apart), calling on_new for
+  // each that was not here.
+  template <class F>
+  void MergeRuns(std::span<const Run> add, F& on_new) {
+    const std::span<const Run> own = run_span();
+    size_t i = 0;
+    uint32_t added = 0;
+    for (const Run& b : add) {  // the parts of b no run of own holds
+      while (i < own.size() && own[i].last < b.first) ++i;
+      StorageId at = b.first;
+      for (size_t k = i; at <= b.last;) {
+        if (k < own.size() && own[k].first <= at) {
+          at = own[k++].last + 1;
+          continue;
+        }
+        const StorageId gap_end = k < own.size() ? std::min(b.last, own[k].first - 1) : b.last;
+        for (StorageId s = at; s <= gap_end; ++s) on_new(s);
+        added += static_cast<uint32_t>(gap_end - at + 1);
+        at = gap_end + 1;
+      }
+    }
+    if (added == 0) return;
+    auto* out = static_cast<Run*>(std::malloc((own.size() + add.size()) * sizeof(Run)));
+    if (out == nullptr) throw std::bad_alloc();
+    size_t n = 0;
+    for (size_t a = 0, b = 0; a < own.size() || b < add.size();) {
+      const Run& r =
+          b == add.size() || (a < own.size() && own[a].first <= add[b].first) ? own[a++] : add[b++];
+      if (n > 0 && r.first <= out[n - 1].last + 1)
+        out[n - 1].last = std::max(out[n - 1].last, r.last);
+      else
+        out[n++] = r;
+    }
+    std::free(buf_);
+    buf_ = out;
+    len_ = static_cast<uint32_t>(own.size() + add.size());
+    base_ = static_cast<uint32_t>(n);
+    size_ += added;
+    Settle();
+  }
 
-  void* buf_ = nullptr;  // malloc'd: len_ StorageIds (sparse) or len_ words (dense)
+  void* buf_ = nullptr;  // malloc'd: see slots(), bits(), runs()
   uint32_t len_ = 0;
   uint32_t size_ = 0;
-  uint32_t base_ = 0;   // dense: ids (base_ + w) * 64 + b
+  uint32_t base_ = 0;   // bitmap: ids (base_ + w) * 64 + b; runs: how many
   uint8_t shift_ = 32;  // 32 - log2(slots): Home() keeps the top bits of the product
-  bool dense_ = false;
+  Form form_ = Form::kTable;
 };
 
 static_assert(sizeof(StorageSet) <= 24, "four sets per storage: keep StorageSet small");

@@ -1,13 +1,15 @@
 // StorageSet against std::set under random insertions and deletions, with
 // ids clustered (the dense form) and spread (the sparse form), crossing
-// between the two forms many times.
+// between the two forms many times; and sets of long runs (the runs form).
 #include "checker/storage_set.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace dtr::testing {
@@ -170,6 +172,108 @@ TEST_CASE("StorageSet::UnionWith adds the other set's members and names the new 
   }
   CHECK(by_words > 20);  // both paths were taken
   CHECK(by_members > 20);
+}
+
+// Members in long runs over a wide range (as a region of a long recurrent
+// trace): `runs` runs of 100-3,000 ids, 40,000 to 80,000 ids apart.
+void FillRuns(std::mt19937& rng, StorageSet& set, std::set<StorageId>& model, int runs) {
+  for (int i = 0; i < runs; ++i) {
+    const StorageId first = i * 60'000 + static_cast<StorageId>(rng() % 20'000);
+    const StorageId length = 100 + static_cast<StorageId>(rng() % 2'900);
+    for (StorageId s = first; s < first + length; ++s) {
+      set.insert(s);
+      model.insert(s);
+    }
+  }
+}
+
+TEST_CASE("StorageSet keeps long runs as runs, and leaves that form when they break up") {
+  std::mt19937 rng(78);
+  size_t runs_ops = 0, left = 0;
+  for (int round = 0; round < 30; ++round) {
+    StorageSet set;
+    std::set<StorageId> model;
+    FillRuns(rng, set, model, 2 + round % 5);
+    CHECK(set.form() == StorageSet::Form::kRuns);
+    ExpectEqual(set, model);
+    // Random changes near the members: splits, joins, new runs, until the
+    // runs are many and short.
+    for (int op = 0; op < 6'000; ++op) {
+      const StorageId near = *std::next(model.begin(), static_cast<long>(rng() % model.size()));
+      const StorageId s = std::max<StorageId>(0, near + static_cast<StorageId>(rng() % 7) - 3);
+      if (rng() % 2) {
+        CHECK(set.insert(s) == model.insert(s).second);
+      } else {
+        CHECK(set.erase(s) == (model.erase(s) == 1));
+      }
+      CHECK(set.contains(s) == (model.count(s) == 1));
+      CHECK(set.contains(s + 1) == (model.count(s + 1) == 1));
+      if (set.form() == StorageSet::Form::kRuns) ++runs_ops;
+      if (op % 500 == 0) ExpectEqual(set, model);
+      if (model.size() < 10) break;
+    }
+    if (set.form() != StorageSet::Form::kRuns) ++left;
+    ExpectEqual(set, model);
+    StorageSet copy(set);  // a copy in any form is a set of its own
+    ExpectEqual(copy, model);
+    CHECK(copy.form() == set.form());
+    // Emptied one member at a time, whatever the form on the way.
+    for (StorageId m : model) CHECK(set.erase(m));
+    CHECK(set.empty());
+    CHECK_FALSE(set.contains(*model.begin()));
+    ExpectEqual(copy, model);
+  }
+  CHECK(runs_ops > 10'000);
+  CHECK(left > 5);  // fragmented sets went back to a bitmap or a table
+}
+
+// Unions and intersections where either set is runs, the other in any form.
+TEST_CASE("StorageSet::UnionWith and ForEachCommon with runs on either side") {
+  std::mt19937 rng(90);
+  std::set<std::pair<StorageSet::Form, StorageSet::Form>> pairs;
+  for (int round = 0; round < 300; ++round) {
+    StorageSet a, b;
+    std::set<StorageId> ma, mb;
+    for (auto [set, model] : {std::pair{&a, &ma}, std::pair{&b, &mb}}) {
+      switch (rng() % 3) {
+        case 0:  // runs
+          FillRuns(rng, *set, *model, 2 + static_cast<int>(rng() % 3));
+          break;
+        case 1:  // a bitmap: clustered ids
+          for (int i = 0; i < 2'000; ++i) {
+            const StorageId s = 50'000 + static_cast<StorageId>(rng() % 3'000);
+            set->insert(s);
+            model->insert(s);
+          }
+          break;
+        default:  // a table: spread ids
+          for (int i = 0; i < 300; ++i) {
+            const StorageId s = static_cast<StorageId>(rng() % 250'000);
+            set->insert(s);
+            model->insert(s);
+          }
+      }
+    }
+    const auto forms = std::pair{a.form(), b.form()};
+    if (forms.first != StorageSet::Form::kRuns && forms.second != StorageSet::Form::kRuns) continue;
+    pairs.insert(forms);
+    std::set<StorageId> common, want_common;
+    a.ForEachCommon(b, [&](StorageId s) { CHECK(common.insert(s).second); });
+    for (StorageId s : mb)
+      if (ma.count(s)) want_common.insert(s);
+    CHECK(common == want_common);
+    if (rng() % 2) a.ReserveFor(b);
+    ExpectEqual(a, ma);
+    std::set<StorageId> added, want_added;
+    a.UnionWith(b, [&](StorageId s) { CHECK(added.insert(s).second); });
+    for (StorageId s : mb)
+      if (!ma.count(s)) want_added.insert(s);
+    CHECK(added == want_added);
+    ma.insert(mb.begin(), mb.end());
+    ExpectEqual(a, ma);
+    ExpectEqual(b, mb);
+  }
+  CHECK(pairs.size() == 5);  // runs with each form, on each side
 }
 
 // StorageQueue against std::set, both orders, with pushes of queued ids
