@@ -39,7 +39,6 @@ StorageSet::StorageSet(const StorageSet& other)
 }
 
 bool StorageSet::erase(StorageId s) {
-  if (form_ == Form::kRuns) return EraseRun(s);
   if (form_ == Form::kBitmap) {
     uint64_t* word = bits();
     const size_t w = static_cast<size_t>(s) / 64 - base_;
@@ -49,6 +48,7 @@ bool StorageSet::erase(StorageId s) {
     if (len_ > 4 * size_t{size_} + 16) Sparsify();
     return true;
   }
+  if (form_ == Form::kRuns) return EraseRun(s);
   if (size_ == 0) return false;
   StorageId* slot = slots();
   uint32_t i = Home(s);
@@ -233,7 +233,7 @@ bool StorageSet::FewRuns(size_t runs, size_t words) const {
 }
 
 bool StorageSet::RunsIfFew(size_t words) {
-  if (words < kRunsMinWords) return false;
+  if (words < kRunsMinWords || size_ == 0) return false;
   // A run starts at each member whose predecessor is not one. The count
   // stops once there are too many: most bitmaps that widen are fragmented.
   const size_t most = std::min<size_t>(words, size_) / kRunsFactor;
@@ -250,6 +250,11 @@ bool StorageSet::RunsIfFew(size_t words) {
   const std::span<const Run> own = RunsOf(scratch);
   MakeRuns(own, size_);
   return true;
+}
+
+std::vector<StorageSet::Run>& StorageSet::RunScratch(int which) {
+  thread_local std::vector<Run> scratch[2];
+  return scratch[which];
 }
 
 std::span<const StorageSet::Run> StorageSet::RunsOf(std::vector<Run>& scratch) const {
@@ -275,8 +280,8 @@ std::span<const StorageSet::Run> StorageSet::RunsOf(std::vector<Run>& scratch) c
     if (open) scratch.back().last = static_cast<StorageId>((size_t{base_} + len_) * 64 - 1);
     return scratch;
   }
-  std::vector<StorageId> members;
-  members.reserve(size_);
+  thread_local std::vector<StorageId> members;
+  members.clear();
   ForEach([&](StorageId s) { members.push_back(s); });
   std::sort(members.begin(), members.end());
   for (StorageId s : members) {

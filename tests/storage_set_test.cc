@@ -227,7 +227,8 @@ TEST_CASE("StorageSet keeps long runs as runs, and leaves that form when they br
   CHECK(left > 5);  // fragmented sets went back to a bitmap or a table
 }
 
-// Unions and intersections where either set is runs, the other in any form.
+// Unions and intersections where either set is runs, the other in any form,
+// with few runs and with many.
 TEST_CASE("StorageSet::UnionWith and ForEachCommon with runs on either side") {
   std::mt19937 rng(90);
   std::set<std::pair<StorageSet::Form, StorageSet::Form>> pairs;
@@ -235,9 +236,12 @@ TEST_CASE("StorageSet::UnionWith and ForEachCommon with runs on either side") {
     StorageSet a, b;
     std::set<StorageId> ma, mb;
     for (auto [set, model] : {std::pair{&a, &ma}, std::pair{&b, &mb}}) {
-      switch (rng() % 3) {
-        case 0:  // runs
+      switch (rng() % 4) {
+        case 0:  // a few runs
           FillRuns(rng, *set, *model, 2 + static_cast<int>(rng() % 3));
+          break;
+        case 3:  // many runs (a union merges them rather than adding one by one)
+          FillRuns(rng, *set, *model, 9 + static_cast<int>(rng() % 6));
           break;
         case 1:  // a bitmap: clustered ids
           for (int i = 0; i < 2'000; ++i) {
@@ -274,6 +278,38 @@ TEST_CASE("StorageSet::UnionWith and ForEachCommon with runs on either side") {
     ExpectEqual(b, mb);
   }
   CHECK(pairs.size() == 5);  // runs with each form, on each side
+}
+
+// Runs one id apart, filled by one long run (added in place) and by many
+// short ones (merged): each one-id gap is a new member, the runs join.
+TEST_CASE("StorageSet unions fill one-id gaps between runs") {
+  for (const bool many : {false, true}) {
+    StorageSet a, b;
+    std::set<StorageId> ma, mb;
+    for (StorageId i = 0; i < 10; ++i)
+      for (StorageId s = i * 3'001; s < i * 3'001 + 3'000; ++s) {
+        a.insert(s);
+        ma.insert(s);
+      }
+    REQUIRE(a.form() == StorageSet::Form::kRuns);
+    // b: 1,000..25,000 as one run, or as 12 runs over the same ids.
+    for (StorageId s = 1'000; s <= 25'000; ++s)
+      if (!many || s % 2'000 != 0) {
+        b.insert(s);
+        mb.insert(s);
+      }
+    REQUIRE(b.form() == StorageSet::Form::kRuns);
+    std::set<StorageId> added, want_added;
+    a.UnionWith(b, [&](StorageId s) { CHECK(added.insert(s).second); });
+    for (StorageId s : mb)
+      if (!ma.count(s)) want_added.insert(s);
+    CHECK(want_added.size() == 8);  // 3,000, 6,001, ... 24,007
+    CHECK(added == want_added);
+    ma.insert(mb.begin(), mb.end());
+    ExpectEqual(a, ma);
+    CHECK(a.contains(24'007));
+    CHECK_FALSE(a.contains(27'008));
+  }
 }
 
 // StorageQueue against std::set, both orders, with pushes of queued ids
