@@ -146,9 +146,7 @@ bool StorageSet::Densify() {
   size_t runs = size_;
   ForEach([&](StorageId s) { runs -= contains(s + 1); });
   if (!FewRuns(runs, hi - lo + 1)) return false;
-  std::vector<Run> scratch;
-  const std::span<const Run> own = RunsOf(scratch);
-  MakeRuns(own, size_);
+  ToRuns();
   return true;
 }
 
@@ -245,10 +243,7 @@ bool StorageSet::RunsIfFew(size_t words) {
     if (runs > most) return false;
     carry = word[w] >> 63;
   }
-  std::vector<Run> scratch;
-  scratch.reserve(runs);
-  const std::span<const Run> own = RunsOf(scratch);
-  MakeRuns(own, size_);
+  ToRuns();
   return true;
 }
 

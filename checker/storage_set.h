@@ -3,10 +3,10 @@
 // tombstones), at most half full. Bitmap, once the members' range has no more
 // 64-id words than members: a bit per id of that range (8 bytes per word,
 // against 8-16 bytes per member in a table), back to a table when it holds
-// fewer than a quarter of its words' count. Runs, when the members lie in
-// few runs of consecutive ids (at most an eighth as many runs as words and as
-// members): the runs in order, 8 bytes each; back to a bitmap or a table
-// when there are more than half as many runs as words or members. A region
+// fewer than a quarter of its words' count. Runs, when the members of a wide
+// range lie in few runs of consecutive ids (see kRunsFactor): the runs in
+// order, 8 bytes each; back to a bitmap or a table when there are more than
+// half as many runs as words or members. A region
 // of a long recurrent trace is a few long runs over a range of 10^5 ids: its
 // bitmap grows with the trace, its runs do not.
 // Table and bitmap: membership, insertion and deletion in O(1) (amortized).
@@ -118,9 +118,7 @@ class StorageSet {
       UnionWithRuns(other, on_new);
       return;
     }
-    other.ForEach([&](StorageId s) {
-      if (insert(s)) on_new(s);
-    });
+    InsertEach(other, on_new);
   }
   // The bits set in x, inline: std::popcount is a call to libgcc's
   // __popcountdi2 without -mpopcnt (5% of a report's profile), and counting
@@ -299,28 +297,48 @@ class StorageSet {
   template <class F>
   [[gnu::noinline]] void UnionWithRuns(const StorageSet& other, F& on_new) {
     if (other.size_ == 0) return;
-    if (form_ == Form::kRuns && other.form_ == Form::kRuns &&
-        (other.base_ <= kFewRuns || other.base_ * kFewRuns <= base_)) {
+    // Other's runs, or its members when it is not in the runs form.
+    const size_t pieces = other.form_ == Form::kRuns ? other.base_ : other.size_;
+    if (form_ == Form::kRuns && pieces > kFewRuns && pieces * kFewRuns > base_) {
+      MergeRuns(other.RunsOf(RunScratch(0)), on_new);
+    } else if (form_ == Form::kRuns && other.form_ == Form::kRuns) {
       for (const Run& r : other.run_span()) AddRun(r, on_new);
       Settle();
-    } else if (form_ == Form::kRuns && other.form_ != Form::kRuns &&
-               (other.size_ <= kFewRuns || other.size_ * kFewRuns <= base_)) {
-      other.ForEach([&](StorageId s) {
-        if (insert(s)) on_new(s);  // the form may change on the way
-      });
-    } else if (form_ == Form::kRuns) {
-      MergeRuns(other.RunsOf(RunScratch(0)), on_new);
-    } else if (form_ == Form::kBitmap && Covers(other)) {
+    } else if (form_ == Form::kBitmap && other.form_ == Form::kRuns && Covers(other)) {
       for (const Run& r : other.run_span()) OrRun(r, on_new);
     } else {
-      other.ForEach([&](StorageId s) {
-        if (insert(s)) on_new(s);
-      });
+      InsertEach(other, on_new);  // into runs, the form may change on the way
     }
+  }
+  // Adds other's members one by one, calling on_new for each that was not here.
+  template <class F>
+  void InsertEach(const StorageSet& other, F& on_new) {
+    other.ForEach([&](StorageId s) {
+      if (insert(s)) on_new(s);
+    });
   }
   static constexpr size_t kFewRuns = 8;
   // A thread's two scratch vectors: 0 for RunsOf(), 1 for MergeRuns().
   static std::vector<Run>& RunScratch(int which);
+  // To the runs form (from a table or a bitmap).
+  void ToRuns() { MakeRuns(RunsOf(RunScratch(0)), size_); }
+  // Calls on_new for the ids of b that no run of own from index k on holds
+  // (the runs before k end before b); returns how many.
+  template <class F>
+  static uint32_t NewIds(std::span<const Run> own, size_t k, const Run& b, F& on_new) {
+    uint32_t added = 0;
+    for (StorageId at = b.first; at <= b.last;) {
+      if (k < own.size() && own[k].first <= at) {
+        at = std::max(at, own[k++].last + 1);
+        continue;
+      }
+      const StorageId gap_end = k < own.size() ? std::min(b.last, own[k].first - 1) : b.last;
+      for (StorageId s = at; s <= gap_end; ++s) on_new(s);
+      added += static_cast<uint32_t>(gap_end - at + 1);
+      at = gap_end + 1;
+    }
+    return added;
+  }
   // Runs form: adds the ids of r in place, calling on_new for each that was
   // not here; Settle() is left to the caller.
   template <class F>
@@ -335,14 +353,7 @@ class StorageSet {
         std::partition_point(own.begin() + static_cast<ptrdiff_t>(i), own.end(),
                              [&](const Run& x) { return x.first <= r.last + 1; }) -
         own.begin());
-    uint32_t added = 0;
-    StorageId at = r.first;  // the ids of r before `at` are settled
-    for (size_t k = i; k <= j; ++k) {
-      const StorageId gap_end = k < j ? std::min(r.last, own[k].first - 1) : r.last;
-      for (StorageId s = at; s <= gap_end; ++s) on_new(s);
-      if (gap_end >= at) added += static_cast<uint32_t>(gap_end - at + 1);
-      if (k < j) at = std::max(at, own[k].last + 1);
-    }
+    const uint32_t added = NewIds(own, i, r, on_new);
     if (added == 0) return;
     size_ += added;
     if (i == j) {
@@ -391,19 +402,9 @@ class StorageSet {
     const std::span<const Run> own = run_span();
     size_t i = 0;
     uint32_t added = 0;
-    for (const Run& b : add) {  // the parts of b no run of own holds
+    for (const Run& b : add) {
       while (i < own.size() && own[i].last < b.first) ++i;
-      StorageId at = b.first;
-      for (size_t k = i; at <= b.last;) {
-        if (k < own.size() && own[k].first <= at) {
-          at = own[k++].last + 1;
-          continue;
-        }
-        const StorageId gap_end = k < own.size() ? std::min(b.last, own[k].first - 1) : b.last;
-        for (StorageId s = at; s <= gap_end; ++s) on_new(s);
-        added += static_cast<uint32_t>(gap_end - at + 1);
-        at = gap_end + 1;
-      }
+      added += NewIds(own, i, b, on_new);
     }
     if (added == 0) return;
     std::vector<Run>& out = RunScratch(1);
