@@ -216,6 +216,7 @@ TEST_CASE("cli conventions: every subcommand exits 0, 1, 2 or 3 as docs/cli.md s
     for (const Case& c : Cases().at(command)) {
       INFO("dtrcheck ", c.args);
       Output o = w.Run(c.args);
+      INFO("stderr: ", o.err);  // a sanitizer's report, when there is one
       CHECK(o.status == c.status);
       classes.insert(c.status);
       if (c.status >= 2) {  // one line on stderr, nothing on stdout
@@ -263,6 +264,7 @@ TEST_CASE("cli conventions: every --help ends with examples that run as printed"
     for (const std::string& example : examples) {
       INFO("example: ", example);
       Output o = w.Run(example.substr(std::string("dtrcheck ").size()));
+      INFO("stderr: ", o.err);  // a sanitizer's report, when there is one
       CHECK(o.status == 0);
       CHECK(o.err.empty());
     }
