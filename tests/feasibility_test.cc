@@ -175,5 +175,35 @@ TEST_CASE("feasibility: an InceptionV4 window beats the static bound") {
   CHECK(QueryWindow(t, {2293, 2298}, BudgetForRatio(b.memory, 0.243), limits).answer == SolverAnswer::kSat);
 }
 
+// A solver call still running at its time limit answers unknown
+// ("canceled"), call after call, and a cut call leaves its solver usable:
+// bisection goes on below the unknown. (Z3_interrupt, the other way to stop
+// a call, leaves the context cancelled for every later call.)
+TEST_CASE("feasibility: calls cut by their time limit answer unknown, one after another") {
+  Trace t = LoadTrace(TracePath("inceptionv4"));
+  Baseline b = ComputeBaseline(t);
+  const int64_t budget = BudgetForRatio(b.memory, 0.125);
+  SolverLimits cut;
+  cut.timeout_seconds = 0.001;
+  for (int i = 0; i < 4; ++i) {
+    INFO("call ", i);
+    WindowQuery q = QueryWindow(t, {2290, 2298}, budget, cut);
+    CHECK(q.answer == SolverAnswer::kUnknown);
+    CHECK(q.reason == "canceled");
+  }
+  // Each bisection step is cut, and the next one still asks.
+  std::vector<std::string> reasons;
+  WindowBound wb = BoundWindow(t, {2290, 2298}, budget / 2, budget, cut,
+                               [&](const WindowQuery& q) { reasons.push_back(q.reason); });
+  CHECK(wb.queries >= 3);
+  CHECK(wb.unknowns == wb.queries);
+  CHECK(reasons == std::vector<std::string>(static_cast<size_t>(wb.queries), "canceled"));
+  // With room, the window proves the budget infeasible (in about 0.2 s here:
+  // the calls above were stopped, not answered).
+  SolverLimits room;
+  room.timeout_seconds = 30;
+  CHECK(QueryWindow(t, {2290, 2298}, budget, room).answer == SolverAnswer::kUnsat);
+}
+
 }  // namespace
 }  // namespace dtr::testing
