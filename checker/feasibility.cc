@@ -134,16 +134,32 @@ WindowModel BuildWindow(const Trace& trace, OpWindow w) {
   return m;
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Thrown where SolverLimits::deadline has passed, with the reason.
+struct DeadlinePassed {
+  std::string_view reason;
+};
+
 // Wraps one Z3 context holding the encoding of a window with a symbolic budget.
 class WindowSolver {
  public:
+  // Throws DeadlinePassed if `deadline` passes while encoding.
   WindowSolver(const Trace& trace, const WindowModel& model,
-               const std::vector<uint8_t>* entry_material)
+               const std::vector<uint8_t>* entry_material,
+               std::optional<Clock::time_point> deadline)
       : trace_(trace), model_(model), solver_(ctx_), budget_(ctx_.int_const("budget")) {
-    Encode(entry_material);
+    Encode(entry_material, deadline);
   }
 
-  SolverAnswer Check(int64_t budget, double timeout_seconds, std::string* reason) {
+  // Within timeout_seconds and before the deadline (else DeadlinePassed).
+  SolverAnswer Check(int64_t budget, const SolverLimits& limits, std::string* reason) {
+    double timeout_seconds = limits.timeout_seconds;
+    if (limits.deadline) {
+      const double left = std::chrono::duration<double>(*limits.deadline - Clock::now()).count();
+      if (left <= 0) throw DeadlinePassed{kDeadlineBeforeCall};
+      timeout_seconds = std::min(timeout_seconds, left);
+    }
     z3::params p(ctx_);
     p.set("timeout", static_cast<unsigned>(std::clamp(timeout_seconds * 1000.0, 1.0, 4.0e9)));
     solver_.set(p);
@@ -173,7 +189,7 @@ class WindowSolver {
  private:
   int64_t size(int32_t x) const { return trace_.storages[model_.tracked[x]].size; }
 
-  void Encode(const std::vector<uint8_t>* entry) {
+  void Encode(const std::vector<uint8_t>* entry, std::optional<Clock::time_point> deadline) {
     const size_t n = model_.points.size(), v = model_.tracked.size();
     z3::expr no = ctx_.bool_val(false);
     m_.assign(n, std::vector<z3::expr>(v, no));
@@ -203,6 +219,8 @@ class WindowSolver {
       for (size_t x = 0; x < v; ++x) {
         int32_t xi = static_cast<int32_t>(x);
         if (!model_.Exists(xi, j)) continue;
+        if (deadline && Clock::now() > *deadline)  // each x adds v terms
+          throw DeadlinePassed{kDeadlineWhileEncoding};
         ranks.push_back(pos[j][x]);
         z3::expr before = j == 0 ? ctx_.bool_val((*entry)[model_.tracked[x]] != 0) : m_[j - 1][x];
         if (model_.created_at[x] != static_cast<int32_t>(j) - 1 || j == 0)
@@ -277,11 +295,14 @@ WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget,
   }
   auto start = std::chrono::steady_clock::now();
   try {
-    WindowSolver solver(trace, model, nullptr);
-    q.answer = solver.Check(budget, limits.timeout_seconds, &q.reason);
+    WindowSolver solver(trace, model, nullptr, limits.deadline);
+    q.answer = solver.Check(budget, limits, &q.reason);
   } catch (const z3::exception& e) {
     q.answer = SolverAnswer::kUnknown;
     q.reason = fmt::format("z3 error: {}", e.msg());
+  } catch (const DeadlinePassed& e) {
+    q.answer = SolverAnswer::kUnknown;
+    q.reason = e.reason;
   }
   q.seconds = SecondsSince(start);
   return q;
@@ -303,7 +324,7 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
   }
   auto start = std::chrono::steady_clock::now();
   try {
-    WindowSolver solver(trace, model, nullptr);
+    WindowSolver solver(trace, model, nullptr, limits.deadline);
     // Invariant: lo is proven infeasible (or assumed so by the caller), and
     // the region between lo and hi is still to be decided.
     while (hi - lo > std::max<int64_t>(1, resolution)) {
@@ -314,7 +335,7 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
       q.budget = mid;
       q.storages = b.storages;
       auto t0 = std::chrono::steady_clock::now();
-      q.answer = solver.Check(mid, limits.timeout_seconds, &q.reason);
+      q.answer = solver.Check(mid, limits, &q.reason);
       q.seconds = SecondsSince(t0);
       ++b.queries;
       if (progress) progress(q);
@@ -331,6 +352,8 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
     }
   } catch (const z3::exception& e) {
     ++b.unknowns;
+  } catch (const DeadlinePassed&) {
+    ++b.unknowns;  // the interval left stays open
   }
   b.seconds = SecondsSince(start);
   return b;
@@ -347,12 +370,15 @@ WindowPlan PlanWindow(const Trace& trace, OpWindow window, int64_t budget,
     return plan;
   }
   try {
-    WindowSolver solver(trace, model, &entry_material);
-    plan.answer = solver.Check(budget, limits.timeout_seconds, &plan.reason);
+    WindowSolver solver(trace, model, &entry_material, limits.deadline);
+    plan.answer = solver.Check(budget, limits, &plan.reason);
     if (plan.answer == SolverAnswer::kSat) plan.keep = solver.keep();
   } catch (const z3::exception& e) {
     plan.answer = SolverAnswer::kUnknown;
     plan.reason = fmt::format("z3 error: {}", e.msg());
+  } catch (const DeadlinePassed& e) {
+    plan.answer = SolverAnswer::kUnknown;
+    plan.reason = e.reason;
   }
   return plan;
 }

@@ -54,9 +54,10 @@ class Searcher {
   }
 
   // True (once noted) when the search's time is up; else limits the next Z3
-  // call to the time left.
+  // call, its encoding included, to the time left.
   bool TimeUp() {
     if (!deadline_) return false;
+    o_.limits.deadline = deadline_;
     double left =
         std::chrono::duration<double>(*deadline_ - std::chrono::steady_clock::now()).count();
     if (left <= 0) {

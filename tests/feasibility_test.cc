@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "checker/exhaustive_search.h"
 #include "checker/memory_bound.h"
 #include "checker/schedule_checker.h"
@@ -203,6 +205,37 @@ TEST_CASE("feasibility: calls cut by their time limit answer unknown, one after 
   SolverLimits room;
   room.timeout_seconds = 30;
   CHECK(QueryWindow(t, {2290, 2298}, budget, room).answer == SolverAnswer::kUnsat);
+}
+
+// A deadline (SolverLimits::deadline, set by searches with a time limit)
+// bounds the encoding too, which a call's own limit does not: a window of
+// about 120 storages takes seconds to encode. Once it has passed, a query,
+// a plan and a bisection stop before any solver call, and prove nothing.
+TEST_CASE("feasibility: a passed deadline stops the encoding before any solver call") {
+  Trace t = LoadTrace(TracePath("inceptionv4"));
+  Baseline b = ComputeBaseline(t);
+  const int64_t budget = BudgetForRatio(b.memory, 0.125);
+  SolverLimits late;
+  late.timeout_seconds = 30;
+  late.deadline = std::chrono::steady_clock::now();
+  WindowQuery q = QueryWindow(t, {2290, 2298}, budget, late);
+  CHECK(q.answer == SolverAnswer::kUnknown);
+  CHECK(q.reason == kDeadlineWhileEncoding);
+  WindowPlan plan =
+      PlanWindow(t, {2290, 2298}, budget, std::vector<uint8_t>(t.storages.size(), 0), late);
+  CHECK(plan.answer == SolverAnswer::kUnknown);
+  CHECK(plan.reason == kDeadlineWhileEncoding);
+  int calls = 0;
+  WindowBound wb =
+      BoundWindow(t, {2290, 2298}, budget / 2, budget, late, [&](const WindowQuery&) { ++calls; });
+  CHECK(calls == 0);
+  CHECK(wb.queries == 0);
+  CHECK(wb.unknowns == 1);
+  CHECK(wb.infeasible_below == budget / 2 + 1);  // nothing proven beyond what was given
+  // The same limits with the deadline far off: the window proves the budget
+  // infeasible, as in the test above.
+  late.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  CHECK(QueryWindow(t, {2290, 2298}, budget, late).answer == SolverAnswer::kUnsat);
 }
 
 }  // namespace
