@@ -51,15 +51,16 @@ struct SolverLimits {
   // points x storages^2); the answer is kUnknown with the reason.
   int32_t max_storages = 120;
   // If set, nothing runs past it: neither a solver call nor the encoding
-  // before it (seconds on a window of 120 storages, which a call's own
-  // limit does not count). Past it, the answer is kUnknown with one of the
+  // before it (seconds on a window of 120 storages, which the call's own
+  // limit does not count; the call's limit counts Z3 taking in the
+  // encoding, which no Z3 limit bounds). Past it, the answer is kUnknown with one of the
   // reasons below. For searches with a time limit of their own.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 inline constexpr std::string_view kDeadlineWhileEncoding =
     "time limit (the deadline passed while encoding the window)";
 inline constexpr std::string_view kDeadlineBeforeCall =
-    "time limit (the deadline passed before the solver call)";
+    "time limit (the deadline passed before the solver's check)";
 
 // Program operators first..last (op ids; the program computes them in id order).
 struct OpWindow {
