@@ -53,8 +53,9 @@ struct SolverLimits {
   // If set, nothing runs past it: neither a solver call nor the encoding
   // before it (seconds on a window of 120 storages, which the call's own
   // limit does not count; the call's limit counts Z3 taking in the
-  // encoding, which no Z3 limit bounds). Past it, the answer is kUnknown with one of the
-  // reasons below. For searches with a time limit of their own.
+  // encoding, which no Z3 limit bounds). Past it, the answer is kUnknown
+  // with one of the reasons below. For searches with a time limit of their
+  // own.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 inline constexpr std::string_view kDeadlineWhileEncoding =
