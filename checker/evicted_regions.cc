@@ -775,6 +775,21 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
     }
   fwd_[s] = Region{};  // release the memory: an evicted storage has no regions
   rev_[s] = Region{};
+  ShareBlocksIfMany();
+}
+
+void EvictedRegions::ShareBlocksIfMany() {
+  const uint64_t made = StorageSet::blocks_made();       // this thread's
+  if (made < made_at_sharing_) made_at_sharing_ = made;  // copied from another thread
+  if (made - made_at_sharing_ < std::max<uint64_t>(kShareEvery, shared_references_ / 4)) return;
+  BlockSharing sharing;
+  for (std::vector<Region>* regions : {&fwd_, &rev_})
+    for (Region& r : *regions) {
+      sharing.Add(r.interior);
+      sharing.Add(r.frontier);
+    }
+  shared_references_ = sharing.references();
+  made_at_sharing_ = StorageSet::blocks_made();
 }
 
 // Absorb(), taking reg's interior (current sum) and adding r's few members

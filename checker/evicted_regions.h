@@ -264,6 +264,10 @@ class EvictedRegions {
   void VerifyStaleMarks(const Engine& engine, std::span<const StorageId> deferred);
   void Untrack(StorageId s);  // s leaves tracked_ (if there)
   void FlushStale(const Engine& engine);
+  // Makes the regions' equal blocks one (BlockSharing) once this thread has
+  // made kShareEvery blocks since the last time, and a quarter as many as
+  // the regions then held: each pass costs about what those cost to make.
+  void ShareBlocksIfMany();
   // What Rebuild() would give for r, the region of material `base` that was
   // up to date before the storages in remat_ became material, obtained by
   // removing what they cut off from base and adding those still reached.
@@ -359,6 +363,10 @@ class EvictedRegions {
   // No probe before spent() reaches this: its value after the last probe
   // plus what that probe cost (as measured above).
   double probe_after_ = 0;
+  // ShareBlocksIfMany(): StorageSet::blocks_made() after the last pass, and
+  // the block references the regions held then.
+  static constexpr uint64_t kShareEvery = uint64_t{1} << 15;
+  uint64_t made_at_sharing_ = 0, shared_references_ = 0;
 };
 
 }  // namespace dtr

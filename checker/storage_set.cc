@@ -1,5 +1,6 @@
 #include "checker/storage_set.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +32,14 @@ StorageSet::StorageSet(const StorageSet& other)
       shift_(other.shift_),
       form_(other.form_) {
   if (other.buf_ == nullptr) return;
+  if (form_ == Form::kBlocks) {  // the blocks shared
+    const size_t n = block_count();
+    buf_ = Allocate(n, sizeof(Block*), false);
+    std::memcpy(buf_, other.buf_, n * sizeof(Block*));
+    for (size_t i = 0; i < n; ++i)
+      if (blocks()[i] != nullptr) Share(blocks()[i]);
+    return;
+  }
   const size_t bytes = len_ * (form_ == Form::kBitmap ? sizeof(uint64_t)
                                : form_ == Form::kRuns ? sizeof(Run)
                                                       : sizeof(StorageId));
@@ -49,6 +58,15 @@ bool StorageSet::erase(StorageId s) {
     return true;
   }
   if (form_ == Form::kRuns) return EraseRun(s);
+  if (form_ == Form::kBlocks) {
+    if (!contains(s)) return false;
+    Block*& slot = blocks()[static_cast<size_t>(s) / kBlockIds - first_block()];
+    Block* b = Own(slot);
+    b->word[static_cast<size_t>(s) / 64 % kBlockWords] &= ~(uint64_t{1} << (s % 64));
+    --size_;
+    if (len_ > 4 * size_t{size_} + 16) Sparsify();
+    return true;
+  }
   if (size_ == 0) return false;
   StorageId* slot = slots();
   uint32_t i = Home(s);
@@ -111,7 +129,7 @@ void StorageSet::ReserveFor(const StorageSet& other) {
 }
 
 std::pair<size_t, size_t> StorageSet::WordRange() const {
-  if (form_ == Form::kBitmap) return {base_, size_t{base_} + len_ - 1};
+  if (dense()) return {base_, size_t{base_} + len_ - 1};
   if (form_ == Form::kRuns)
     return {static_cast<size_t>(runs_front().first) / 64,
             static_cast<size_t>(run_span().back().last) / 64};
@@ -126,6 +144,10 @@ std::pair<size_t, size_t> StorageSet::WordRange() const {
 void StorageSet::Rebase(size_t lo, size_t hi) {
   if (lo == base_ && hi - lo + 1 == len_) return;
   if (RunsIfFew(hi - lo + 1)) return;
+  if (hi - lo + 1 >= kBlocksMinWords) {
+    RebaseBlocks(lo, hi);
+    return;
+  }
   auto* bits = static_cast<uint64_t*>(Allocate(hi - lo + 1, sizeof(uint64_t), true));
   if (len_ != 0) std::memcpy(bits + (base_ - lo), buf_, len_ * sizeof(uint64_t));
   std::free(buf_);
@@ -179,7 +201,7 @@ void StorageSet::MakeDense(StorageId lo, StorageId hi, std::span<const StorageId
     word[static_cast<size_t>(s) / 64 - base_] |= uint64_t{1} << (s % 64);
     ++size_;
   }
-  RunsIfFew(len_);
+  if (!RunsIfFew(len_) && len_ >= kBlocksMinWords) RebaseBlocks(base_, size_t{base_} + len_ - 1);
 }
 
 void StorageSet::MakeSparse(std::span<const StorageId> members, size_t room) {
@@ -206,8 +228,14 @@ bool StorageSet::InsertDense(StorageId s) {
     Rebase(w < base_ ? (lo > room ? lo - room : 0) : base_, w < base_ ? hi : hi + room);
     if (form_ == Form::kRuns) return InsertRun(s);
   }
-  uint64_t& word = bits()[w - base_];
   const uint64_t bit = uint64_t{1} << (s % 64);
+  if (form_ == Form::kBlocks) {
+    if (Word(w) & bit) return false;
+    MutableWord(w) |= bit;
+    ++size_;
+    return true;
+  }
+  uint64_t& word = bits()[w - base_];
   if (word & bit) return false;
   word |= bit;
   ++size_;
@@ -237,11 +265,26 @@ bool StorageSet::RunsIfFew(size_t words) {
   const size_t most = std::min<size_t>(words, size_) / kRunsFactor;
   size_t runs = 0;
   uint64_t carry = 0;
-  const uint64_t* word = bits();
-  for (size_t w = 0; w < len_; ++w) {
-    runs += Popcount(word[w] & ~(word[w] << 1 | carry));
-    if (runs > most) return false;
-    carry = word[w] >> 63;
+  if (form_ == Form::kBitmap) {
+    const uint64_t* word = bits();
+    for (size_t w = 0; w < len_; ++w) {
+      runs += Popcount(word[w] & ~(word[w] << 1 | carry));
+      if (runs > most) return false;
+      carry = word[w] >> 63;
+    }
+  } else {  // blocks: a null one is words of zeros (ids outside the range are not members)
+    Block* const* block = blocks();
+    for (size_t i = 0, n = block_count(); i < n; ++i) {
+      if (block[i] == nullptr) {
+        carry = 0;
+        continue;
+      }
+      for (const uint64_t word : block[i]->word) {
+        runs += Popcount(word & ~(word << 1 | carry));
+        carry = word >> 63;
+      }
+      if (runs > most) return false;
+    }
   }
   ToRuns();
   return true;
@@ -255,14 +298,18 @@ std::vector<StorageSet::Run>& StorageSet::RunScratch(int which) {
 std::span<const StorageSet::Run> StorageSet::RunsOf(std::vector<Run>& scratch) const {
   if (form_ == Form::kRuns) return run_span();
   scratch.clear();
-  if (form_ == Form::kBitmap) {
-    const uint64_t* word = bits();
+  if (dense()) {
     bool open = false;  // a run is open: it started at scratch.back().first
-    for (size_t w = 0; w < len_; ++w) {
-      const size_t id0 = (base_ + w) * 64;
+    size_t next = 0;    // the word after the last one looked at
+    ForEachWord([&](size_t w, uint64_t word) {
+      if (open && w != next) {  // after empty blocks
+        scratch.back().last = static_cast<StorageId>(next * 64 - 1);
+        open = false;
+      }
+      const size_t id0 = w * 64;
       for (int bit = 0; bit < 64;) {
         // Open: look for the next clear bit; closed: the next set one.
-        const uint64_t rest = (open ? ~word[w] : word[w]) >> bit;
+        const uint64_t rest = (open ? ~word : word) >> bit;
         if (rest == 0) break;
         bit += std::countr_zero(rest);
         if (open)
@@ -271,8 +318,9 @@ std::span<const StorageSet::Run> StorageSet::RunsOf(std::vector<Run>& scratch) c
           scratch.push_back({static_cast<StorageId>(id0 + bit), 0});
         open = !open;
       }
-    }
-    if (open) scratch.back().last = static_cast<StorageId>((size_t{base_} + len_) * 64 - 1);
+      next = w + 1;
+    });
+    if (open) scratch.back().last = static_cast<StorageId>(next * 64 - 1);
     return scratch;
   }
   thread_local std::vector<StorageId> members;
@@ -390,6 +438,122 @@ void StorageSet::Settle() {
     MakeDense(members.front(), members.back(), members);
   else
     MakeSparse(members, members.size() + 1);
+}
+
+namespace {
+thread_local uint64_t g_blocks_made = 0;
+}  // namespace
+
+uint64_t StorageSet::blocks_made() { return g_blocks_made; }
+
+StorageSet::Block* StorageSet::NewBlock() {
+  auto* b = new Block();
+  b->refs.store(1, std::memory_order_relaxed);
+  ++g_blocks_made;
+  return b;
+}
+
+StorageSet::Block* StorageSet::CopyBlock(Block* shared) {
+  auto* b = new Block;
+  b->refs.store(1, std::memory_order_relaxed);
+  b->hash.store(0, std::memory_order_relaxed);
+  std::memcpy(b->word, shared->word, sizeof(b->word));
+  ++g_blocks_made;
+  Release(shared);
+  return b;
+}
+
+bool StorageSet::BlocksHold(StorageId s) const {
+  if (static_cast<size_t>(s) / 64 - base_ >= len_) return false;
+  const Block* b = blocks()[static_cast<size_t>(s) / kBlockIds - first_block()];
+  return b != nullptr && (b->word[static_cast<size_t>(s) / 64 % kBlockWords] >> (s % 64) & 1);
+}
+
+void StorageSet::Release(Block* b) {
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete b;
+}
+
+void StorageSet::ReleaseBlocks() {
+  for (size_t i = 0, n = block_count(); i < n; ++i)
+    if (blocks()[i] != nullptr) Release(blocks()[i]);
+}
+
+void StorageSet::RebaseBlocks(size_t lo, size_t hi) {
+  const size_t first = lo / kBlockWords, n = hi / kBlockWords - first + 1;
+  auto** block = static_cast<Block**>(Allocate(n, sizeof(Block*), true));
+  if (form_ == Form::kBlocks) {
+    std::memcpy(block + (first_block() - first), blocks(), block_count() * sizeof(Block*));
+  } else {
+    const uint64_t* word = bits();
+    for (size_t w = 0; w < len_; ++w) {
+      if (word[w] == 0) continue;
+      const size_t at = base_ + w;
+      Block*& b = block[at / kBlockWords - first];
+      if (b == nullptr) b = NewBlock();
+      b->word[at % kBlockWords] = word[w];
+    }
+  }
+  std::free(buf_);  // the blocks are moved, not released
+  buf_ = block;
+  base_ = static_cast<uint32_t>(lo);
+  len_ = static_cast<uint32_t>(hi - lo + 1);
+  form_ = Form::kBlocks;
+}
+
+namespace {
+
+// The hash of a block's place and contents, never 0.
+uint32_t BlockHash(const StorageSet::Block& b, size_t index) {
+  uint64_t h = index * 0x9E3779B97F4A7C15ull;
+  for (const uint64_t w : b.word) h = (h ^ w) * 0xFF51AFD7ED558CCDull, h ^= h >> 32;
+  return static_cast<uint32_t>(h) | 1;
+}
+
+}  // namespace
+
+void BlockSharing::Add(StorageSet& set) {
+  if (set.form_ != StorageSet::Form::kBlocks) return;
+  StorageSet::Block** block = set.blocks();
+  for (size_t i = 0, n = set.block_count(); i < n; ++i) {
+    StorageSet::Block* b = block[i];
+    if (b == nullptr) continue;
+    ++references_;
+    const size_t index = set.first_block() + i;
+    uint32_t h = b->hash.load(std::memory_order_relaxed);
+    if (h == 0) {
+      h = BlockHash(*b, index);
+      b->hash.store(h, std::memory_order_relaxed);
+    }
+    if (2 * (used_ + 1) > slots_.size()) Grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t k = h & mask;; k = (k + 1) & mask) {
+      Slot& slot = slots_[k];
+      if (slot.block == nullptr) {
+        slot = {b, index};
+        ++used_;
+        break;
+      }
+      if (slot.block == b) break;
+      if (slot.index == index && slot.block->hash.load(std::memory_order_relaxed) == h &&
+          std::memcmp(slot.block->word, b->word, sizeof(b->word)) == 0) {
+        block[i] = StorageSet::Share(slot.block);
+        StorageSet::Release(b);
+        break;
+      }
+    }
+  }
+}
+
+void BlockSharing::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.block == nullptr) continue;
+    size_t k = s.block->hash.load(std::memory_order_relaxed) & mask;
+    while (slots_[k].block != nullptr) k = (k + 1) & mask;
+    slots_[k] = s;
+  }
 }
 
 StorageId StorageQueue::pop(bool descending) {

@@ -312,6 +312,73 @@ TEST_CASE("StorageSet unions fill one-id gaps between runs") {
   }
 }
 
+// Wide bitmaps are kept in blocks that sets share copy on write (copies,
+// unions, BlockSharing): a change to one set never shows in another, and
+// equal blocks of different sets become one.
+TEST_CASE("StorageSet keeps wide bitmaps in shared blocks, copy on write") {
+  std::mt19937 rng(31);
+  auto id = [&](int width) { return 100'000 + static_cast<StorageId>(rng() % width); };
+  for (int round = 0; round < 30; ++round) {
+    // Sets 0-2 hold the same members, inserted one by one into each; 3-5
+    // their own. All over 60,000 ids (938 words), a third to a half full.
+    std::vector<StorageSet> sets(6);
+    std::vector<std::set<StorageId>> models(6);
+    for (int i = 0; i < 30'000; ++i) models[0].insert(id(60'000));
+    models[1] = models[2] = models[0];
+    for (size_t k = 3; k < 6; ++k)
+      for (int i = 0; i < 20'000; ++i) models[k].insert(id(60'000));
+    for (size_t k = 0; k < 6; ++k) {
+      std::vector<StorageId> order(models[k].begin(), models[k].end());
+      std::shuffle(order.begin(), order.end(), rng);
+      for (StorageId s : order) CHECK(sets[k].insert(s));
+      REQUIRE(sets[k].form() == StorageSet::Form::kBlocks);
+      ExpectEqual(sets[k], models[k]);
+    }
+    std::set<StorageId> blocks_of_0;
+    for (StorageId s : models[0]) blocks_of_0.insert(s / 1'024);
+    BlockSharing sharing;
+    for (StorageSet& set : sets) sharing.Add(set);
+    // Sets 1 and 2 now hold set 0's blocks; the others' blocks differ.
+    CHECK(sharing.distinct() == sharing.references() - 2 * blocks_of_0.size());
+    // Copies share every block.
+    std::vector<StorageSet> copies(sets);
+    const std::vector<std::set<StorageId>> before(models);
+    for (int op = 0; op < 6'000; ++op) {
+      const size_t k = rng() % 6;
+      const StorageId s = id(62'000);  // the range may widen
+      if (rng() % 2)
+        CHECK(sets[k].insert(s) == models[k].insert(s).second);
+      else
+        CHECK(sets[k].erase(s) == (models[k].erase(s) == 1));
+      CHECK(sets[k].contains(s) == (models[k].count(s) == 1));
+    }
+    for (size_t k = 0; k < 6; ++k) ExpectEqual(sets[k], models[k]);
+    for (size_t k = 0; k < 6; ++k) ExpectEqual(copies[k], before[k]);  // as they were
+    // A union shares the blocks it lacks or holds a subset of: then the
+    // source changes, and the union does not.
+    StorageSet& a = copies[3];
+    std::set<StorageId> ma;
+    a.ForEach([&](StorageId s) { ma.insert(s); });
+    const StorageSet& b = sets[static_cast<size_t>(rng() % 6)];
+    std::set<StorageId> mb;
+    b.ForEach([&](StorageId s) { mb.insert(s); });
+    a.ReserveFor(b);
+    std::set<StorageId> added, want_added, common, want_common;
+    a.ForEachCommon(b, [&](StorageId s) { CHECK(common.insert(s).second); });
+    for (StorageId s : mb) (ma.count(s) ? want_common : want_added).insert(s);
+    CHECK(common == want_common);
+    a.UnionWith(b, [&](StorageId s) { CHECK(added.insert(s).second); });
+    CHECK(added == want_added);
+    ma.insert(mb.begin(), mb.end());
+    ExpectEqual(a, ma);
+    StorageSet c(b);
+    for (StorageId s : mb) c.erase(s);
+    CHECK(c.empty());
+    ExpectEqual(a, ma);
+    ExpectEqual(b, mb);
+  }
+}
+
 // StorageQueue against std::set, both orders, with pushes of queued ids
 // (no effect) and pushes in between pops, ids spread over many words.
 TEST_CASE("StorageQueue takes ids out in order, each once however often pushed") {
