@@ -266,7 +266,8 @@ class EvictedRegions {
   void FlushStale(const Engine& engine);
   // Makes the regions' equal blocks one (BlockSharing) once this thread has
   // made kShareEvery blocks since the last time, and a quarter as many as
-  // the regions then held: each pass costs about what those cost to make.
+  // the regions then held: a pass looks up every reference, so each block
+  // made pays for about four lookups (and a pass over every region).
   void ShareBlocksIfMany();
   // What Rebuild() would give for r, the region of material `base` that was
   // up to date before the storages in remat_ became material, obtained by
