@@ -47,6 +47,10 @@ inline std::string_view SolverAnswerName(SolverAnswer a) {
 
 struct SolverLimits {
   double timeout_seconds = 10;  // per solver call
+  // Z3's resource limit per call (its "rlimit"; 0: none): a cut at the same
+  // point of the search on any machine and under any load, where a time
+  // limit cuts wherever the clock says. Both apply when both are set.
+  uint32_t work_limit = 0;
   // A window tracking more storages is not encoded (the encoding grows with
   // points x storages^2); the answer is kUnknown with the reason.
   int32_t max_storages = 120;
