@@ -173,7 +173,7 @@ class WindowSolver {
     }
     z3::params p(ctx_);
     p.set("timeout", static_cast<unsigned>(std::clamp(timeout_seconds * 1000.0, 1.0, 4.0e9)));
-    if (limits.work_limit > 0) p.set("rlimit", static_cast<unsigned>(limits.work_limit));
+    p.set("rlimit", static_cast<unsigned>(limits.work_limit));  // 0: none (Z3's default)
     solver_.set(p);
     z3::check_result r = solver_.check();
     SolverAnswer answer = SolverAnswer::kUnknown;
