@@ -5,7 +5,9 @@
 // proves, hashes a trace or runs under an MPI launcher. Every other program
 // (tests, benchmarks, the Python module) links the same sources directly.
 // The module and the executable come from one build: kExtAbi and the table's
-// size guard against pairing one with another build's.
+// size guard against pairing one with another build's. The size does not
+// see a change to a type passed through the table (SolverLimits, say), so
+// such a change raises kExtAbi.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,7 @@
 
 namespace dtr {
 
-inline constexpr int kExtAbi = 1;
+inline constexpr int kExtAbi = 2;  // 2: SolverLimits::work_limit
 
 struct ExtApi {
   int abi;
