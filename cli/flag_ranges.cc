@@ -33,6 +33,7 @@ bool ParseDigits(const std::string& text, uint64_t& value, bool& overflow) {
 std::string FormatBound(int64_t v) {
   if (v == std::numeric_limits<int64_t>::max()) return "2^63-1";
   if (v == std::numeric_limits<int32_t>::max()) return "2^31-1";
+  if (v == std::numeric_limits<uint32_t>::max()) return "2^32-1";
   return fmt::format("{}", v);
 }
 

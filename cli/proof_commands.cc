@@ -103,6 +103,7 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
       ->delimiter(',')
       ->type_name("NAME,...");
   AddTimeoutFlag(cmd, f.timeout);
+  AddWorkLimitFlag(cmd, f.work_limit);
   AddWindowsFlag(cmd, f.windows, "Z3 windows tried for an inherent proof (default 6)");
   AddWindowOpsFlag(cmd, f.window_ops);
   cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
@@ -129,6 +130,7 @@ ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
   o.witness.runtime = runtime;
   o.witness.use_z3 = !f.no_z3;
   o.witness.limits.timeout_seconds = f.timeout;
+  o.witness.limits.work_limit = f.work_limit;
   o.witness.rolling_ops = f.rolling;
   o.witness.plan_seconds = f.plan_seconds;
   o.cut = !f.no_cut;
@@ -272,6 +274,7 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
   AddWindowsFlag(cmd, f.windows, "Z3 windows bisected for the lower bound (default 3; 0: none)");
   AddWindowOpsFlag(cmd, f.window_ops);
   AddTimeoutFlag(cmd, f.timeout);
+  AddWorkLimitFlag(cmd, f.work_limit);
   cmd->add_option("--search-seconds", f.search_seconds,
                   "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
                   "next-use, Z3 plans) below the best grid run (default 60; 0: none)")
@@ -341,6 +344,7 @@ int RunBounds(const BoundsFlags& f) {
   o.windows = f.windows;
   o.window_ops = f.window_ops;
   o.limits.timeout_seconds = f.timeout;
+  o.limits.work_limit = f.work_limit;
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
   std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, trace, baseline.memory);

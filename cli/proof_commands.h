@@ -29,6 +29,7 @@ int RunCheck(const CheckFlags& f);
 struct ProofFlags : ProofBudgetFlags {
   std::vector<std::string> witness_heuristics;
   double timeout = 10;
+  uint32_t work_limit = 0;  // Z3's rlimit per call (0: none)
   int32_t windows = 6;
   int32_t window_ops = 6;
   bool no_z3 = false;
@@ -51,6 +52,7 @@ struct BoundsFlags : ReplayFlags {
   int32_t windows = 3;
   int32_t window_ops = 6;
   double timeout = 10;
+  uint32_t work_limit = 0;
   double search_seconds = 60;
   std::string walk = "gallop";
   double plan_seconds = 60;      // checkpoint plans (0: none)

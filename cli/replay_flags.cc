@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include <filesystem>
@@ -108,6 +109,14 @@ void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help) 
 void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_prefix) {
   cmd->add_option("--timeout", seconds, help_prefix + "seconds per Z3 call (default 10)")
       ->check(NumberAbove(0, 86400));
+}
+
+void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit, const std::string& help_prefix) {
+  cmd->add_option("--work-limit", limit,
+                  help_prefix +
+                      "Z3's resource limit per call (its rlimit; default 0: none): a count, not a "
+                      "time, so a call it cuts is cut on any machine and under any load")
+      ->check(IntegerIn(0, UINT32_MAX));
 }
 
 void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help) {

@@ -91,7 +91,7 @@ int RunReport(const ReportFlags& f) {
   o.refine = !f.no_refine;
   o.verdicts = !f.no_proofs;
   o.divergence = !f.no_divergence;
-  o.verdict_options = {f.z3, f.timeout, f.windows, f.window_ops, !f.no_cut};
+  o.verdict_options = {f.z3, f.timeout, f.work_limit, f.windows, f.window_ops, !f.no_cut};
   Trace trace;
   // The demo trace is written beside the report, so that the report's
   // `dtrcheck explain` / `diff` commands have a file to read.
@@ -193,12 +193,13 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   CLI::Option* z3 = cmd->add_flag(
       "--z3", f.z3,
       "verdicts: also ask Z3 (witness plans and inherent-proof windows, explain's defaults); "
-      "slower, and its answers depend on the solver's time limit");
-  // Each of these three needs --z3; CLI11 says so in --help ("Needs: --z3").
+      "slower, and its answers depend on the solver's limits (--timeout, --work-limit)");
+  // Each of these four needs --z3; CLI11 says so in --help ("Needs: --z3").
   AddTimeoutFlag(cmd, f.timeout);
+  AddWorkLimitFlag(cmd, f.work_limit);
   AddWindowsFlag(cmd, f.windows, "Z3 windows tried for an inherent proof (default 6)");
   AddWindowOpsFlag(cmd, f.window_ops);
-  for (const char* name : {"--timeout", "--windows", "--window-ops"})
+  for (const char* name : {"--timeout", "--work-limit", "--windows", "--window-ops"})
     cmd->get_option(name)->needs(z3);
   cmd->add_flag("--no-cut", f.no_cut,
                 "verdicts: do not try the keep-or-recompute cut for an inherent proof");

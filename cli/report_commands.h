@@ -29,6 +29,7 @@ struct ReportFlags {
   // unless --z3, then explain's defaults.
   bool z3 = false;
   double timeout = 10;
+  uint32_t work_limit = 0;
   int32_t windows = 6;
   int32_t window_ops = 6;
   bool no_cut = false;

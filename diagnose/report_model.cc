@@ -233,6 +233,7 @@ ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
   o.window_ops = v.window_ops;
   o.witness.use_z3 = v.z3;
   o.witness.limits.timeout_seconds = v.timeout_seconds;
+  o.witness.limits.work_limit = v.work_limit;
   o.cut = v.cut;
   return o;
 }
@@ -244,6 +245,7 @@ std::string ExplainFlagsFor(const VerdictOptions& v) {
   std::string flags;
   if (v.timeout_seconds != defaults.timeout_seconds)
     flags += fmt::format(" --timeout {}", v.timeout_seconds);
+  if (v.work_limit != defaults.work_limit) flags += fmt::format(" --work-limit {}", v.work_limit);
   if (v.windows != defaults.windows) flags += fmt::format(" --windows {}", v.windows);
   if (v.window_ops != defaults.window_ops) flags += fmt::format(" --window-ops {}", v.window_ops);
   return flags + cut;

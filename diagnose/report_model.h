@@ -63,6 +63,7 @@ namespace dtr {
 struct VerdictOptions {
   bool z3 = false;              // explain without --no-z3
   double timeout_seconds = 10;  // explain --timeout
+  uint32_t work_limit = 0;      // explain --work-limit (0: none)
   int32_t windows = 6;          // explain --windows
   int32_t window_ops = 6;       // explain --window-ops
   bool cut = true;              // explain without --no-cut

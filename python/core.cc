@@ -16,6 +16,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -208,12 +209,20 @@ py::object Scan(const LoadedTrace& t, const std::string& ratios, const std::stri
   return ToPython(j);
 }
 
+// Z3's resource limit per call (--work-limit): 0 (none) to 2^32-1.
+uint32_t WorkLimit(int64_t limit) {
+  if (limit < 0 || limit > UINT32_MAX)
+    throw Error(fmt::format("work_limit must be in 0..{}, got {}", UINT32_MAX, limit));
+  return static_cast<uint32_t>(limit);
+}
+
 // explain (heuristic set) or prove (heuristic empty), as the CLI's Load() and
 // OptionsFrom() in cli/proof_commands.cc set them up.
 py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional<std::string> ratio,
                     std::optional<int64_t> budget, const std::string& heuristic,
-                    const std::string& runtime, bool z3, double timeout, int32_t windows,
-                    int32_t window_ops, const std::vector<std::string>& witness_heuristics) {
+                    const std::string& runtime, bool z3, double timeout, int64_t work_limit,
+                    int32_t windows, int32_t window_ops,
+                    const std::vector<std::string>& witness_heuristics) {
   if (ratio.has_value() == budget.has_value())
     throw Error(kind + " needs ratio= or budget= (one of them)");
   if (!(timeout > 0)) throw Error(fmt::format("timeout must be positive, got {}", timeout));
@@ -235,6 +244,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   o.witness.runtime = h.runtime;
   o.witness.use_z3 = z3;
   o.witness.limits.timeout_seconds = timeout;
+  o.witness.limits.work_limit = WorkLimit(work_limit);
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
   ordered_json j;
   {
@@ -259,7 +269,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   const std::string& heuristic, const std::string& runtime,
                   std::optional<double> overhead_limit, std::optional<std::string> timeline_ratio,
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
-                  bool divergence, bool z3, double timeout, int32_t windows, int32_t window_ops) {
+                  bool divergence, bool z3, double timeout, int64_t work_limit, int32_t windows,
+                  int32_t window_ops) {
   const RunSpec spec = Spec(heuristic, runtime, overhead_limit, 0);
   ReportOptions o;
   o.heuristic = spec.heuristic;
@@ -271,7 +282,7 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.atlas_max_runs = atlas_max_runs;
   o.verdicts = proofs;
   o.divergence = divergence;
-  o.verdict_options = {z3, timeout, windows, window_ops};
+  o.verdict_options = {z3, timeout, WorkLimit(work_limit), windows, window_ops};
   o.trace_name = std::filesystem::path(t.path).filename().string();
   o.trace_source = t.path;
   o.ratios_text = ratios;
@@ -330,11 +341,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("refine"), py::arg("exact"), py::arg("max_walk"), py::arg("jobs"));
   m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"),
         py::arg("budget"), py::arg("heuristic"), py::arg("runtime"), py::arg("z3"),
-        py::arg("timeout"), py::arg("windows"), py::arg("window_ops"),
+        py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
         py::arg("witness_heuristics"));
   m.def("report", &Report, py::arg("trace"), py::arg("ratios"), py::arg("out"),
         py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"),
         py::arg("timeline_ratio"), py::arg("cliff_factor"), py::arg("jobs"), py::arg("atlas"),
         py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"), py::arg("z3"),
-        py::arg("timeout"), py::arg("windows"), py::arg("window_ops"));
+        py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"));
 }

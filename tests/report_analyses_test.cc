@@ -103,6 +103,23 @@ void CheckVerdictsAreExplains(const Trace& trace, const ReportModel& m,
   }
 }
 
+TEST_CASE("report verdicts: the explain command of a verdict names each option not at its default") {
+  CHECK(ExplainFlagsFor({}) == " --no-z3");
+  VerdictOptions v{.z3 = true};
+  CHECK(ExplainFlagsFor(v).empty());
+  v.work_limit = 5000;
+  CHECK(ExplainFlagsFor(v) == " --work-limit 5000");
+  v.timeout_seconds = 2.5;
+  v.cut = false;
+  CHECK(ExplainFlagsFor(v) == " --timeout 2.5 --work-limit 5000 --no-cut");
+  // And the classification is asked with those limits.
+  const ClassifyOptions o = ClassifyOptionsFor(v);
+  CHECK(o.witness.limits.work_limit == 5000);
+  CHECK(o.witness.limits.timeout_seconds == 2.5);
+  CHECK(o.witness.use_z3);
+  CHECK_FALSE(o.cut);
+}
+
 TEST_CASE("report verdicts on a hand trace are explain's: inherent and policy-induced") {
   // Blame6 (tests/hand_traces.h), baseline memory 40: at ratio 0.775 (budget
   // 31) DTR runs out of memory but evicting q at decision 0 passes, so the

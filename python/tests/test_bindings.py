@@ -63,6 +63,21 @@ def test_explain_and_prove_are_the_clis(resnet32):
     assert proved.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.102", "--no-z3")[0]
 
 
+def test_a_work_limit_cuts_each_z3_call_as_in_the_cli(resnet32):
+    # Z3's rlimit: 1 unit cuts every call on any machine (without it this window is sat).
+    def untimed(c):
+        for w in c["windows"]:
+            del w["seconds"]
+        return c
+    cut = resnet32.prove(0.095, work_limit=1, windows=1)
+    assert cut.verdict == "undetermined"
+    assert [w["answer"] for w in cut.to_dict()["windows"]] == ["unknown"]
+    assert untimed(cut.to_dict()) == untimed(cli_json("prove", RESNET32, "--ratio", "0.095", "--work-limit", "1",
+                                                      "--windows", "1")[0])
+    with pytest.raises(dtrcheck.Error, match="work_limit must be in 0..4294967295, got -1"):
+        resnet32.prove(0.095, work_limit=-1)
+
+
 def test_report_writes_the_clis_files(resnet32, tmp_path):
     # No atlas: its 622 replays are test_atlas_and_scan_are_the_clis's.
     report = resnet32.report("0.1:0.11:0.005", out=tmp_path / "py", jobs=1, atlas=False)
