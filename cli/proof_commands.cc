@@ -20,6 +20,7 @@
 #include "diagnose/feasibility_bounds.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"
+#include "diagnose/report_model.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/csv_table.h"
@@ -124,16 +125,15 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
 }
 
 ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
-  ClassifyOptions o;
-  o.windows = f.no_z3 ? 0 : f.windows;
-  o.window_ops = f.window_ops;
+  ClassifyOptions o = ClassifyOptionsFor({.z3 = !f.no_z3,
+                                          .timeout_seconds = f.timeout,
+                                          .work_limit = f.work_limit,
+                                          .windows = f.windows,
+                                          .window_ops = f.window_ops,
+                                          .cut = !f.no_cut});
   o.witness.runtime = runtime;
-  o.witness.use_z3 = !f.no_z3;
-  o.witness.limits.timeout_seconds = f.timeout;
-  o.witness.limits.work_limit = f.work_limit;
   o.witness.rolling_ops = f.rolling;
   o.witness.plan_seconds = f.plan_seconds;
-  o.cut = !f.no_cut;
   for (const std::string& h : f.witness_heuristics)
     o.witness.heuristics.push_back(&FindHeuristic(h));
   return o;

@@ -106,16 +106,15 @@ void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help) 
   cmd->add_option("--cliff-factor", factor, help)->check(NumberAbove(1));
 }
 
-void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_prefix) {
-  cmd->add_option("--timeout", seconds, help_prefix + "seconds per Z3 call (default 10)")
+void AddTimeoutFlag(CLI::App* cmd, double& seconds) {
+  cmd->add_option("--timeout", seconds, "seconds per Z3 call (default 10)")
       ->check(NumberAbove(0, 86400));
 }
 
-void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit, const std::string& help_prefix) {
+void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit) {
   cmd->add_option("--work-limit", limit,
-                  help_prefix +
-                      "Z3's resource limit per call (its rlimit; default 0: none): a count, not a "
-                      "time, so a call it cuts is cut on any machine and under any load")
+                  "Z3's resource limit per call (its rlimit; default 0: none): a count, not a "
+                  "time, so a call it cuts is cut on any machine and under any load")
       ->check(IntegerIn(0, UINT32_MAX));
 }
 
@@ -123,8 +122,8 @@ void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help) {
   cmd->add_option("--windows", windows, help)->check(IntegerIn(0, 1000));
 }
 
-void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& help_prefix) {
-  cmd->add_option("--window-ops", window_ops, help_prefix + "operators per Z3 window (default 6)")
+void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops) {
+  cmd->add_option("--window-ops", window_ops, "operators per Z3 window (default 6)")
       ->check(IntegerIn(1, 1000));
 }
 

@@ -80,15 +80,14 @@ void RequireBudget(const BudgetFlags& f, const std::string& command);
 
 // --cliff-factor X, X > 1, with the command's help text.
 void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help);
-// --timeout SECONDS per Z3 call, 0 < SECONDS <= 86400; `help_prefix` goes
-// before the usual text ("with --z3: ").
-void AddTimeoutFlag(CLI::App* cmd, double& seconds, const std::string& help_prefix = "");
+// --timeout SECONDS per Z3 call, 0 < SECONDS <= 86400.
+void AddTimeoutFlag(CLI::App* cmd, double& seconds);
 // --work-limit N, Z3's resource limit per call (checker/feasibility.h
 // SolverLimits::work_limit), 0..2^32-1 (0: none).
-void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit, const std::string& help_prefix = "");
+void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit);
 // --windows N (0..1000) with the command's help text, and --window-ops N (1..1000).
 void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help);
-void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops, const std::string& help_prefix = "");
+void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops);
 
 // --checkpoint FILE, with the command's help text (what a line holds).
 void AddCheckpointFlag(CLI::App* cmd, std::string& file, const std::string& help);

@@ -68,7 +68,8 @@ struct VerdictOptions {
   int32_t window_ops = 6;       // explain --window-ops
   bool cut = true;              // explain without --no-cut
 };
-// What ExplainOom is given for these options.
+// What ExplainOom and ProveBudget are given for these options (explain and
+// prove start from it too; the witness runtime and sources are theirs to set).
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
 // The explain flags that ask for the same, each with a leading space
 // (" --no-z3"); empty for explain's defaults.

@@ -238,13 +238,8 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   } else {
     h.budget = *budget;
   }
-  ClassifyOptions o;
-  o.windows = z3 ? windows : 0;
-  o.window_ops = window_ops;
+  ClassifyOptions o = ClassifyOptionsFor({z3, timeout, WorkLimit(work_limit), windows, window_ops});
   o.witness.runtime = h.runtime;
-  o.witness.use_z3 = z3;
-  o.witness.limits.timeout_seconds = timeout;
-  o.witness.limits.work_limit = WorkLimit(work_limit);
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
   ordered_json j;
   {
