@@ -221,7 +221,7 @@ uint32_t WorkLimit(int64_t limit) {
 py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional<std::string> ratio,
                     std::optional<int64_t> budget, const std::string& heuristic,
                     const std::string& runtime, bool z3, double timeout, int64_t work_limit,
-                    int32_t windows, int32_t window_ops,
+                    int32_t windows, int32_t window_ops, bool cut,
                     const std::vector<std::string>& witness_heuristics) {
   if (ratio.has_value() == budget.has_value())
     throw Error(kind + " needs ratio= or budget= (one of them)");
@@ -238,7 +238,8 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   } else {
     h.budget = *budget;
   }
-  ClassifyOptions o = ClassifyOptionsFor({z3, timeout, WorkLimit(work_limit), windows, window_ops});
+  ClassifyOptions o =
+      ClassifyOptionsFor({z3, timeout, WorkLimit(work_limit), windows, window_ops, cut});
   o.witness.runtime = h.runtime;
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
   ordered_json j;
@@ -265,7 +266,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   std::optional<double> overhead_limit, std::optional<std::string> timeline_ratio,
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
                   bool divergence, bool z3, double timeout, int64_t work_limit, int32_t windows,
-                  int32_t window_ops) {
+                  int32_t window_ops, bool cut) {
+  if (!(timeout > 0)) throw Error(fmt::format("timeout must be positive, got {}", timeout));
   const RunSpec spec = Spec(heuristic, runtime, overhead_limit, 0);
   ReportOptions o;
   o.heuristic = spec.heuristic;
@@ -277,7 +279,7 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.atlas_max_runs = atlas_max_runs;
   o.verdicts = proofs;
   o.divergence = divergence;
-  o.verdict_options = {z3, timeout, WorkLimit(work_limit), windows, window_ops};
+  o.verdict_options = {z3, timeout, WorkLimit(work_limit), windows, window_ops, cut};
   o.trace_name = std::filesystem::path(t.path).filename().string();
   o.trace_source = t.path;
   o.ratios_text = ratios;
@@ -337,10 +339,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"),
         py::arg("budget"), py::arg("heuristic"), py::arg("runtime"), py::arg("z3"),
         py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
-        py::arg("witness_heuristics"));
+        py::arg("cut"), py::arg("witness_heuristics"));
   m.def("report", &Report, py::arg("trace"), py::arg("ratios"), py::arg("out"),
         py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"),
         py::arg("timeline_ratio"), py::arg("cliff_factor"), py::arg("jobs"), py::arg("atlas"),
         py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"), py::arg("z3"),
-        py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"));
+        py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
+        py::arg("cut"));
 }

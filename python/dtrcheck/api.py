@@ -140,32 +140,41 @@ def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIM
 
 def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
             runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float = 10, work_limit: int = 0,
-            windows: int = 6, window_ops: int = 6, witness_heuristics=()) -> Classification:
+            windows: int = 6, window_ops: int = 6, cut: bool = True,
+            witness_heuristics=()) -> Classification:
     """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate."""
     return Classification(_core().classify(_loaded(trace), "explain", _ratio(ratio), budget, heuristic,
-                                           runtime, z3, timeout, work_limit, windows, window_ops,
+                                           runtime, z3, timeout, work_limit, windows, window_ops, cut,
                                            list(witness_heuristics)))
 
 
 def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAULT_RUNTIME,
           z3: bool = True, timeout: float = 10, work_limit: int = 0, windows: int = 6,
-          window_ops: int = 6, witness_heuristics=()) -> Classification:
+          window_ops: int = 6, cut: bool = True, witness_heuristics=()) -> Classification:
     """`dtrcheck prove --json`: whether any eviction order fits the budget."""
     return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "", runtime,
-                                           z3, timeout, work_limit, windows, window_ops,
+                                           z3, timeout, work_limit, windows, window_ops, cut,
                                            list(witness_heuristics)))
 
 
 def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
            cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 1000,
-           proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float = 10,
-           work_limit: int = 0, windows: int = 6, window_ops: int = 6) -> Report:
+           proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float | None = None,
+           work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
+           cut: bool = True) -> Report:
     """`dtrcheck report`: writes report.json, report.md and report.html to `out`;
-    returns report.json's content, with ``files`` the paths written."""
+    returns report.json's content, with ``files`` the paths written. Z3's limits
+    (timeout, work_limit, windows, window_ops) need z3=True, as the CLI's flags need --z3."""
+    limits = {"timeout": timeout, "work_limit": work_limit, "windows": windows, "window_ops": window_ops}
+    given = [name for name, value in limits.items() if value is not None]
+    if given and not z3:
+        raise Error(f"report: {', '.join(given)} set Z3's limits and need z3=True")
     result = _core().report(_loaded(trace), _ratios(ratios), str(out), heuristic, runtime, overhead_limit,
                             _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
-                            divergence, z3, timeout, work_limit, windows, window_ops)
+                            divergence, z3, 10 if timeout is None else timeout,
+                            0 if work_limit is None else work_limit, 6 if windows is None else windows,
+                            6 if window_ops is None else window_ops, cut)
     r = Report(result["report"])
     r.files = result["files"]
     return r

@@ -63,6 +63,26 @@ def test_explain_and_prove_are_the_clis(resnet32):
     assert proved.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.102", "--no-z3")[0]
 
 
+def test_cut_false_is_the_clis_no_cut(resnet32):
+    # At 0.058 only the keep-or-recompute cut proves the OOM inherent.
+    assert resnet32.prove(0.058, z3=False).verdict == "inherent"
+    uncut = resnet32.prove(0.058, z3=False, cut=False)
+    assert uncut.verdict == "undetermined"
+    assert uncut.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.058", "--no-z3", "--no-cut")[0]
+    assert resnet32.explain(0.058, z3=False, cut=False).to_dict() == \
+        cli_json("explain", RESNET32, "--ratio", "0.058", "--no-z3", "--no-cut")[0]
+
+
+def test_report_refuses_z3_limits_without_z3_as_the_cli_does(resnet32, tmp_path):
+    with pytest.raises(dtrcheck.Error, match="report: timeout, work_limit set Z3's limits and need z3=True"):
+        resnet32.report("0.1", out=tmp_path, timeout=5, work_limit=100)
+    with pytest.raises(dtrcheck.Error, match="timeout must be positive, got 0"):
+        resnet32.report("0.1", out=tmp_path, z3=True, timeout=0)
+    assert not any(tmp_path.iterdir())  # nothing written
+    refused = cli("report", RESNET32, "--ratios", "0.1", "--out", tmp_path / "cli", "--work-limit", "100", code=2)
+    assert "--z3" in refused.stderr
+
+
 def test_a_work_limit_cuts_each_z3_call_as_in_the_cli(resnet32):
     # Z3's rlimit: 1 unit cuts every call on any machine (without it this window is sat).
     def untimed(c):
