@@ -47,12 +47,6 @@ class StorageSet {
  public:
   enum class Form : uint8_t { kTable, kBitmap, kRuns, kBlocks };
   static constexpr size_t kBlockWords = 16, kBlockIds = 64 * kBlockWords;
-  // Blocks form: a block of ids kBlockIds * k onwards, shared by `refs` sets.
-  struct Block {
-    std::atomic<uint32_t> refs;
-    std::atomic<uint32_t> hash;  // BlockSharing's hash of place and contents; 0: not known
-    uint64_t word[kBlockWords];
-  };
   // Consecutive ids first..last, both included.
   struct Run {
     StorageId first, last;
@@ -245,9 +239,24 @@ class StorageSet {
   // Blocks made (new or copied) on this thread so far: when the sets'
   // blocks are worth sharing again (BlockSharing).
   static uint64_t blocks_made();
+  // Block numbers the arena has handed to threads so far, in chunks of
+  // kArenaChunk: blocks in use, freed for reuse, or not yet made.
+  static size_t arena_blocks();
+  static constexpr size_t kArenaChunk = size_t{1} << 14;  // 2 MiB of words: a huge page
 
  private:
   friend class BlockSharing;
+  // Blocks form: a block of ids kBlockIds * k onwards, named by its number
+  // in the block arena (0: no block). Its kBlockWords words are at a place
+  // computed from the number (BlockWords()), so a set holds 4 bytes per
+  // block where a pointer took 8, and reads a word with no more loads.
+  using BlockNo = uint32_t;
+  // What else a block has, beside its words: how many sets share it, and
+  // BlockSharing's hash of its place and contents (0: not known).
+  struct BlockMeta {
+    std::atomic<uint32_t> refs;
+    std::atomic<uint32_t> hash;
+  };
   static constexpr StorageId kEmpty = -1;
   // A bitmap this wide or wider is kept in blocks (16,384 ids: wider than
   // every public trace, whose sets keep their one buffer).
@@ -262,7 +271,7 @@ class StorageSet {
   const uint64_t* bits() const { return static_cast<const uint64_t*>(buf_); }
   Run* runs() { return static_cast<Run*>(buf_); }
   std::span<const Run> run_span() const { return {static_cast<const Run*>(buf_), base_}; }
-  Block** blocks() const { return static_cast<Block**>(buf_); }
+  BlockNo* blocks() const { return static_cast<BlockNo*>(buf_); }
   size_t first_block() const { return base_ / kBlockWords; }
   size_t block_count() const {
     return (size_t{base_} + len_ - 1) / kBlockWords - first_block() + 1;
@@ -274,14 +283,14 @@ class StorageSet {
   uint64_t Word(size_t w) const {
     if (w - base_ >= len_) return 0;
     if (form_ == Form::kBitmap) return bits()[w - base_];
-    const Block* b = blocks()[w / kBlockWords - first_block()];
-    return b == nullptr ? 0 : b->word[w % kBlockWords];
+    const BlockNo b = blocks()[w / kBlockWords - first_block()];
+    return b == 0 ? 0 : BlockWords(b)[w % kBlockWords];
   }
   // Word w of a dense set, to change (within range): its block made, or
   // copied when shared.
   uint64_t& MutableWord(size_t w) {
     if (form_ == Form::kBitmap) return bits()[w - base_];
-    return Own(blocks()[w / kBlockWords - first_block()])->word[w % kBlockWords];
+    return BlockWords(Own(blocks()[w / kBlockWords - first_block()]))[w % kBlockWords];
   }
   // Calls f(w, word) for the words of a dense set in order, skipping empty
   // blocks (a bitmap's words all).
@@ -291,11 +300,11 @@ class StorageSet {
       for (size_t w = 0; w < len_; ++w) f(base_ + w, bits()[w]);
       return;
     }
-    Block* const* block = blocks();
+    const BlockNo* block = blocks();
     for (size_t i = 0, n = block_count(); i < n; ++i)
-      if (block[i] != nullptr)
+      if (block[i] != 0)
         for (size_t k = 0; k < kBlockWords; ++k)
-          f((first_block() + i) * kBlockWords + k, block[i]->word[k]);
+          f((first_block() + i) * kBlockWords + k, BlockWords(block[i])[k]);
   }
   // ForEach() in the blocks form. Out of line: inlined, it kept GCC from
   // inlining ForEach() into the absorbs of the other forms (rnn of 10^5
@@ -307,24 +316,31 @@ class StorageSet {
         f(static_cast<StorageId>(w * 64 + std::countr_zero(m)));
     });
   }
-  // The block in slot b, this set's alone: made if null, copied if shared.
-  static Block* Own(Block*& b) {
-    if (b == nullptr) {
+  // The block in slot b, this set's alone: made if none, copied if shared.
+  static BlockNo Own(BlockNo& b) {
+    if (b == 0) {
       b = NewBlock();
-    } else if (b->refs.load(std::memory_order_acquire) > 1) {
+    } else if (Meta(b).refs.load(std::memory_order_acquire) > 1) {
       b = CopyBlock(b);
     } else {
-      b->hash.store(0, std::memory_order_relaxed);
+      Meta(b).hash.store(0, std::memory_order_relaxed);
     }
     return b;
   }
-  static Block* NewBlock();
-  static Block* CopyBlock(Block* shared);  // a copy; the shared block released
-  static Block* Share(Block* b) {
-    b->refs.fetch_add(1, std::memory_order_relaxed);
+  static BlockNo NewBlock();                 // its words zero
+  static BlockNo CopyBlock(BlockNo shared);  // a copy; the shared block released
+  static BlockNo Share(BlockNo b) {
+    Meta(b).refs.fetch_add(1, std::memory_order_relaxed);
     return b;
   }
-  static void Release(Block* b);
+  static void Release(BlockNo b);
+  // The arena (storage_set.cc): kBlockWords words and a BlockMeta for each
+  // block number, in address space reserved once and made usable a chunk at
+  // a time.
+  static inline uint64_t* arena_words_ = nullptr;
+  static inline BlockMeta* arena_meta_ = nullptr;
+  static uint64_t* BlockWords(BlockNo b) { return arena_words_ + size_t{b} * kBlockWords; }
+  static BlockMeta& Meta(BlockNo b) { return arena_meta_[b]; }
   void ReleaseBlocks();  // every block of this set's (blocks form)
   // The dense set over words lo..hi (which include its range) in blocks.
   void RebaseBlocks(size_t lo, size_t hi);
@@ -496,30 +512,32 @@ class StorageSet {
         if (from[w] != 0) OrWord(other.base_ + w, from[w], on_new);
       return;
     }
-    Block* const* from = other.blocks();
-    Block** to = blocks() + (other.first_block() - first_block());
+    const BlockNo* from = other.blocks();
+    BlockNo* to = blocks() + (other.first_block() - first_block());
+    static constexpr uint64_t kNone[kBlockWords] = {};
     for (size_t i = 0, n = other.block_count(); i < n; ++i) {
-      if (from[i] == nullptr || from[i] == to[i]) continue;
+      if (from[i] == 0 || from[i] == to[i]) continue;
       const size_t w0 = (other.first_block() + i) * kBlockWords;
+      const uint64_t* theirs = BlockWords(from[i]);
+      const uint64_t* mine = to[i] == 0 ? kNone : BlockWords(to[i]);
       bool more = false, less = false;  // other's block has ids this one lacks, or the reverse
       for (size_t k = 0; k < kBlockWords; ++k) {
-        const uint64_t mine = to[i] == nullptr ? 0 : to[i]->word[k];
-        more = more || (from[i]->word[k] & ~mine) != 0;
-        less = less || (mine & ~from[i]->word[k]) != 0;
+        more = more || (theirs[k] & ~mine[k]) != 0;
+        less = less || (mine[k] & ~theirs[k]) != 0;
       }
       if (!more) continue;
       if (less) {
         for (size_t k = 0; k < kBlockWords; ++k)
-          if (from[i]->word[k] != 0) OrWord(w0 + k, from[i]->word[k], on_new);
+          if (theirs[k] != 0) OrWord(w0 + k, theirs[k], on_new);
         continue;
       }
       for (size_t k = 0; k < kBlockWords; ++k) {
-        uint64_t added = from[i]->word[k] & ~(to[i] == nullptr ? 0 : to[i]->word[k]);
+        uint64_t added = theirs[k] & ~mine[k];
         size_ += static_cast<uint32_t>(Popcount(added));
         for (; added != 0; added &= added - 1)
           on_new(static_cast<StorageId>((w0 + k) * 64 + std::countr_zero(added)));
       }
-      if (to[i] != nullptr) Release(to[i]);
+      if (to[i] != 0) Release(to[i]);
       to[i] = Share(from[i]);
     }
   }
@@ -611,8 +629,8 @@ class BlockSharing {
 
  private:
   struct Slot {
-    StorageSet::Block* block = nullptr;
-    size_t index = 0;  // the block's ids: kBlockIds * index onwards
+    StorageSet::BlockNo block = 0;
+    uint32_t index = 0;  // the block's ids: kBlockIds * index onwards
   };
   void Grow();
   std::vector<Slot> slots_;
