@@ -598,10 +598,9 @@ StorageSet::BlockNo StorageSet::NewBlock() {
       }
       const size_t first = g_arena_used, end = (first / kChunkBlocks + 1) * kChunkBlocks;
       if (end > kArenaBlocks) throw std::bad_alloc();
-      MakeUsable(BlockWords(static_cast<BlockNo>(first / kChunkBlocks * kChunkBlocks)),
-                 kChunkBlocks * kBlockWords * 8);
-      MakeUsable(&Meta(static_cast<BlockNo>(first / kChunkBlocks * kChunkBlocks)),
-                 kChunkBlocks * sizeof(BlockMeta));
+      const auto chunk = static_cast<BlockNo>(end - kChunkBlocks);  // first, or 0 for block 1
+      MakeUsable(BlockWords(chunk), kChunkBlocks * kBlockWords * 8);
+      MakeUsable(&Meta(chunk), kChunkBlocks * sizeof(BlockMeta));
       g_arena_used = end;
       t.next = static_cast<BlockNo>(first);
       t.end = static_cast<BlockNo>(end);
