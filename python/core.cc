@@ -13,6 +13,7 @@
 // AtlasJson; ScanInstability, ScanJson; ExplainOom, ProveBudget,
 // ClassificationJson; BuildReport, WriteReportFiles, ReportJson.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -30,6 +31,7 @@
 #include "checker/sweep.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
+#include "diagnose/report_model.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/atlas_report.h"
@@ -37,7 +39,6 @@
 #include "reports/proof_report.h"
 #include "reports/report_files.h"
 #include "reports/report_json.h"
-#include "diagnose/report_model.h"
 #include "reports/run_report.h"
 
 namespace py = pybind11;
@@ -216,6 +217,12 @@ uint32_t WorkLimit(int64_t limit) {
   return static_cast<uint32_t>(limit);
 }
 
+// Z3's time limit per call (--timeout): positive seconds.
+double Timeout(double seconds) {
+  if (!(seconds > 0)) throw Error(fmt::format("timeout must be positive, got {}", seconds));
+  return seconds;
+}
+
 // explain (heuristic set) or prove (heuristic empty), as the CLI's Load() and
 // OptionsFrom() in cli/proof_commands.cc set them up.
 py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional<std::string> ratio,
@@ -225,7 +232,6 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
                     const std::vector<std::string>& witness_heuristics) {
   if (ratio.has_value() == budget.has_value())
     throw Error(kind + " needs ratio= or budget= (one of them)");
-  if (!(timeout > 0)) throw Error(fmt::format("timeout must be positive, got {}", timeout));
   ProofHeader h;
   h.log = t.summary.log;
   h.baseline = t.baseline;
@@ -239,7 +245,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
     h.budget = *budget;
   }
   ClassifyOptions o =
-      ClassifyOptionsFor({z3, timeout, WorkLimit(work_limit), windows, window_ops, cut});
+      ClassifyOptionsFor({z3, Timeout(timeout), WorkLimit(work_limit), windows, window_ops, cut});
   o.witness.runtime = h.runtime;
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
   ordered_json j;
@@ -265,9 +271,24 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   const std::string& heuristic, const std::string& runtime,
                   std::optional<double> overhead_limit, std::optional<std::string> timeline_ratio,
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
-                  bool divergence, bool z3, double timeout, int64_t work_limit, int32_t windows,
-                  int32_t window_ops, bool cut) {
-  if (!(timeout > 0)) throw Error(fmt::format("timeout must be positive, got {}", timeout));
+                  bool divergence, bool z3, std::optional<double> timeout,
+                  std::optional<int64_t> work_limit, std::optional<int32_t> windows,
+                  std::optional<int32_t> window_ops, bool cut) {
+  // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
+  // --window-ops need --z3; those not given keep VerdictOptions' defaults.
+  std::vector<std::string> given;
+  for (const auto& [name, set] : {std::pair{"timeout", timeout.has_value()},
+                                  {"work_limit", work_limit.has_value()},
+                                  {"windows", windows.has_value()},
+                                  {"window_ops", window_ops.has_value()}})
+    if (set) given.emplace_back(name);
+  if (!given.empty() && !z3)
+    throw Error(fmt::format("report: {} set Z3's limits and need z3=True", fmt::join(given, ", ")));
+  VerdictOptions verdict{.z3 = z3, .cut = cut};
+  if (timeout) verdict.timeout_seconds = Timeout(*timeout);
+  if (work_limit) verdict.work_limit = WorkLimit(*work_limit);
+  if (windows) verdict.windows = *windows;
+  if (window_ops) verdict.window_ops = *window_ops;
   const RunSpec spec = Spec(heuristic, runtime, overhead_limit, 0);
   ReportOptions o;
   o.heuristic = spec.heuristic;
@@ -279,7 +300,7 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.atlas_max_runs = atlas_max_runs;
   o.verdicts = proofs;
   o.divergence = divergence;
-  o.verdict_options = {z3, timeout, WorkLimit(work_limit), windows, window_ops, cut};
+  o.verdict_options = verdict;
   o.trace_name = std::filesystem::path(t.path).filename().string();
   o.trace_source = t.path;
   o.ratios_text = ratios;

@@ -166,15 +166,9 @@ def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: 
     """`dtrcheck report`: writes report.json, report.md and report.html to `out`;
     returns report.json's content, with ``files`` the paths written. Z3's limits
     (timeout, work_limit, windows, window_ops) need z3=True, as the CLI's flags need --z3."""
-    limits = {"timeout": timeout, "work_limit": work_limit, "windows": windows, "window_ops": window_ops}
-    given = [name for name, value in limits.items() if value is not None]
-    if given and not z3:
-        raise Error(f"report: {', '.join(given)} set Z3's limits and need z3=True")
     result = _core().report(_loaded(trace), _ratios(ratios), str(out), heuristic, runtime, overhead_limit,
                             _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
-                            divergence, z3, 10 if timeout is None else timeout,
-                            0 if work_limit is None else work_limit, 6 if windows is None else windows,
-                            6 if window_ops is None else window_ops, cut)
+                            divergence, z3, timeout, work_limit, windows, window_ops, cut)
     r = Report(result["report"])
     r.files = result["files"]
     return r
