@@ -781,14 +781,17 @@ void EvictedRegions::Evicted(const Engine& engine, StorageId s) {
 void EvictedRegions::ShareBlocksIfMany() {
   const uint64_t made = StorageSet::blocks_made();       // this thread's
   if (made < made_at_sharing_) made_at_sharing_ = made;  // copied from another thread
-  if (made - made_at_sharing_ < std::max<uint64_t>(kShareEvery, shared_references_ / 4)) return;
-  BlockSharing sharing;
+  if (made - made_at_sharing_ <
+      std::max({kShareEvery, uint64_t{fwd_.size() / 2}, pass_slots_ / 64}))
+    return;
+  const size_t seen = sharing_.slots_seen();
   for (std::vector<Region>* regions : {&fwd_, &rev_})
     for (Region& r : *regions) {
-      sharing.Add(r.interior);
-      sharing.Add(r.frontier);
+      sharing_.Add(r.interior);
+      sharing_.Add(r.frontier);
     }
-  shared_references_ = sharing.references();
+  sharing_.Prune();
+  pass_slots_ = sharing_.slots_seen() - seen;
   made_at_sharing_ = StorageSet::blocks_made();
 }
 

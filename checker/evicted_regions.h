@@ -265,9 +265,13 @@ class EvictedRegions {
   void Untrack(StorageId s);  // s leaves tracked_ (if there)
   void FlushStale(const Engine& engine);
   // Makes the regions' equal blocks one (BlockSharing) once this thread has
-  // made kShareEvery blocks since the last time, and a quarter as many as
-  // the regions then held: a pass looks up every reference, so each block
-  // made pays for about four lookups (and a pass over every region).
+  // made kShareEvery blocks since the last pass, half as many as there are
+  // storages, and a 64th as many as the block slots the last pass read: a
+  // pass reads a flag of every region's sets and the slots of those
+  // changed, looks up the blocks made or changed since the last pass, then
+  // lets go of the kept blocks no region holds any more. So a block made
+  // pays for one lookup and a few reads in order, and at most that 64th of
+  // the blocks are copies not yet shared.
   void ShareBlocksIfMany();
   // What Rebuild() would give for r, the region of material `base` that was
   // up to date before the storages in remat_ became material, obtained by
@@ -364,10 +368,11 @@ class EvictedRegions {
   // No probe before spent() reaches this: its value after the last probe
   // plus what that probe cost (as measured above).
   double probe_after_ = 0;
-  // ShareBlocksIfMany(): StorageSet::blocks_made() after the last pass, and
-  // the block references the regions held then.
+  // ShareBlocksIfMany(): the blocks kept, and StorageSet::blocks_made()
+  // after the last pass.
   static constexpr uint64_t kShareEvery = uint64_t{1} << 15;
-  uint64_t made_at_sharing_ = 0, shared_references_ = 0;
+  BlockSharing sharing_;
+  uint64_t made_at_sharing_ = 0, pass_slots_ = 0;
 };
 
 }  // namespace dtr

@@ -40,7 +40,8 @@ StorageSet::StorageSet(const StorageSet& other)
       size_(other.size_),
       base_(other.base_),
       shift_(other.shift_),
-      form_(other.form_) {
+      form_(other.form_),
+      fresh_(other.fresh_) {
   if (other.buf_ == nullptr) return;
   if (form_ == Form::kBlocks) {  // the blocks shared
     const size_t n = block_count();
@@ -71,6 +72,7 @@ bool StorageSet::erase(StorageId s) {
   if (form_ == Form::kBlocks) {
     if (!contains(s)) return false;
     BlockNo& slot = blocks()[static_cast<size_t>(s) / kBlockIds - first_block()];
+    fresh_ = true;
     BlockWords(Own(slot))[static_cast<size_t>(s) / 64 % kBlockWords] &= ~(uint64_t{1} << (s % 64));
     --size_;
     if (len_ > 4 * size_t{size_} + 16) Sparsify();
@@ -578,6 +580,7 @@ ThreadBlocks::~ThreadBlocks() {
 }  // namespace
 
 StorageSet::BlockNo StorageSet::NewBlock() {
+  static_assert(kArenaBlocks <= kUnhashed, "a slot's mark lies above every block number");
   ThreadBlocks& t = g_thread_blocks;
   if (t.free.empty() && t.next == t.end) {
     const std::lock_guard<std::mutex> lock(g_arena_mutex);
@@ -627,6 +630,7 @@ bool StorageSet::BlocksHold(StorageId s) const {
 }
 
 void StorageSet::Release(BlockNo b) {
+  b &= ~kUnhashed;
   if (Meta(b).refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   ASAN_POISON_MEMORY_REGION(BlockWords(b), kBlockWords * sizeof(uint64_t));
   if (!g_thread_ended) {
@@ -653,7 +657,8 @@ void StorageSet::RebaseBlocks(size_t lo, size_t hi) {
       if (word[w] == 0) continue;
       const size_t at = base_ + w;
       BlockNo& b = block[at / kBlockWords - first];
-      if (b == 0) b = NewBlock();
+      if (b == 0) b = NewBlock() | kUnhashed;
+      fresh_ = true;
       BlockWords(b)[at % kBlockWords] = word[w];
     }
   }
@@ -676,38 +681,71 @@ uint32_t BlockHash(const uint64_t* word, size_t index) {
 
 }  // namespace
 
+BlockSharing::BlockSharing(const BlockSharing& other)
+    : slots_(other.slots_),
+      used_(other.used_),
+      references_(other.references_),
+      slots_seen_(other.slots_seen_) {
+  for (const Slot& slot : slots_)
+    if (slot.block != 0) StorageSet::Share(slot.block);
+}
+
+BlockSharing::~BlockSharing() {
+  for (const Slot& slot : slots_)
+    if (slot.block != 0) StorageSet::Release(slot.block);
+}
+
+// A block's hash is 0 until it is kept here, and a kept block is never
+// changed (it is shared with this object): so the blocks to look at are
+// those of hash 0, and a fresh set's other blocks are kept already (here, or
+// by another BlockSharing, whose blocks are left as they are).
 void BlockSharing::Add(StorageSet& set) {
+  if (!set.fresh_) return;
+  set.fresh_ = false;
   if (set.form_ != StorageSet::Form::kBlocks) return;
   StorageSet::BlockNo* block = set.blocks();
-  for (size_t i = 0, n = set.block_count(); i < n; ++i) {
-    const StorageSet::BlockNo b = block[i];
-    if (b == 0) continue;
+  const size_t n = set.block_count();
+  slots_seen_ += n;
+  for (size_t i = 0; i < n; ++i) {
+    if (!(block[i] & StorageSet::kUnhashed)) continue;
+    const StorageSet::BlockNo b = block[i] &= ~StorageSet::kUnhashed;
+    if (StorageSet::Meta(b).hash.load(std::memory_order_relaxed) != 0) continue;
     ++references_;
     const auto index = static_cast<uint32_t>(set.first_block() + i);
-    std::atomic<uint32_t>& hash = StorageSet::Meta(b).hash;
-    uint32_t h = hash.load(std::memory_order_relaxed);
-    if (h == 0) {
-      h = BlockHash(StorageSet::BlockWords(b), index);
-      hash.store(h, std::memory_order_relaxed);
-    }
+    const uint32_t h = BlockHash(StorageSet::BlockWords(b), index);
     if (2 * (used_ + 1) > slots_.size()) Grow();
     const size_t mask = slots_.size() - 1;
     for (size_t k = h & mask;; k = (k + 1) & mask) {
       Slot& slot = slots_[k];
       if (slot.block == 0) {
-        slot = {b, index};
+        StorageSet::Meta(b).hash.store(h, std::memory_order_relaxed);
+        slot = {StorageSet::Share(b), index};
         ++used_;
         break;
       }
-      if (slot.block == b) break;
       if (slot.index == index &&
           StorageSet::Meta(slot.block).hash.load(std::memory_order_relaxed) == h &&
           std::memcmp(StorageSet::BlockWords(slot.block), StorageSet::BlockWords(b),
                       StorageSet::kBlockWords * sizeof(uint64_t)) == 0) {
         block[i] = StorageSet::Share(slot.block);
-        StorageSet::Release(b);
+        StorageSet::Release(b);  // its hash stays 0: other sets holding it are fresh
         break;
       }
+    }
+  }
+}
+
+void BlockSharing::Prune() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.size(), Slot{});
+  used_ = 0;
+  for (const Slot& slot : old) {
+    if (slot.block == 0) continue;
+    if (StorageSet::Meta(slot.block).refs.load(std::memory_order_acquire) == 1) {
+      StorageSet::Release(slot.block);
+    } else {
+      Place(slot);
+      ++used_;
     }
   }
 }
@@ -715,13 +753,15 @@ void BlockSharing::Add(StorageSet& set) {
 void BlockSharing::Grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
+  for (const Slot& slot : old)
+    if (slot.block != 0) Place(slot);
+}
+
+void BlockSharing::Place(Slot slot) {
   const size_t mask = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.block == 0) continue;
-    size_t k = StorageSet::Meta(s.block).hash.load(std::memory_order_relaxed) & mask;
-    while (slots_[k].block != 0) k = (k + 1) & mask;
-    slots_[k] = s;
-  }
+  size_t k = StorageSet::Meta(slot.block).hash.load(std::memory_order_relaxed) & mask;
+  while (slots_[k].block != 0) k = (k + 1) & mask;
+  slots_[k] = slot;
 }
 
 StorageId StorageQueue::pop(bool descending) {

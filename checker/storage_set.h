@@ -212,6 +212,7 @@ class StorageSet {
     len_ = size_ = base_ = 0;
     shift_ = 32;
     form_ = Form::kTable;
+    fresh_ = false;
   }
   template <class F>
   void ForEach(F&& f) const {
@@ -251,6 +252,10 @@ class StorageSet {
   // computed from the number (BlockWords()), so a set holds 4 bytes per
   // block where a pointer took 8, and reads a word with no more loads.
   using BlockNo = uint32_t;
+  // In a set's slot, beside the number: the block may not have been looked
+  // at by BlockSharing since it was made or changed (see fresh_). Block
+  // numbers stay below it (kArenaBlocks).
+  static constexpr BlockNo kUnhashed = BlockNo{1} << 31;
   // What else a block has, beside its words: how many sets share it, and
   // BlockSharing's hash of its place and contents (0: not known).
   struct BlockMeta {
@@ -290,6 +295,7 @@ class StorageSet {
   // copied when shared.
   uint64_t& MutableWord(size_t w) {
     if (form_ == Form::kBitmap) return bits()[w - base_];
+    fresh_ = true;
     return BlockWords(Own(blocks()[w / kBlockWords - first_block()]))[w % kBlockWords];
   }
   // Calls f(w, word) for the words of a dense set in order, skipping empty
@@ -325,6 +331,7 @@ class StorageSet {
     } else {
       Meta(b).hash.store(0, std::memory_order_relaxed);
     }
+    b |= kUnhashed;
     return b;
   }
   static BlockNo NewBlock();                 // its words zero
@@ -339,8 +346,10 @@ class StorageSet {
   // a time.
   static inline uint64_t* arena_words_ = nullptr;
   static inline BlockMeta* arena_meta_ = nullptr;
-  static uint64_t* BlockWords(BlockNo b) { return arena_words_ + size_t{b} * kBlockWords; }
-  static BlockMeta& Meta(BlockNo b) { return arena_meta_[b]; }
+  static uint64_t* BlockWords(BlockNo b) {
+    return arena_words_ + size_t{b & ~kUnhashed} * kBlockWords;
+  }
+  static BlockMeta& Meta(BlockNo b) { return arena_meta_[b & ~kUnhashed]; }
   void ReleaseBlocks();  // every block of this set's (blocks form)
   // The dense set over words lo..hi (which include its range) in blocks.
   void RebaseBlocks(size_t lo, size_t hi);
@@ -356,6 +365,7 @@ class StorageSet {
     std::swap(base_, other.base_);
     std::swap(shift_, other.shift_);
     std::swap(form_, other.form_);
+    std::swap(fresh_, other.fresh_);
   }
   void Resize(size_t slots);
   // s into the first free slot of its probe run (s is not a member).
@@ -539,6 +549,7 @@ class StorageSet {
       }
       if (to[i] != 0) Release(to[i]);
       to[i] = Share(from[i]);
+      fresh_ = fresh_ || other.fresh_;
     }
   }
   // Dense: or-s `bits` into word w (within range).
@@ -614,27 +625,54 @@ class StorageSet {
   uint32_t base_ = 0;   // bitmap, blocks: ids (base_ + w) * 64 + b; runs: how many
   uint8_t shift_ = 32;  // 32 - log2(slots): Home() keeps the top bits of the product
   Form form_ = Form::kTable;
+  // Blocks form: the set may hold a block that BlockSharing has not looked
+  // at since it was made or changed (its hash 0), in a slot marked
+  // kUnhashed. A set not fresh holds only blocks some BlockSharing keeps.
+  bool fresh_ = false;
 };
 
 static_assert(sizeof(StorageSet) <= 24, "four sets per storage: keep StorageSet small");
 
-// Makes the equal blocks of many sets one (see the blocks form above): each
-// block of a set in the blocks form is replaced by an equal one (same ids,
-// same members) of a set added before, if there is one.
+// Makes the equal blocks of many sets one (see the blocks form above). It
+// keeps one block of each content it has seen (holding a reference to it,
+// so that no set changes it in place): Add() looks at the blocks a set made
+// or changed since it was last added (see StorageSet::fresh_) and replaces
+// each by the kept block equal to it (same ids, same members), or keeps it.
+// A pass over the sets after each burst of changes costs about what the
+// changes made, not what every set holds.
 class BlockSharing {
  public:
+  BlockSharing() = default;
+  BlockSharing(const BlockSharing& other);  // keeps the same blocks
+  BlockSharing(BlockSharing&& other) noexcept { Swap(other); }
+  BlockSharing& operator=(BlockSharing other) noexcept {
+    Swap(other);
+    return *this;
+  }
+  ~BlockSharing();
+
   void Add(StorageSet& set);
-  size_t references() const { return references_; }  // blocks seen
+  // Lets go of the kept blocks no set holds any more.
+  void Prune();
+  size_t references() const { return references_; }  // blocks looked at
   size_t distinct() const { return used_; }          // blocks kept
+  size_t slots_seen() const { return slots_seen_; }  // block slots of the fresh sets added
 
  private:
   struct Slot {
     StorageSet::BlockNo block = 0;
     uint32_t index = 0;  // the block's ids: kBlockIds * index onwards
   };
+  void Swap(BlockSharing& other) noexcept {
+    std::swap(slots_, other.slots_);
+    std::swap(used_, other.used_);
+    std::swap(references_, other.references_);
+    std::swap(slots_seen_, other.slots_seen_);
+  }
   void Grow();
+  void Place(Slot slot);  // REQUIRES: room, and no equal block kept
   std::vector<Slot> slots_;
-  size_t used_ = 0, references_ = 0;
+  size_t used_ = 0, references_ = 0, slots_seen_ = 0;
 };
 
 // A set of storages taken out in storage order (ascending, or descending

@@ -380,6 +380,76 @@ TEST_CASE("StorageSet keeps wide bitmaps in shared blocks, copy on write") {
   }
 }
 
+// BlockSharing keeps one block of each content across passes: a later pass
+// looks at only the blocks made or changed since (a set left alone is not
+// looked at again), shares them with kept equal ones, never lets a kept
+// block change in place, and Prune() lets go of those no set holds.
+TEST_CASE("BlockSharing passes look at what changed since, and kept blocks never change") {
+  std::mt19937 rng(11);
+  std::set<StorageId> model;
+  for (int i = 0; i < 20'000; ++i) model.insert(static_cast<StorageId>(rng() % 50'000));
+  auto make = [&](const std::set<StorageId>& members) {
+    StorageSet set;
+    for (StorageId s : members) set.insert(s);
+    REQUIRE(set.form() == StorageSet::Form::kBlocks);
+    return set;
+  };
+  size_t blocks = 0;  // of the model: ids 0-49,999, all non-empty
+  for (StorageId b = 0; b < 50'000; b += StorageSet::kBlockIds) blocks += 1;
+  BlockSharing sharing;
+  StorageSet a = make(model);
+  sharing.Add(a);
+  CHECK(sharing.references() == blocks);
+  CHECK(sharing.distinct() == blocks);
+  sharing.Add(a);  // nothing changed since: nothing looked at
+  CHECK(sharing.references() == blocks);
+  // b's blocks are all equal to a's kept ones: shared, none kept anew.
+  StorageSet b = make(model);
+  sharing.Add(b);
+  CHECK(sharing.references() == 2 * blocks);
+  CHECK(sharing.distinct() == blocks);
+  // A change to a copies its block (the kept one holds the old contents):
+  // the next pass looks at that block alone and keeps it.
+  const StorageId added = 3 * StorageSet::kBlockIds + 5;
+  REQUIRE(!model.count(added));
+  CHECK(a.insert(added));
+  sharing.Add(a);
+  sharing.Add(b);
+  CHECK(sharing.references() == 2 * blocks + 1);
+  CHECK(sharing.distinct() == blocks + 1);
+  std::set<StorageId> with_added = model;
+  with_added.insert(added);
+  ExpectEqual(a, with_added);
+  ExpectEqual(b, model);
+  // A set made again with the model's members finds every block kept
+  // unchanged (had the kept block changed in place, one would be new).
+  StorageSet c = make(model);
+  sharing.Add(c);
+  CHECK(sharing.distinct() == blocks + 1);
+  ExpectEqual(c, model);
+  // With b and c gone, the old block 3 is held by nothing but the sharing.
+  b = StorageSet();
+  c = StorageSet();
+  sharing.Prune();
+  CHECK(sharing.distinct() == blocks);
+  a = StorageSet();
+  sharing.Prune();
+  CHECK(sharing.distinct() == 0);
+  // A copy of the sharing keeps the same blocks: a set made after the
+  // original is gone still finds them.
+  StorageSet d = make(model);
+  sharing.Add(d);
+  BlockSharing copy(sharing);
+  sharing = BlockSharing();
+  d = StorageSet();
+  StorageSet e = make(model);
+  const size_t looked = copy.references();
+  copy.Add(e);
+  CHECK(copy.references() == looked + blocks);
+  CHECK(copy.distinct() == blocks);
+  ExpectEqual(e, model);
+}
+
 // Blocks live in an arena whose numbers a thread reuses once freed; a
 // thread that ends leaves its freed blocks and the rest of its chunk to the
 // next. Sets made on many short threads, some released there and some on
