@@ -653,12 +653,12 @@ void StorageSet::RebaseBlocks(size_t lo, size_t hi) {
     std::memcpy(block + (first_block() - first), blocks(), block_count() * sizeof(BlockNo));
   } else {
     const uint64_t* word = bits();
+    fresh_ = true;  // its blocks are all new
     for (size_t w = 0; w < len_; ++w) {
       if (word[w] == 0) continue;
       const size_t at = base_ + w;
       BlockNo& b = block[at / kBlockWords - first];
       if (b == 0) b = NewBlock() | kUnhashed;
-      fresh_ = true;
       BlockWords(b)[at % kBlockWords] = word[w];
     }
   }

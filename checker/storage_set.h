@@ -627,7 +627,9 @@ class StorageSet {
   Form form_ = Form::kTable;
   // Blocks form: the set may hold a block that BlockSharing has not looked
   // at since it was made or changed (its hash 0), in a slot marked
-  // kUnhashed. A set not fresh holds only blocks some BlockSharing keeps.
+  // kUnhashed. A set not fresh holds only blocks some BlockSharing keeps
+  // (or kept: one destroyed leaves its blocks' hashes, and a block's one
+  // holder that changes it marks it again).
   bool fresh_ = false;
 };
 
