@@ -735,26 +735,23 @@ void BlockSharing::Add(StorageSet& set) {
   }
 }
 
-void BlockSharing::Prune() {
+void BlockSharing::Prune() { Rebuild(slots_.size(), true); }
+
+void BlockSharing::Grow() { Rebuild(std::max<size_t>(1024, 2 * slots_.size()), false); }
+
+void BlockSharing::Rebuild(size_t size, bool drop_unheld) {
   std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.size(), Slot{});
+  slots_.assign(size, Slot{});
   used_ = 0;
   for (const Slot& slot : old) {
     if (slot.block == 0) continue;
-    if (StorageSet::Meta(slot.block).refs.load(std::memory_order_acquire) == 1) {
+    if (drop_unheld && StorageSet::Meta(slot.block).refs.load(std::memory_order_acquire) == 1) {
       StorageSet::Release(slot.block);
     } else {
       Place(slot);
       ++used_;
     }
   }
-}
-
-void BlockSharing::Grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
-  for (const Slot& slot : old)
-    if (slot.block != 0) Place(slot);
 }
 
 void BlockSharing::Place(Slot slot) {

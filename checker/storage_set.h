@@ -672,6 +672,9 @@ class BlockSharing {
     std::swap(slots_seen_, other.slots_seen_);
   }
   void Grow();
+  // The table again at `size` slots: the kept blocks, less those no set
+  // holds when `drop_unheld`.
+  void Rebuild(size_t size, bool drop_unheld);
   void Place(Slot slot);  // REQUIRES: room, and no equal block kept
   std::vector<Slot> slots_;
   size_t used_ = 0, references_ = 0, slots_seen_ = 0;
