@@ -163,18 +163,21 @@ class WindowSolver {
     const Clock::time_point now = Clock::now();
     double timeout_seconds =
         limits.timeout_seconds - std::chrono::duration<double>(now - start).count();
+    bool by_deadline = false;
     if (limits.deadline) {
       const double left = std::chrono::duration<double>(*limits.deadline - now).count();
       if (left <= 0) {
         solver_.pop();
         throw DeadlinePassed{kDeadlineBeforeCall};
       }
+      by_deadline = left < timeout_seconds;
       timeout_seconds = std::min(timeout_seconds, left);
     }
     z3::params p(ctx_);
     p.set("timeout", static_cast<unsigned>(std::clamp(timeout_seconds * 1000.0, 1.0, 4.0e9)));
     p.set("rlimit", static_cast<unsigned>(limits.work_limit));  // 0: none (Z3's default)
     solver_.set(p);
+    const double work_before = limits.work_limit != 0 ? WorkCount() : 0;
     z3::check_result r = solver_.check();
     SolverAnswer answer = SolverAnswer::kUnknown;
     if (r == z3::sat) {
@@ -188,7 +191,9 @@ class WindowSolver {
     } else if (r == z3::unsat) {
       answer = SolverAnswer::kUnsat;
     } else {
-      *reason = solver_.reason_unknown();
+      const double seconds = std::chrono::duration<double>(Clock::now() - now).count();
+      const double work_used = limits.work_limit != 0 ? WorkCount() - work_before : 0;
+      *reason = LimitReached(limits, work_used, seconds >= 0.9 * timeout_seconds, by_deadline);
     }
     solver_.pop();
     return answer;
@@ -197,6 +202,30 @@ class WindowSolver {
   const std::vector<std::vector<StorageId>>& keep() const { return keep_; }
 
  private:
+  // Z3's resource count so far (0 before the first check), which its work
+  // limit bounds per call.
+  double WorkCount() const {
+    const z3::stats stats = solver_.statistics();
+    for (unsigned i = 0; i < stats.size(); ++i)
+      if (stats.key(i) == "rlimit count")
+        return stats.is_uint(i) ? stats.uint_value(i) : stats.double_value(i);
+    return 0;
+  }
+
+  // Why the last check answered unknown. Z3 says "canceled" whichever of its
+  // two limits cut the call: the work the call used tells its work limit
+  // from its time limit (the call ran to it).
+  std::string LimitReached(const SolverLimits& limits, double work_used, bool ran_to_timeout,
+                           bool by_deadline) {
+    std::string z3_reason = solver_.reason_unknown();
+    if (z3_reason != "canceled" && z3_reason != "timeout") return z3_reason;
+    if (limits.work_limit != 0 && work_used >= limits.work_limit)
+      return fmt::format("work limit (Z3 rlimit {} per call)", limits.work_limit);
+    if (!ran_to_timeout) return z3_reason;
+    return by_deadline ? std::string(kDeadlineDuringCall)
+                       : fmt::format("time limit ({:g} s per solver call)", limits.timeout_seconds);
+  }
+
   int64_t size(int32_t x) const { return trace_.storages[model_.tracked[x]].size; }
 
   void Encode(const std::vector<uint8_t>* entry, std::optional<Clock::time_point> deadline) {

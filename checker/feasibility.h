@@ -33,7 +33,7 @@ namespace dtr {
 enum class SolverAnswer {
   kSat,      // the relaxation has a solution (proves nothing about the trace)
   kUnsat,    // no execution of the window fits the budget: inherent
-  kUnknown,  // time limit or solver error (see reason)
+  kUnknown,  // a limit or a solver error (see reason)
 };
 // "sat", "unsat", "unknown"
 inline std::string_view SolverAnswerName(SolverAnswer a) {
@@ -66,6 +66,8 @@ inline constexpr std::string_view kDeadlineWhileEncoding =
     "time limit (the deadline passed while encoding the window)";
 inline constexpr std::string_view kDeadlineBeforeCall =
     "time limit (the deadline passed before the solver's check)";
+inline constexpr std::string_view kDeadlineDuringCall =
+    "time limit (the deadline passed during the solver's check)";
 
 // Program operators first..last (op ids; the program computes them in id order).
 struct OpWindow {

@@ -120,8 +120,10 @@ def run_block(block, dtrcheck, shared):
         bindir = os.path.join(scratch, "bin")
         os.mkdir(bindir)
         os.symlink(os.path.abspath(dtrcheck), os.path.join(bindir, "dtrcheck"))
+        # No plain progress lines (one every 30 s off a terminal): at a
+        # terminal the bar is erased, and when a line falls is timing.
         env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
-                   LC_ALL="C.UTF-8", COLUMNS="100")
+                   LC_ALL="C.UTF-8", COLUMNS="100", DTRCHECK_PROGRESS_SECONDS="86400")
         body = []
         for n, command in enumerate(block.commands, 1):
             result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=work, env=env,
