@@ -29,6 +29,8 @@
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
+#include "diagnose/certificate_records.h"
+#include "diagnose/certificate_store.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/report_model.h"
@@ -229,7 +231,8 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
                     std::optional<int64_t> budget, const std::string& heuristic,
                     const std::string& runtime, bool z3, double timeout, int64_t work_limit,
                     int32_t windows, int32_t window_ops, bool cut,
-                    const std::vector<std::string>& witness_heuristics) {
+                    const std::vector<std::string>& witness_heuristics,
+                    const std::string& store_dir) {
   if (ratio.has_value() == budget.has_value())
     throw Error(kind + " needs ratio= or budget= (one of them)");
   ProofHeader h;
@@ -248,6 +251,13 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
       ClassifyOptionsFor({z3, Timeout(timeout), WorkLimit(work_limit), windows, window_ops, cut});
   o.witness.runtime = h.runtime;
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
+  // As the CLI's --store: the stored certificates are used, and what this
+  // run finds is added.
+  std::unique_ptr<CertificateStore> store;
+  if (!store_dir.empty()) {
+    store = std::make_unique<CertificateStore>(store_dir, t.path, t.trace, t.baseline.memory);
+    o.stored = store->Find(h.runtime);
+  }
   ordered_json j;
   {
     py::gil_scoped_release release;
@@ -262,6 +272,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
     } else {
       c = ProveBudget(t.trace, t.baseline, h.budget, o);
     }
+    if (store && !RecordClassification(*store, t.trace, h.runtime, c, kind).empty()) store->Save();
     j = ClassificationJson(t.trace, h, kind, c);
   }
   return ToPython(j);
@@ -273,7 +284,7 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
                   bool divergence, bool z3, std::optional<double> timeout,
                   std::optional<int64_t> work_limit, std::optional<int32_t> windows,
-                  std::optional<int32_t> window_ops, bool cut) {
+                  std::optional<int32_t> window_ops, bool cut, const std::string& store_dir) {
   // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
   // --window-ops need --z3; those not given keep VerdictOptions' defaults.
   std::vector<std::string> given;
@@ -306,6 +317,12 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.ratios_text = ratios;
   o.ratios = ParseRatios(ratios);
   if (timeline_ratio) o.timeline_ratio = ParseRatio(*timeline_ratio);
+  std::unique_ptr<CertificateStore> store;  // read only, as the CLI's
+  if (!store_dir.empty()) {
+    store = std::make_unique<CertificateStore>(store_dir, t.path, t.trace, t.baseline.memory);
+    o.stored = store->Find(o.runtime);
+    o.store_path = store_dir;
+  }
   ordered_json j;
   std::vector<std::string> files;
   {
@@ -360,11 +377,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"),
         py::arg("budget"), py::arg("heuristic"), py::arg("runtime"), py::arg("z3"),
         py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
-        py::arg("cut"), py::arg("witness_heuristics"));
+        py::arg("cut"), py::arg("witness_heuristics"), py::arg("store"));
   m.def("report", &Report, py::arg("trace"), py::arg("ratios"), py::arg("out"),
         py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"),
         py::arg("timeline_ratio"), py::arg("cliff_factor"), py::arg("jobs"), py::arg("atlas"),
         py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"), py::arg("z3"),
         py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
-        py::arg("cut"));
+        py::arg("cut"), py::arg("store"));
 }

@@ -12,6 +12,8 @@ per core. Errors raise dtrcheck.Error with the CLI's one-line message.
 
 from __future__ import annotations
 
+import os
+
 from .errors import Error
 from .results import Atlas, Classification, Report, Result, Run, Runs, Scan, TraceInfo
 
@@ -138,23 +140,32 @@ def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIM
                              cliff_factor, refine, exact, max_walk, jobs))
 
 
+def _store(value) -> str:
+    """The certificate store directory: `store`, else $DTRCHECK_STORE, as the CLI's --store."""
+    if value is None:
+        return os.environ.get("DTRCHECK_STORE", "")
+    return os.fspath(value)
+
+
 def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
             runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float = 10, work_limit: int = 0,
             windows: int = 6, window_ops: int = 6, cut: bool = True,
-            witness_heuristics=()) -> Classification:
-    """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate."""
+            witness_heuristics=(), store=None) -> Classification:
+    """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate.
+    `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
     return Classification(_core().classify(_loaded(trace), "explain", _ratio(ratio), budget, heuristic,
                                            runtime, z3, timeout, work_limit, windows, window_ops, cut,
-                                           list(witness_heuristics)))
+                                           list(witness_heuristics), _store(store)))
 
 
 def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAULT_RUNTIME,
           z3: bool = True, timeout: float = 10, work_limit: int = 0, windows: int = 6,
-          window_ops: int = 6, cut: bool = True, witness_heuristics=()) -> Classification:
-    """`dtrcheck prove --json`: whether any eviction order fits the budget."""
+          window_ops: int = 6, cut: bool = True, witness_heuristics=(), store=None) -> Classification:
+    """`dtrcheck prove --json`: whether any eviction order fits the budget.
+    `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
     return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "", runtime,
                                            z3, timeout, work_limit, windows, window_ops, cut,
-                                           list(witness_heuristics)))
+                                           list(witness_heuristics), _store(store)))
 
 
 def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
@@ -162,13 +173,16 @@ def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: 
            cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 1000,
            proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float | None = None,
            work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
-           cut: bool = True) -> Report:
+           cut: bool = True, store=None) -> Report:
     """`dtrcheck report`: writes report.json, report.md and report.html to `out`;
     returns report.json's content, with ``files`` the paths written. Z3's limits
-    (timeout, work_limit, windows, window_ops) need z3=True, as the CLI's flags need --z3."""
+    (timeout, work_limit, windows, window_ops) need z3=True, as the CLI's flags need --z3.
+    `store` (default $DTRCHECK_STORE): a certificate store whose schedules and bounds
+    the verdicts use, as --store (read only)."""
     result = _core().report(_loaded(trace), _ratios(ratios), str(out), heuristic, runtime, overhead_limit,
                             _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
-                            divergence, z3, timeout, work_limit, windows, window_ops, cut)
+                            divergence, z3, timeout, work_limit, windows, window_ops, cut,
+                            _store(store))
     r = Report(result["report"])
     r.files = result["files"]
     return r

@@ -108,6 +108,35 @@ def test_report_writes_the_clis_files(resnet32, tmp_path):
     assert list(report.to_pandas()["result"]) == ["pass", "oom", "pass"]  # 0.105 is in the inversion
 
 
+def test_a_certificate_store_is_the_clis(resnet32, tmp_path, monkeypatch):
+    # prove at 0.102 finds a script (DTR's run at 0.1015) and stores it; prove
+    # at 0.103 then takes the stored script, checked again. The same calls
+    # with the CLI's --store write the same file and print the same verdicts.
+    monkeypatch.delenv("DTRCHECK_STORE", raising=False)
+    py_store, cli_store = tmp_path / "py", tmp_path / "cli"
+    first = resnet32.prove(0.102, z3=False, store=py_store)
+    assert first.verdict == "feasible"
+    assert first.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.102", "--no-z3", "--store", cli_store)[0]
+    stored = sorted(p.name for p in py_store.iterdir())
+    assert stored == sorted(p.name for p in cli_store.iterdir()) and len(stored) == 1
+    assert (py_store / stored[0]).read_bytes() == (cli_store / stored[0]).read_bytes()
+    assert resnet32.prove(0.103, z3=False).certificate["source"] != "certificate store"
+    second = resnet32.prove(0.103, z3=False, store=py_store)
+    assert second.certificate["source"] == "certificate store"
+    assert second.to_dict() == cli_json("prove", RESNET32, "--ratio", "0.103", "--no-z3", "--store", cli_store)[0]
+    monkeypatch.setenv("DTRCHECK_STORE", str(py_store))  # the default, as the CLI's
+    assert resnet32.explain(0.103, z3=False).certificate["source"] == "certificate store"
+    # report reads the store (the same one, as report.json names it).
+    monkeypatch.setenv("DTRCHECK_STORE", str(cli_store))
+    report = resnet32.report("0.103", out=tmp_path / "report-py", jobs=1, atlas=False, divergence=False)
+    cli("report", RESNET32, "--ratios", "0.103", "--out", tmp_path / "report-cli", "-j", "1", "--no-atlas",
+        "--no-divergence", "--store", cli_store)
+    assert report.to_dict() == json.loads((tmp_path / "report-cli" / "report.json").read_text())
+    unstored = resnet32.report("0.103", out=tmp_path / "report-none", jobs=1, atlas=False, divergence=False,
+                               store="")
+    assert report.to_dict() != unstored.to_dict()
+
+
 def test_a_sweep_is_a_table_in_pandas(resnet32):
     frame = dtrcheck.sweep(resnet32, "0.1:0.104:0.001", heuristic=["DTR", "LRU"]).to_pandas()
     assert len(frame) == 10
