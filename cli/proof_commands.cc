@@ -75,14 +75,6 @@ ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
   return config;
 }
 
-// The certificate store named by --store, else by $DTRCHECK_STORE; null if neither.
-std::unique_ptr<CertificateStore> OpenStore(const std::string& flag, const std::string& trace_path,
-                                            const Trace& trace, int64_t baseline_memory) {
-  const std::string dir = StoreDirectory(flag);
-  if (dir.empty()) return nullptr;
-  return std::make_unique<CertificateStore>(dir, trace_path, trace, baseline_memory);
-}
-
 void AddStoreFlag(CLI::App* cmd, std::string& store) {
   cmd->add_option("--store", store,
                   "certificate store directory (docs/certificate_store.md; default "
@@ -220,7 +212,8 @@ void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
 int RunExplain(const ProofFlags& f) {
   Loaded l = Load(f, "explain");
   ReplayConfig config = HeuristicRun(l, f);
-  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  std::unique_ptr<CertificateStore> store =
+      OpenStore(StoreDirectory(f.store), f.trace, l.trace, l.baseline.memory);
   ClassifyOptions o = OptionsFrom(f, l.header.runtime);
   if (store) o.stored = store->Find(l.header.runtime);
   Classification c;
@@ -244,7 +237,8 @@ void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
 
 int RunProve(const ProofFlags& f) {
   Loaded l = Load(f, "prove");
-  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, l.trace, l.baseline.memory);
+  std::unique_ptr<CertificateStore> store =
+      OpenStore(StoreDirectory(f.store), f.trace, l.trace, l.baseline.memory);
   ClassifyOptions o = OptionsFrom(f, l.header.runtime);
   if (store) o.stored = store->Find(l.header.runtime);
   Classification c;
@@ -347,7 +341,8 @@ int RunBounds(const BoundsFlags& f) {
   o.limits.work_limit = f.work_limit;
   Trace trace = LoadTrace(f.trace);
   Baseline baseline = ComputeBaseline(trace);
-  std::unique_ptr<CertificateStore> store = OpenStore(f.store, f.trace, trace, baseline.memory);
+  std::unique_ptr<CertificateStore> store =
+      OpenStore(StoreDirectory(f.store), f.trace, trace, baseline.memory);
   ProofHeader h;
   h.log = Summarize(f.trace, baseline).log;
   h.baseline = baseline;

@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include <filesystem>
 
@@ -130,12 +129,6 @@ void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops) {
 std::optional<double> OverheadLimit(double limit) {
   if (limit == 0) return std::nullopt;
   return limit;
-}
-
-std::string StoreDirectory(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("DTRCHECK_STORE");
-  return env ? env : "";
 }
 
 RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic) {

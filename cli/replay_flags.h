@@ -101,10 +101,6 @@ inline std::optional<double> OverheadLimit(const ReplayFlags& f) {
   return OverheadLimit(f.overhead_limit);
 }
 
-// The certificate store directory (docs/certificate_store.md): the --store
-// value, else $DTRCHECK_STORE, else "" (no store).
-std::string StoreDirectory(const std::string& flag);
-
 // heuristic, runtime, overhead limit and seed of one run; ratio and budget
 // unset. Throws Error for an unknown heuristic or runtime.
 RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -225,6 +226,18 @@ void CertificateStore::Save() {
     throw Error(fmt::format("{}: cannot replace the certificate store: {}", path_, ec.message()));
   }
   dirty_ = false;
+}
+
+std::string StoreDirectory(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* env = std::getenv("DTRCHECK_STORE");
+  return env ? env : "";
+}
+
+std::unique_ptr<CertificateStore> OpenStore(const std::string& dir, const std::string& trace_path,
+                                            const Trace& trace, int64_t baseline_memory) {
+  if (dir.empty()) return nullptr;
+  return std::make_unique<CertificateStore>(dir, trace_path, trace, baseline_memory);
 }
 
 }  // namespace dtr

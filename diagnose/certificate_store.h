@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -91,5 +92,13 @@ std::string CertificateFileText(const Trace& trace, const CertificateFile& file)
 // Throws Error "PATH: message" for a malformed file.
 CertificateFile ParseCertificateFile(const std::string& text, const std::string& path,
                                      const Trace& trace);
+
+// The store directory a command uses: `given` (--store, or Python's
+// store=) if set, else $DTRCHECK_STORE, else "" (no store).
+std::string StoreDirectory(const std::string& given);
+// The store in `dir` for the trace read from `trace_path`; null when `dir` is
+// "". Throws as the constructor does.
+std::unique_ptr<CertificateStore> OpenStore(const std::string& dir, const std::string& trace_path,
+                                            const Trace& trace, int64_t baseline_memory);
 
 }  // namespace dtr

@@ -225,6 +225,11 @@ double Timeout(double seconds) {
   return seconds;
 }
 
+// store=: None is the CLI's default ($DTRCHECK_STORE), "" no store.
+std::string PythonStoreDirectory(const std::optional<std::string>& store) {
+  return store ? *store : StoreDirectory("");
+}
+
 // explain (heuristic set) or prove (heuristic empty), as the CLI's Load() and
 // OptionsFrom() in cli/proof_commands.cc set them up.
 py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional<std::string> ratio,
@@ -232,7 +237,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
                     const std::string& runtime, bool z3, double timeout, int64_t work_limit,
                     int32_t windows, int32_t window_ops, bool cut,
                     const std::vector<std::string>& witness_heuristics,
-                    const std::string& store_dir) {
+                    const std::optional<std::string>& store_dir) {
   if (ratio.has_value() == budget.has_value())
     throw Error(kind + " needs ratio= or budget= (one of them)");
   ProofHeader h;
@@ -253,11 +258,9 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   for (const std::string& w : witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(w));
   // As the CLI's --store: the stored certificates are used, and what this
   // run finds is added.
-  std::unique_ptr<CertificateStore> store;
-  if (!store_dir.empty()) {
-    store = std::make_unique<CertificateStore>(store_dir, t.path, t.trace, t.baseline.memory);
-    o.stored = store->Find(h.runtime);
-  }
+  std::unique_ptr<CertificateStore> store =
+      OpenStore(PythonStoreDirectory(store_dir), t.path, t.trace, t.baseline.memory);
+  if (store) o.stored = store->Find(h.runtime);
   ordered_json j;
   {
     py::gil_scoped_release release;
@@ -284,7 +287,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
                   double cliff_factor, int jobs, bool atlas, size_t atlas_max_runs, bool proofs,
                   bool divergence, bool z3, std::optional<double> timeout,
                   std::optional<int64_t> work_limit, std::optional<int32_t> windows,
-                  std::optional<int32_t> window_ops, bool cut, const std::string& store_dir) {
+                  std::optional<int32_t> window_ops, bool cut,
+                  const std::optional<std::string>& store_dir) {
   // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
   // --window-ops need --z3; those not given keep VerdictOptions' defaults.
   std::vector<std::string> given;
@@ -317,11 +321,12 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.ratios_text = ratios;
   o.ratios = ParseRatios(ratios);
   if (timeline_ratio) o.timeline_ratio = ParseRatio(*timeline_ratio);
-  std::unique_ptr<CertificateStore> store;  // read only, as the CLI's
-  if (!store_dir.empty()) {
-    store = std::make_unique<CertificateStore>(store_dir, t.path, t.trace, t.baseline.memory);
+  // Read only, as the CLI's; report.json's explain commands name the directory.
+  const std::string dir = PythonStoreDirectory(store_dir);
+  std::unique_ptr<CertificateStore> store = OpenStore(dir, t.path, t.trace, t.baseline.memory);
+  if (store) {
     o.stored = store->Find(o.runtime);
-    o.store_path = store_dir;
+    o.store_path = dir;
   }
   ordered_json j;
   std::vector<std::string> files;

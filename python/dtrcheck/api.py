@@ -140,11 +140,9 @@ def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIM
                              cliff_factor, refine, exact, max_walk, jobs))
 
 
-def _store(value) -> str:
-    """The certificate store directory: `store`, else $DTRCHECK_STORE, as the CLI's --store."""
-    if value is None:
-        return os.environ.get("DTRCHECK_STORE", "")
-    return os.fspath(value)
+def _store(value) -> str | None:
+    """store=: None for the CLI's default ($DTRCHECK_STORE), else a directory ("" for none)."""
+    return None if value is None else os.fspath(value)
 
 
 def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
