@@ -18,9 +18,10 @@
 # Env: A (default build/dtrcheck), B (optional), TRACES (../shared/traces),
 # CASES: "TRACE RATIO" pairs, one per line; TRACE is a public trace's name
 # (lstm, resnet32, ...) or gen:KIND:SIZE, a `dtrcheck gen KIND` trace
-# (chain: --layers, resnet: --blocks, rnn: --steps SIZE). A case takes about
-# 50 times its replay's CPU time (10^4 generated operators: seconds; 10^5:
-# about 20 minutes on the rnn at 0.5).
+# (chain: --layers, resnet: --blocks, rnn: --steps SIZE). The default cases
+# take about 40 s per build on the machine of docs/speed.md; the rnn of 10^5
+# operators at 0.5 took 4-7 minutes there without the cache model
+# (--cache-sim=no, which this script does not use), longer with it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 a=${A:-$here/../build/dtrcheck}
@@ -37,11 +38,11 @@ trap 'rm -rf "$tmp"' EXIT
 # The module beside a build comes along (`--version` loads it).
 builds=(A)
 [ -n "$b" ] && builds+=(B)
+declare -A path_of=([A]=$a [B]=$b)
 for x in "${builds[@]}"; do
-  path=$a
-  [ "$x" = B ] && path=$b
-  mkdir "$tmp/$x" && cp "$path" "$tmp/$x/dtrcheck"
-  [ -f "$(dirname "$path")/dtrcheck-ext.so" ] && cp "$(dirname "$path")/dtrcheck-ext.so" "$tmp/$x/"
+  mkdir "$tmp/$x" && cp "${path_of[$x]}" "$tmp/$x/dtrcheck"
+  ext=$(dirname "${path_of[$x]}")/dtrcheck-ext.so
+  if [ -f "$ext" ]; then cp "$ext" "$tmp/$x/"; fi
 done
 
 trace_of() {
@@ -77,10 +78,8 @@ count() {
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(valgrind --version)"
 for x in "${builds[@]}"; do
-  path=$a
-  [ "$x" = B ] && path=$b
   version=$("$tmp/$x/dtrcheck" --version 2>/dev/null | head -1 || true)  # needs the module
-  echo "$x: $path${version:+ ($version)}"
+  echo "$x: ${path_of[$x]}${version:+ ($version)}"
 done
 echo
 if [ -n "$b" ]; then
