@@ -834,12 +834,15 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   const bool current = Shrinks(engine) && !reg.walk;
   if (current && g_verify_shrinks.load(std::memory_order_relaxed)) VerifyExact(engine, reg, fs, reverse);
   r.cutoff = std::min(r.cutoff, reg.cutoff);
-  // A frontier table that will hold fewer than 8 storages stays a table,
-  // without ReserveFor()'s scans of both tables for their ranges: a quarter
-  // of the instructions of the generated rnn of 10^5 operators at 0.5, whose
-  // frontiers hold about two storages far apart (the generated resnet's are
-  // close, and it runs 2% more instructions as tables: docs/speed.md).
-  if (r.frontier.form() == StorageSet::Form::kTable && r.frontier.size() + reg.frontier.size() < 8)
+  // A frontier table (or small set) that will hold fewer than 8 storages
+  // stays one, without ReserveFor()'s scans of both sets for their ranges:
+  // a quarter of the instructions of the generated rnn of 10^5 operators at
+  // 0.5, whose frontiers hold about two storages far apart (the generated
+  // resnet's are close, and it runs 2% more instructions as tables:
+  // docs/speed.md).
+  if ((r.frontier.form() == StorageSet::Form::kTable ||
+       r.frontier.form() == StorageSet::Form::kSmall) &&
+      r.frontier.size() + reg.frontier.size() < 8)
     r.frontier.reserve(r.frontier.size() + reg.frontier.size());
   else
     r.frontier.ReserveFor(reg.frontier);

@@ -42,6 +42,10 @@ StorageSet::StorageSet(const StorageSet& other)
       shift_(other.shift_),
       form_(other.form_),
       fresh_(other.fresh_) {
+  if (form_ == Form::kSmall) {
+    std::memcpy(&buf_, &other.buf_, sizeof buf_);
+    return;
+  }
   if (other.buf_ == nullptr) return;
   if (form_ == Form::kBlocks) {  // the blocks shared
     const size_t n = block_count();
@@ -69,6 +73,15 @@ bool StorageSet::erase(StorageId s) {
     return true;
   }
   if (form_ == Form::kRuns) return EraseRun(s);
+  if (form_ == Form::kSmall) {
+    for (uint32_t i = 0; i < size_; ++i)
+      if (SmallAt(i) == s) {
+        for (uint32_t j = i + 1; j < size_; ++j) SetSmall(j - 1, SmallAt(j));
+        --size_;
+        return true;
+      }
+    return false;
+  }
   if (form_ == Form::kBlocks) {
     if (!contains(s)) return false;
     BlockNo& slot = blocks()[static_cast<size_t>(s) / kBlockIds - first_block()];
@@ -102,14 +115,22 @@ void StorageSet::assign(std::span<const StorageId> members) {
   clear();
   if (members.empty()) return;
   const auto [lo, hi] = std::minmax_element(members.begin(), members.end());
-  if (Words(*lo, *hi) <= members.size())
+  if (Words(*lo, *hi) <= members.size()) {
     MakeDense(*lo, *hi, members);
-  else
+  } else if (members.size() <= kSmallMax) {
+    form_ = Form::kSmall;
+    for (StorageId s : members) SetSmall(size_++, s);
+  } else {
     MakeSparse(members, members.size());
+  }
 }
 
 void StorageSet::ReserveFor(const StorageSet& other) {
   if (form_ == Form::kRuns) return;  // UnionWith() merges
+  if (form_ == Form::kSmall) {       // as a table would (a bitmap if the two are close)
+    if (other.size_ == 0) return;
+    SmallToTable(size_);  // the smallest table: its slots are scanned below
+  }
   const size_t n = size_t{size_} + other.size_ + 1;
   // Scanning this set's members for their range costs about what taking in
   // `other` does only when `other` is not much the smaller.
@@ -251,6 +272,31 @@ bool StorageSet::InsertDense(StorageId s) {
   word |= bit;
   ++size_;
   return true;
+}
+
+bool StorageSet::InsertSmall(StorageId s) {
+  if (form_ != Form::kSmall) {  // an empty table, no buffer
+    form_ = Form::kSmall;
+    buf_ = nullptr;
+  }
+  if (SmallHolds(s)) return false;
+  if (size_ < kSmallMax) {
+    SetSmall(size_++, s);
+    return true;
+  }
+  SmallToTable(size_t{size_} + 1);
+  return insert(s);
+}
+
+void StorageSet::SmallToTable(size_t n) {
+  const StorageId members[kSmallMax] = {SmallAt(0), SmallAt(1), SmallAt(2)};
+  const uint32_t count = size_;
+  buf_ = nullptr;
+  len_ = size_ = base_ = 0;
+  form_ = Form::kTable;
+  Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
+  for (uint32_t i = 0; i < count; ++i) Place(members[i]);
+  size_ = count;
 }
 
 void StorageSet::Resize(size_t slots) {

@@ -13,7 +13,13 @@
 // Runs: membership in O(log runs), insertion and deletion in O(runs).
 // Iteration in time proportional to the size (table), the range (bitmap) or
 // the size (runs), in an order fixed by the history of operations.
-// Each form lives in one heap buffer and the set itself is 24 bytes: every
+// Small: up to kSmallMax (3) members held in the set itself, in insertion
+// order (in the bytes of the buffer pointer and of base_), no buffer. A
+// region rebuilt with one to three frontier storages far apart keeps them so:
+// on the generated rnn each evicted storage's own frontier is such a set,
+// iterated by every one of its ~1,300 absorbs (as a table: 8 slots in a
+// buffer). A fourth member makes it a table, for good.
+// Each other form lives in one heap buffer and the set itself is 24 bytes: every
 // storage has two regions of two sets each, so a set's fixed size counts four
 // times per storage (as two vectors and their bookkeeping it was 80 bytes:
 // 320 MB of empty sets at 10^6 storages).
@@ -45,7 +51,8 @@ namespace dtr {
 
 class StorageSet {
  public:
-  enum class Form : uint8_t { kTable, kBitmap, kRuns, kBlocks };
+  enum class Form : uint8_t { kTable, kBitmap, kRuns, kBlocks, kSmall };
+  static constexpr uint32_t kSmallMax = 3;
   static constexpr size_t kBlockWords = 16, kBlockIds = 64 * kBlockWords;
   // Consecutive ids first..last, both included.
   struct Run {
@@ -61,7 +68,7 @@ class StorageSet {
   }
   ~StorageSet() {
     if (form_ == Form::kBlocks) ReleaseBlocks();
-    std::free(buf_);
+    if (form_ != Form::kSmall) std::free(buf_);
   }
 
   size_t size() const { return size_; }
@@ -78,6 +85,7 @@ class StorageSet {
       const size_t w = static_cast<size_t>(s) / 64 - base_;  // wraps below base_
       return w < len_ && (bits()[w] >> (s % 64) & 1);
     }
+    if (form_ == Form::kSmall) return SmallHolds(s);
     if (size_ == 0) return false;
     if (form_ != Form::kTable) return form_ == Form::kRuns ? RunsHold(s) : BlocksHold(s);
     const StorageId* slot = slots();
@@ -91,6 +99,7 @@ class StorageSet {
     if (form_ == Form::kBitmap) return InsertDense(s);
     if (form_ == Form::kRuns) return InsertRun(s);
     if (form_ == Form::kBlocks) return InsertDense(s);
+    if (form_ == Form::kSmall || len_ == 0) return InsertSmall(s);
     if ((size_ + 1) * 2 > len_) {
       if (Densify()) return insert(s);
       Resize(len_ == 0 ? 8 : size_t{len_} * 2);
@@ -108,7 +117,11 @@ class StorageSet {
   // Room for `n` members without growing (table); a table that must grow
   // takes another form instead when its members allow.
   void reserve(size_t n) {
-    if (form_ == Form::kTable && n * 2 > len_ && !Densify())
+    if (form_ == Form::kSmall) {
+      if (n < 8) return;  // a fourth member makes it a table of 8 slots
+      SmallToTable(n);
+    }
+    if (form_ == Form::kTable && n * 2 > len_ && (len_ != 0 || n > kSmallMax) && !Densify())
       Resize(std::bit_ceil(std::max<size_t>(8, n * 2)));
   }
   // Room for this set's members and `other`'s: the bitmap over both ranges
@@ -207,7 +220,7 @@ class StorageSet {
   // Empties the set and releases its memory.
   void clear() {
     if (form_ == Form::kBlocks) ReleaseBlocks();
-    std::free(buf_);
+    if (form_ != Form::kSmall) std::free(buf_);
     buf_ = nullptr;
     len_ = size_ = base_ = 0;
     shift_ = 32;
@@ -230,6 +243,12 @@ class StorageSet {
     if (form_ == Form::kRuns) {
       for (const Run& r : run_span())
         for (StorageId s = r.first; s <= r.last; ++s) f(s);
+      return;
+    }
+    if (form_ == Form::kSmall) {
+      const StorageId copy[kSmallMax] = {SmallAt(0), SmallAt(1),
+                                         SmallAt(2)};  // f may change the set
+      for (uint32_t i = 0, n = size_; i < n; ++i) f(copy[i]);
       return;
     }
     const StorageId* slot = slots();
@@ -353,6 +372,34 @@ class StorageSet {
   void ReleaseBlocks();  // every block of this set's (blocks form)
   // The dense set over words lo..hi (which include its range) in blocks.
   void RebaseBlocks(size_t lo, size_t hi);
+  // Small form: member i (below size_) is in the buffer pointer's bytes
+  // (i < 2) or in base_.
+  StorageId SmallAt(uint32_t i) const {
+    if (i == 2) return static_cast<StorageId>(base_);
+    StorageId pair[2];
+    std::memcpy(pair, &buf_, sizeof pair);
+    return pair[i];
+  }
+  void SetSmall(uint32_t i, StorageId s) {
+    if (i == 2) {
+      base_ = static_cast<uint32_t>(s);
+      return;
+    }
+    StorageId pair[2];
+    std::memcpy(pair, &buf_, sizeof pair);
+    pair[i] = s;
+    std::memcpy(&buf_, pair, sizeof pair);
+  }
+  bool SmallHolds(StorageId s) const {
+    for (uint32_t i = 0; i < size_; ++i)
+      if (SmallAt(i) == s) return true;
+    return false;
+  }
+  // Adds s to a small set or an empty table (which becomes small); a full
+  // small set becomes a table first.
+  bool InsertSmall(StorageId s);
+  // The small set as a table with room for n members.
+  void SmallToTable(size_t n);
   uint32_t mask() const { return len_ - 1; }
   uint32_t Home(StorageId s) const {
     return static_cast<uint32_t>(
@@ -619,10 +666,10 @@ class StorageSet {
     Settle();
   }
 
-  void* buf_ = nullptr;  // malloc'd: see slots(), bits(), runs(), blocks()
+  void* buf_ = nullptr;  // malloc'd: see slots(), bits(), runs(), blocks(); small: SmallAt()
   uint32_t len_ = 0;
   uint32_t size_ = 0;
-  uint32_t base_ = 0;   // bitmap, blocks: ids (base_ + w) * 64 + b; runs: how many
+  uint32_t base_ = 0;   // bitmap, blocks: ids (base_ + w) * 64 + b; runs: how many; small: a member
   uint8_t shift_ = 32;  // 32 - log2(slots): Home() keeps the top bits of the product
   Form form_ = Form::kTable;
   // Blocks form: the set may hold a block that BlockSharing has not looked

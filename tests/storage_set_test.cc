@@ -64,6 +64,111 @@ TEST_CASE("StorageSet holds what std::set holds in both of its forms") {
   CHECK(sparse_ops > 10'000);
 }
 
+TEST_CASE("StorageSet keeps up to three members in place, and a table past them") {
+  using Form = StorageSet::Form;
+  StorageSet set;
+  CHECK(set.insert(500'000));
+  CHECK(set.form() == Form::kSmall);
+  CHECK_FALSE(set.insert(500'000));
+  CHECK(set.insert(9));
+  CHECK(set.insert(70'000));
+  CHECK(set.form() == Form::kSmall);
+  std::vector<StorageId> seen;
+  set.ForEach([&](StorageId s) { seen.push_back(s); });
+  CHECK(seen == std::vector<StorageId>{500'000, 9, 70'000});  // insertion order
+  CHECK(set.erase(500'000));
+  CHECK_FALSE(set.erase(500'000));
+  CHECK_FALSE(set.contains(500'000));
+  ExpectEqual(set, {9, 70'000});
+  // A copy is its own set; the original keeps its members.
+  StorageSet copy(set);
+  CHECK(copy.erase(9));
+  ExpectEqual(set, {9, 70'000});
+  ExpectEqual(copy, {70'000});
+  StorageSet moved(std::move(copy));
+  ExpectEqual(moved, {70'000});
+  // A reserve() for a few more keeps it in place; the fourth member makes a table.
+  set.reserve(5);
+  CHECK(set.form() == Form::kSmall);
+  CHECK(set.insert(1));
+  CHECK(set.form() == Form::kSmall);
+  ExpectEqual(set, {1, 9, 70'000});
+  CHECK(set.insert(300'000));
+  CHECK(set.form() == Form::kTable);
+  ExpectEqual(set, {1, 9, 70'000, 300'000});
+  // A union past three members: the new ones named once, the form a table.
+  StorageSet a, b;
+  a.assign(std::vector<StorageId>{10, 100'000, 900'000});
+  b.assign(std::vector<StorageId>{100'000, 42, 7'000});
+  CHECK(a.form() == Form::kSmall);
+  std::vector<StorageId> added;
+  a.ReserveFor(b);
+  a.UnionWith(b, [&](StorageId s) { added.push_back(s); });
+  std::sort(added.begin(), added.end());
+  CHECK(added == std::vector<StorageId>{42, 7'000});
+  CHECK(a.form() == Form::kTable);
+  ExpectEqual(a, {10, 42, 7'000, 100'000, 900'000});
+  // Close members are a bitmap, as before; clear() leaves an empty table.
+  a.assign(std::vector<StorageId>{64, 65});
+  CHECK(a.form() == Form::kBitmap);
+  a.clear();
+  CHECK(a.form() == Form::kTable);
+  CHECK(a.empty());
+}
+
+TEST_CASE("StorageSet small sets against std::set, through unions past three members") {
+  std::mt19937 rng(7);
+  int small_ops = 0, table_ops = 0;
+  for (int round = 0; round < 200; ++round) {
+    StorageSet set, other;
+    std::set<StorageId> model, other_model;
+    for (int op = 0; op < 60; ++op) {
+      const StorageId s = static_cast<StorageId>(rng() % 2'000'000);  // spread: never dense
+      const StorageId m =
+          model.empty() ? s : *std::next(model.begin(), static_cast<long>(rng() % model.size()));
+      switch (rng() % 6) {
+        case 0:
+        case 1:
+          CHECK(set.insert(s) == model.insert(s).second);
+          break;
+        case 2:
+          CHECK(set.erase(m) == (model.erase(m) == 1));
+          break;
+        case 3:
+          CHECK(set.contains(m) == (model.count(m) == 1));
+          break;
+        case 4:
+          if (rng() % 2) {
+            other.insert(s);
+            other_model.insert(s);
+          } else {
+            other.insert(m);
+            other_model.insert(m);
+          }
+          break;
+        default: {
+          std::set<StorageId> added;
+          set.ReserveFor(other);
+          set.UnionWith(other, [&](StorageId x) { CHECK(added.insert(x).second); });
+          for (StorageId x : other_model)
+            CHECK(added.count(x) == (model.insert(x).second ? 1u : 0u));
+          other = StorageSet(set);  // a copy, then shrunk back to two
+          other_model = model;
+          while (other_model.size() > 2) {
+            CHECK(other.erase(*other_model.begin()));
+            other_model.erase(other_model.begin());
+          }
+        }
+      }
+      ++(set.form() == StorageSet::Form::kSmall ? small_ops : table_ops);
+      ExpectEqual(set, model);
+      ExpectEqual(other, other_model);
+    }
+  }
+  CHECK(small_ops > 1'000);
+  CHECK(table_ops > 1'000);
+}
+
 TEST_CASE("StorageSet copies and moves are sets of their own, in either form") {
   for (const int width : {200, 1'000'000}) {  // a bitmap, a hash table
     std::mt19937 rng(width);
