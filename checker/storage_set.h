@@ -1,4 +1,4 @@
-// A set of storage ids for the evicted regions, in one of three forms.
+// A set of storage ids for the evicted regions, in one of five forms.
 // Table: open addressing with linear probing, deletion by backward shift (no
 // tombstones), at most half full. Bitmap, once the members' range has no more
 // 64-id words than members: a bit per id of that range (8 bytes per word,
