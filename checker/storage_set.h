@@ -102,7 +102,7 @@ class StorageSet {
     if (form_ == Form::kSmall || len_ == 0) return InsertSmall(s);
     if ((size_ + 1) * 2 > len_) {
       if (Densify()) return insert(s);
-      Resize(len_ == 0 ? 8 : size_t{len_} * 2);
+      Resize(size_t{len_} * 2);  // an empty table took the small form above
     }
     StorageId* slot = slots();
     uint32_t i = Home(s);
