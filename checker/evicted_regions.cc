@@ -840,9 +840,7 @@ void EvictedRegions::Absorb(const Engine& engine, Region& r, StorageId fs, bool 
   // 0.5, whose frontiers hold about two storages far apart (the generated
   // resnet's are close, and it runs 2% more instructions as tables:
   // docs/speed.md).
-  if ((r.frontier.form() == StorageSet::Form::kTable ||
-       r.frontier.form() == StorageSet::Form::kSmall) &&
-      r.frontier.size() + reg.frontier.size() < 8)
+  if (r.frontier.listed() && r.frontier.size() + reg.frontier.size() < 8)
     r.frontier.reserve(r.frontier.size() + reg.frontier.size());
   else
     r.frontier.ReserveFor(reg.frontier);
