@@ -67,7 +67,8 @@ void ProgressBar::UpdatePercent(size_t done, size_t total, const std::string& no
 void ProgressBar::Draw(size_t done, size_t total, const std::string& count) {
   if (total == 0 || !Due(done >= total)) return;
   double secs = std::chrono::duration<double>(last_draw_ - start_).count();
-  double eta = done > 0 ? secs * (total - done) / done : 0;
+  remaining_.Add(secs, done);
+  double eta = remaining_.Estimate(total);
   if (!terminal_) {
     fmt::print(stderr, "{} {}  {:.0f}s elapsed, ~{:.0f}s left\n", label_, count, secs, eta);
     std::fflush(stderr);

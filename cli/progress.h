@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "checker/run_result.h"
+#include "cli/remaining_time.h"
 
 namespace dtr::cli {
 
@@ -42,6 +43,7 @@ class ProgressBar {
   std::chrono::milliseconds quiet_start_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;
+  RemainingTime remaining_;  // the "~N s left" of each line drawn
 };
 
 // The progress of replays that may be long (a thrashing run has no end in
