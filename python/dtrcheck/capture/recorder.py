@@ -97,13 +97,15 @@ class Recorder:
     """Turns dispatched operators into trace lines (see the module docstring).
 
     clock: "flops" (a deterministic estimate) or "measured" (nanoseconds);
-    see cost.py.
+    see cost.py. attribution: an Attribution (attribution.py) whose keys go
+    on every CALL and MUTATE line, or None for none.
     """
 
-    def __init__(self, clock: str = "flops"):
+    def __init__(self, clock: str = "flops", attribution=None):
         if clock not in cost.CLOCKS:
             raise CaptureError(f"time must be one of {', '.join(cost.CLOCKS)}, got '{clock}'")
         self.clock = clock
+        self.attribution = attribution
         self.lines: list[str] = []
         self.backward_seen = False
         self.live_bytes = 0
@@ -117,6 +119,9 @@ class Recorder:
         self._key_of: dict[str, object] = {}  # live name -> storage identity
         self._storages: dict[object, _Storage] = {}
         self._pending: list[str] = []  # names whose tensor died since the last flush
+        self._memory_line: dict[str, int] = {}  # name -> index of the MEMORY line that sized it
+        self._roles: dict[str, str] = {}  # name -> ROLE, added to its MEMORY line by close()
+        self._constant_names: list[str] = []
         self._emit({"ANNOTATION": "START", "INSTRUCTION": "ANNOTATE"})
 
     # ---- lines -----------------------------------------------------------
@@ -144,11 +149,35 @@ class Recorder:
         self.backward_seen = True
         self._emit({"ANNOTATION": "BACKWARD", "INSTRUCTION": "ANNOTATE"})
 
-    def close(self) -> None:
-        """Ends the trace: later deaths are not recorded; live names stay referenced."""
+    def _memory(self, name: str, nbytes: int) -> None:
+        self._memory_line[name] = len(self.lines)
+        self._emit({"INSTRUCTION": "MEMORY", "MEMORY": str(nbytes), "NAME": name})
+
+    def set_roles(self, pairs) -> None:
+        """Gives the names of tensors a ROLE (pairs of tensor, role); a tensor
+        never named, or already given a role, is passed over."""
+        for t, role in pairs:
+            e = self._lookup(t)
+            if e is not None and e.name not in self._roles:
+                self._roles[e.name] = role
+
+    def close(self, roles: bool = False) -> None:
+        """Ends the trace: later deaths are not recorded; live names stay referenced.
+
+        roles: write the ROLE key on MEMORY lines: those set_roles gave, and
+        "input" for every other CONSTANT.
+        """
         self.flush()
         self.closed = True
         self._by_id.clear()  # drops the weakrefs, so their callbacks never run
+        if roles:
+            for name in self._constant_names:
+                self._roles.setdefault(name, "input")
+            for name, role in self._roles.items():
+                i = self._memory_line[name]
+                line = json.loads(self.lines[i])
+                line["ROLE"] = role
+                self.lines[i] = json.dumps(line, sort_keys=True, separators=(",", ":"))
 
     # ---- names and storages ---------------------------------------------
 
@@ -214,8 +243,9 @@ class Recorder:
             return
         tmp = self._fresh()
         self.constants += 1
+        self._constant_names.append(tmp)
         self._emit({"INSTRUCTION": "CONSTANT", "NAME": tmp})
-        self._emit({"INSTRUCTION": "MEMORY", "MEMORY": str(nbytes), "NAME": tmp})
+        self._memory(tmp, nbytes)
         self._emit({"DST": e.name, "INSTRUCTION": "COPY_FROM", "SRC": tmp})
         self._emit({"INSTRUCTION": "RELEASE", "NAME": tmp})
         self._detach(e.name)
@@ -236,8 +266,9 @@ class Recorder:
             self._emit({"DST": name, "INSTRUCTION": "COPY", "SRC": src})
         else:
             self.constants += 1
+            self._constant_names.append(name)
             self._emit({"INSTRUCTION": "CONSTANT", "NAME": name})
-            self._emit({"INSTRUCTION": "MEMORY", "MEMORY": str(nbytes), "NAME": name})
+            self._memory(name, nbytes)
             self.peak_bytes = max(self.peak_bytes, self.live_bytes)
         return name
 
@@ -267,6 +298,8 @@ class Recorder:
     def on_op(self, func, args, kwargs):
         """Runs one dispatched operator and records it; returns its result."""
         self.flush()
+        if self.attribution is not None:
+            self.attribution.resolve()
         if func.namespace in _SKIPPED_NAMESPACES:
             return func(*args, **kwargs)
         name = func.overloadpacket.__name__
@@ -324,16 +357,20 @@ class Recorder:
         else:
             spent = cost.estimate(name, args, inputs, [r[0] for r in results], all_views)
 
+        keys = {}
+        if self.attribution is not None:
+            keys = self.attribution.keys(inputs, [r[0] for r in results] + written)
+
         if results or rebound:
             names = [self._register(o, key, nbytes) for o, _, key, nbytes, _ in results]
             temps = [self._fresh() for _ in rebound]
             self._emit({"ARGS": arg_names, "INSTRUCTION": "CALL", "NAME": name,
-                        "RESULT": names + temps, "TIME": str(spent)})
+                        "RESULT": names + temps, "TIME": str(spent), **keys})
             spent = 0
             sizes = [(n, a, m) for n, (_, a, _, _, m) in zip(names, results)]
             sizes += [(n, a, nbytes) for n, (_, a, _, nbytes) in zip(temps, rebound)]
             for n, alias, size in sizes:
-                self._emit({"INSTRUCTION": "MEMORY", "MEMORY": str(size), "NAME": n})
+                self._memory(n, size)
                 self._emit({"ALIAS": str(alias), "INSTRUCTION": "ALIAS", "NAME": n})
             for tmp, (arg, _, key, nbytes) in zip(temps, rebound):
                 self._emit({"DST": arg, "INSTRUCTION": "COPY_FROM", "SRC": tmp})
@@ -341,7 +378,7 @@ class Recorder:
                 self._move(arg, key, nbytes)
         if mutated:
             self._emit({"ARGS": arg_names, "INSTRUCTION": "MUTATE", "MUTATE": mutated,
-                        "NAME": name, "TIME": str(spent)})
+                        "NAME": name, "TIME": str(spent), **keys})
             for i in mutated:
                 for other in list(self._storages[in_keys[i]].names):
                     if other != arg_names[i]:

@@ -15,7 +15,10 @@ capture never leaves a half-written trace.
 For the duration of the block:
 - torch.autograd.backward and torch.autograd.grad are wrapped to write the
   BACKWARD annotation before the first backward pass (Tensor.backward calls
-  torch.autograd.backward);
+  torch.autograd.backward) and to hook the autograd nodes they run;
+- global nn.Module forward hooks, and patches of record_function,
+  Optimizer._optimizer_step_code and nn.Module.zero_grad, tell which module,
+  phase and optimizer each operator belongs to (attribution.py);
 - Python's cyclic garbage collector is paused, so that tensors die at the
   same points on every run and the trace is reproducible. A tensor kept only
   by a reference cycle therefore stays live until the end of the trace.
@@ -30,6 +33,7 @@ import tempfile
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .attribution import Attribution
 from .recorder import CaptureError, Recorder
 
 
@@ -64,7 +68,12 @@ class Capture:
     path: where to write the trace when the block ends without an exception
       (None: keep it in memory; see ``text`` and ``save``).
     model: an nn.Module whose parameters, then buffers, are declared as
-      CONSTANTs first, in that order, whether or not the step uses them.
+      CONSTANTs first, in that order, whether or not the step uses them; it
+      names the modules and parameters in the attribution keys. Without it,
+      the first module with parameters whose forward is called outside any
+      other module's names them (its parameters are not declared up front).
+    optimizer: an Optimizer, or a list of them, whose state is given a ROLE
+      at the end, besides the optimizers seen finishing a step in the block.
     time: "flops" (deterministic estimate, the default) or "measured"
       (nanoseconds); see cost.py.
     require_backward: raise CaptureError at the end if nothing called
@@ -72,13 +81,18 @@ class Capture:
     """
 
     def __init__(self, path: str | None = None, *, model: torch.nn.Module | None = None,
-                 time: str = "flops", require_backward: bool = True):
+                 optimizer=None, time: str = "flops", require_backward: bool = True):
         self.path = path
         self.model = model
+        if optimizer is None:
+            optimizer = []
+        self.optimizers = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
         self.require_backward = require_backward
-        self.recorder = Recorder(time)
+        self.attribution = Attribution()
+        self.recorder = Recorder(time, self.attribution)
         self._mode = None
         self._saved = None
+        self._stopped = False
 
     # ---- results ---------------------------------------------------------
 
@@ -108,40 +122,88 @@ class Capture:
     def __enter__(self) -> "Capture":
         if self._mode is not None:
             raise CaptureError("a Capture records one block; make a new one")
-        r = self.recorder
-        if self.model is not None:
-            if not isinstance(self.model, torch.nn.Module):
-                raise CaptureError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
-            r.declare(list(self.model.parameters()) + list(self.model.buffers()))
+        if self.model is not None and not isinstance(self.model, torch.nn.Module):
+            raise CaptureError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
+        if self.model is None:
+            self.attribution.on_first_forward = self._name_by_first_model
+        self._open(self.model)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._stop(exc_type)
+        if exc_type is not None:
+            return False
+        self._finish()
+        return False
+
+    def _name_by_first_model(self, module) -> None:
+        if self.attribution.root is None and any(True for _ in module.parameters()):
+            self.attribution.set_root(module)
+
+    # The steps of a capture, for script.py, which opens it inside a module's
+    # forward pre-hook and stops it inside an optimizer step.
+
+    def _open(self, model) -> None:
+        """Starts recording: declares model's tensors, installs the hooks and the mode."""
+        r, a = self.recorder, self.attribution
+        if model is not None:
+            self.model = model
+            a.set_root(model)
+            r.declare(list(model.parameters()) + list(model.buffers()))
         backward, grad = torch.autograd.backward, torch.autograd.grad
 
-        def recording_backward(*args, **kwargs):
+        def recording_backward(tensors, *args, **kwargs):
             r.annotate_backward()
-            return backward(*args, **kwargs)
+            saved = a.backward_started(_tensors(tensors))
+            try:
+                return backward(tensors, *args, **kwargs)
+            finally:
+                a.backward_ended(saved)
 
-        def recording_grad(*args, **kwargs):
+        def recording_grad(outputs, *args, **kwargs):
             r.annotate_backward()
-            return grad(*args, **kwargs)
+            saved = a.backward_started(_tensors(outputs))
+            try:
+                return grad(outputs, *args, **kwargs)
+            finally:
+                a.backward_ended(saved)
 
         self._saved = (backward, grad, gc.isenabled())
         torch.autograd.backward, torch.autograd.grad = recording_backward, recording_grad
         gc.disable()
+        a.start()
         self._mode = _RecordingMode(r)
         self._mode.__enter__()
-        return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        self._mode.__exit__(exc_type, exc, tb)
+    def _stop(self, exc_type=None) -> None:
+        """Stops recording and restores what _open changed; with no exception,
+        gives the ROLEs. Does nothing the second time."""
+        if self._stopped or self._mode is None:
+            return
+        self._stopped = True
+        self._mode.__exit__(exc_type, None, None)
         backward, grad, gc_enabled = self._saved
         torch.autograd.backward, torch.autograd.grad = backward, grad
+        self.attribution.stop()
         if gc_enabled:
             gc.enable()
-        self.recorder.close()
-        if exc_type is not None:
-            return False
+        if exc_type is None:
+            self.recorder.set_roles(self.attribution.roles(self.optimizers))
+        self.recorder.close(roles=exc_type is None)
+
+    def _finish(self) -> None:
+        """Checks the stopped capture and writes it to path, if any."""
         if self.require_backward and not self.recorder.backward_seen:
             raise CaptureError("the captured step never called backward(): a training step runs "
                                "forward, loss.backward() and usually optimizer.step()")
         if self.path is not None:
             self.save(self.path)
-        return False
+
+
+def _tensors(value) -> list:
+    """The tensors of backward's first argument: one tensor or a sequence."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for t in value if isinstance(t, torch.Tensor)]
+    return []
