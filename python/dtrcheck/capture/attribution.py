@@ -352,10 +352,11 @@ class Attribution:
 
     # ---- roles -----------------------------------------------------------
 
-    def roles(self, optimizers=()) -> list:
+    def roles(self) -> list:
         """(tensor, ROLE) pairs, most specific first: the model's parameters
-        and buffers, the gradients of the optimized parameters, the optimizers'
-        state. A parameter outside the model has no name in its roles."""
+        and buffers, the gradients of the model's parameters and of those the
+        optimizers seen stepping optimize, those optimizers' state. A
+        parameter outside the model has no name in its roles."""
         out = []
         names = {}
         if self.root is not None:
@@ -364,9 +365,8 @@ class Attribution:
                 out.append((p, f"parameter {n}"))
             for n, b in self.root.named_buffers():
                 out.append((b, f"buffer {n}"))
-        every = list(self.optimizers) + [o for o in optimizers if all(o is not s for s in self.optimizers)]
         params = [p for _, (p, _) in self._param_names.items()]
-        for opt in every:
+        for opt in self.optimizers:
             for group in opt.param_groups:
                 params.extend(group["params"])
 
@@ -383,7 +383,7 @@ class Attribution:
                 out.append((p, "parameter"))
             if p.grad is not None:
                 out.append((p.grad, named("gradient", p)))
-        for opt in every:
+        for opt in self.optimizers:
             for group in opt.param_groups:
                 for p in group["params"]:
                     for key, value in opt.state.get(p, {}).items():

@@ -72,8 +72,6 @@ class Capture:
       names the modules and parameters in the attribution keys. Without it,
       the first module with parameters whose forward is called outside any
       other module's names them (its parameters are not declared up front).
-    optimizer: an Optimizer, or a list of them, whose state is given a ROLE
-      at the end, besides the optimizers seen finishing a step in the block.
     time: "flops" (deterministic estimate, the default) or "measured"
       (nanoseconds); see cost.py.
     require_backward: raise CaptureError at the end if nothing called
@@ -81,12 +79,9 @@ class Capture:
     """
 
     def __init__(self, path: str | None = None, *, model: torch.nn.Module | None = None,
-                 optimizer=None, time: str = "flops", require_backward: bool = True):
+                 time: str = "flops", require_backward: bool = True):
         self.path = path
         self.model = model
-        if optimizer is None:
-            optimizer = []
-        self.optimizers = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
         self.require_backward = require_backward
         self.attribution = Attribution()
         self.recorder = Recorder(time, self.attribution)
@@ -188,7 +183,7 @@ class Capture:
         if gc_enabled:
             gc.enable()
         if exc_type is None:
-            self.recorder.set_roles(self.attribution.roles(self.optimizers))
+            self.recorder.set_roles(self.attribution.roles())
         self.recorder.close(roles=exc_type is None)
 
     def _finish(self) -> None:
