@@ -5,7 +5,8 @@
         loss_fn(model(x), y).backward()
         optimizer.step()
 
-or, for a script defining ``model`` and ``step()``:
+or, for a script defining ``model`` and ``step()``, or a training script as
+it is (captured from its first forward to the end of its first optimizer step):
 
     /usr/bin/python3 -m dtrcheck.capture SCRIPT.py -o model.log
 

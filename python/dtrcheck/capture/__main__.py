@@ -9,10 +9,10 @@ from . import CLOCKS, CaptureError, capture_script
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python3 -m dtrcheck.capture",
-        description="Run SCRIPT's step() once and write it as a DTR trace. SCRIPT defines "
-                    "model (a torch.nn.Module) and step() (one training step returning the loss); "
-                    "see docs/python.md.")
-    p.add_argument("script", help="the Python script defining model and step()")
+        description="Capture one training step of SCRIPT as a DTR trace: SCRIPT's step() if it "
+                    "defines model and step(), else SCRIPT run as it is, from the first forward of "
+                    "its model to the end of the first optimizer step; see docs/python.md.")
+    p.add_argument("script", help="the Python script to capture")
     p.add_argument("-o", "--output", required=True, help="trace file to write (JSON lines)")
     p.add_argument("--time", choices=CLOCKS, default="flops",
                    help="TIME of each operator: flops, a deterministic estimate from shapes "
