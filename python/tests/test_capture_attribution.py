@@ -263,3 +263,15 @@ def test_optimizer_state_made_before_the_capture_is_named_on_its_constants():
     roles = {l["ROLE"] for l in lines if "ROLE" in l and l["NAME"] in constants}
     assert {"optimizer exp_avg weight", "optimizer exp_avg_sq bias", "optimizer step weight",
             "gradient weight", "parameter bias"} <= roles
+
+
+def test_the_node_of_a_view_written_in_place_is_the_in_place_operators():
+    # scripts/inplace_views.py line 20, b.tanh_() with b a view of y: PyTorch
+    # gives y a CopySlices node, which runs tanh_'s backward inside it.
+    lines = lines_of(capture_script(str(SCRIPTS / "inplace_views.py")))
+    tb = next(l for l in operators(lines) if l["NAME"] == "tanh_backward")
+    assert (tb["MODULE"], where(tb["SOURCE"])) == ("", (SCRIPTS / "inplace_views.py", 20))
+    # The model computes its own loss: every backward operator has a MODULE
+    # but the seed gradient.
+    bare = [l["NAME"] for l in operators(lines) if l["PHASE"] == "backward" and "MODULE" not in l]
+    assert bare == ["ones_like"]

@@ -268,9 +268,14 @@ class Attribution:
             t = ref()
             if t is None:
                 continue
-            node = t.grad_fn
-            if node is None:
-                continue
+            self._tag(t.grad_fn)
+            if t._is_view():
+                # A view written in place gives its base a new node
+                # (CopySlices), which runs the in-place operator's backward.
+                self._tag(t._base.grad_fn)
+
+    def _tag(self, node) -> None:
+        if node is not None:
             md = node.metadata
             if _NODE_KEY not in md:
                 md[_NODE_KEY] = self._pending_tag
