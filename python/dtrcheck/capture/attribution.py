@@ -14,11 +14,16 @@ The keys written on the trace lines are listed in docs/trace_format.md
   their ``grad_fn`` is looked at when the next operator starts (or the
   backward pass does). The first operator to give a node its grad_fn names
   it: its (MODULE, SOURCE) goes into the node's ``metadata`` dict, so the
-  node carries it and nothing here keeps a node alive.
+  node carries it and nothing here keeps a node alive. A view written in
+  place also names its base's new node (CopySlices). (The profiler links
+  forward and backward by the node's sequence number, which PyTorch 1.13
+  does not show to Python.)
 - Backward operators: when a backward pass starts, every node reachable
   from its roots gets a pre-hook (the node starts: its operators are the
   node's) and a post-hook (it ended: later operators belong to no node
-  until the next pre-hook). AccumulateGrad nodes get only the pre-hook,
+  until the next pre-hook, except the engine's sum of a gradient the node
+  returned with another one, which is the receiving node's). AccumulateGrad
+  nodes get only the pre-hook,
   attributed to the module of their parameter: a post-hook would keep a
   second reference to the incoming gradient while the node runs, and
   AccumulateGrad steals the gradient only when it holds the sole reference,
@@ -103,7 +108,7 @@ class Attribution:
         self.modules.on_top_level = self._top_level_call
         self.root = None          # the model: names modules and parameters
         self.optimizers: list = []
-        self.on_first_forward = None  # called with a module entered at depth 0, before it is pushed
+        self.on_top_level_call = None  # called with each module entered at depth 0, before it is pushed
         self.on_step_end = None   # called with an optimizer at the end of each of its steps
         self.active = False
         self._param_names: dict = {}  # id(parameter) -> (parameter, qualified name)
@@ -201,8 +206,8 @@ class Attribution:
         self._patch(torch.nn.Module, "zero_grad", zero_grad)
 
     def _top_level_call(self, module) -> None:
-        if self.on_first_forward is not None:
-            self.on_first_forward(module)
+        if self.on_top_level_call is not None:
+            self.on_top_level_call(module)
         self._after_backward = False
 
     # ---- per operator ----------------------------------------------------

@@ -155,14 +155,14 @@ def _capture_as_it_is(path: str, time: str) -> Capture:
 
     def open_at_first_model(module):
         if cap._mode is None and any(p.requires_grad for p in module.parameters()):
-            attribution.on_first_forward = None
+            attribution.on_top_level_call = None
             cap._open(module)
 
     def stop_after_step(optimizer):
         cap._stop()
         raise _FirstStepDone()
 
-    attribution.on_first_forward = open_at_first_model
+    attribution.on_top_level_call = open_at_first_model
     attribution.on_step_end = stop_after_step
     attribution.modules.install()  # before the script runs: its first forward opens the capture
     argv, sys_path = sys.argv[:], sys.path[:]

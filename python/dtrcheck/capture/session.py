@@ -120,7 +120,7 @@ class Capture:
         if self.model is not None and not isinstance(self.model, torch.nn.Module):
             raise CaptureError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
         if self.model is None:
-            self.attribution.on_first_forward = self._name_by_first_model
+            self.attribution.on_top_level_call = self._name_by_first_model
         self._open(self.model)
         return self
 
