@@ -307,6 +307,8 @@ class Attribution:
 
     def _hook_nodes(self, roots) -> None:
         todo = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        if todo and not hasattr(todo[0], "register_prehook"):
+            return  # a PyTorch without node pre-hooks: backward operators run by no known node
         seen = {id(n): n for n in todo}  # holds the nodes while they are walked
         while todo:
             node = todo.pop()
