@@ -9,6 +9,7 @@ MemoryBound ComputeMemoryBound(const Trace& trace) {
   b.per_op.resize(trace.ops.size());
   std::vector<uint8_t> pinned(trace.storages.size(), 0), seen(trace.storages.size(), 0);
   int64_t pinned_bytes = 0;
+  bool op_attains = false;  // else the end attains it, also in a program without operators
   for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step) {
     const Step& st = trace.program[step];
     if (st.kind == StepKind::kPin) {
@@ -37,11 +38,12 @@ MemoryBound ComputeMemoryBound(const Trace& trace) {
       if (n.total() > b.bytes) {
         b.bytes = n.total();
         b.attained_by = n;
+        op_attains = true;
       }
     }
   }
   b.final_pinned = pinned_bytes;
-  if (pinned_bytes > b.bytes) {
+  if (pinned_bytes > b.bytes || !op_attains) {
     b.bytes = pinned_bytes;
     b.attained_by = OperatorNeed{};
     b.attained_by.op = -1;

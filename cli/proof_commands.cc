@@ -259,7 +259,8 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
   AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
   cmd->add_option("--ratios", f.grid,
                   "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)")
-      ->type_name("GRID");
+      ->type_name("GRID")
+      ->check(RatioGridText());
   cmd->add_option("--fine-step", f.fine_step,
                   "finer step around each first pass (default 0.001; '' for none)")
       ->type_name("RATIO");

@@ -26,8 +26,9 @@ std::string_view VerdictName(Verdict v) {
 std::vector<OpWindow> InherentWindows(const Trace& trace, const MemoryBound& bound, int32_t count,
                                       int32_t ops, OpId focus) {
   const OpId nops = static_cast<OpId>(trace.ops.size());
-  ops = std::max(1, std::min<int32_t>(ops, nops));
   std::vector<OpWindow> out;
+  if (nops == 0) return out;  // a program without operators has no window
+  ops = std::max(1, std::min<int32_t>(ops, nops));
   auto centered = [&](OpId o) {
     OpId first = std::clamp<OpId>(o - ops / 2, 0, nops - ops);
     return OpWindow{first, first + ops - 1};

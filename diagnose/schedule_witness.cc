@@ -209,6 +209,7 @@ class Searcher {
   bool Z3Plan() {
     if (!o_.use_z3 || TimeUp()) return false;
     const OpId nops = static_cast<OpId>(trace_.ops.size());
+    if (nops == 0) return false;  // nothing to plan: the other witnesses answer
     if (nops <= o_.z3_whole_program_ops) {
       WindowPlan plan = PlanWindow(trace_, {0, nops - 1}, budget_,
                                    std::vector<uint8_t>(trace_.storages.size(), 0), o_.limits);

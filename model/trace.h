@@ -22,6 +22,10 @@ using OpId = int32_t;
 using TensorId = int32_t;
 using StorageId = int32_t;
 
+// The most a trace's MEMORY sizes, and its TIME values, may sum to: every sum
+// the replay forms then stays below 2^63 (model/trace_parser.cc).
+inline constexpr int64_t kMaxTraceSum = int64_t{1} << 62;
+
 // A list of tensor ids inside a buffer that the trace owns and shares with
 // its copies (Trace::tensor_lists): reads like a const std::vector<TensorId>,
 // in 16 bytes and without an allocation of its own.

@@ -239,6 +239,9 @@ class Parser {
 
   void Build();
   TensorId Lookup(const std::string& name, int line, const char* role) const;
+  // Adds a MEMORY size to the trace's total, failing at `line` (where the
+  // size was read) past 2^62.
+  void CountSize(int64_t size, int line);
   OpId MakeOp(const std::string& base, int64_t compute, const std::vector<TensorId>& args,
               const std::vector<int64_t>& sizes, const std::vector<int64_t>& aliases,
               const std::vector<std::string>& names, bool constant, int line);
@@ -361,6 +364,9 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
       Fail(line, "\"MUTATE\" must be a list of argument indices");
     for (const JsonValue& e : m.elements) {
       if (!e.is_integer()) Fail(line, "\"MUTATE\" must be a list of argument indices");
+      if (e.type == JsonValue::Type::kUnsigned && e.unsigned_integer > static_cast<uint64_t>(INT64_MAX))
+        Fail(line, fmt::format("MUTATE index {} is out of range for {} arguments", e.unsigned_integer,
+                               in.args.size()));
       in.mutate.push_back(e.as_int64());
     }
     in.number = IntegerField(TraceLine::kTime, line);
@@ -421,6 +427,10 @@ Trace Parser::Parse(std::istream& in) {
       }
       throw;
     }
+    // Nothing to replay: no baseline, no budget ratio, no overhead.
+    if (trace_.ops.empty())
+      throw InputError(fmt::format("{}:{}: the trace has no CONSTANT, CALL or MUTATE after START: nothing to replay",
+                                   trace_.source, line_));
   } catch (LineError& e) {
     throw std::move(e.error);
   }
@@ -476,14 +486,8 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   // most 2^62: memory in use never exceeds all storages plus one operator's
   // copies. Clock and remat compute can still grow past that by
   // recomputation; the engine checks those additions.
-  constexpr int64_t kLimit = int64_t{1} << 62;
-  for (int64_t size : sizes) {
-    if (size > kLimit - size_sum_)
-      Fail(line, fmt::format("the trace's MEMORY sizes sum to more than 2^62 bytes here; dtrcheck's memory "
-                             "arithmetic would overflow"));
-    size_sum_ += size;
-  }
-  if (compute > kLimit - compute_sum_)
+  // (The sizes were counted by CountSize, at the lines they come from.)
+  if (compute > kMaxTraceSum - compute_sum_)
     Fail(line, fmt::format("the trace's TIME values sum to more than 2^62 here; dtrcheck's clock arithmetic "
                            "would overflow"));
   compute_sum_ += compute;
@@ -534,6 +538,13 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   return id;
 }
 
+void Parser::CountSize(int64_t size, int line) {
+  if (size > kMaxTraceSum - size_sum_)
+    Fail(line, fmt::format("the trace's MEMORY sizes sum to more than 2^62 bytes here; dtrcheck's memory "
+                           "arithmetic would overflow"));
+  size_sum_ += size;
+}
+
 void Parser::Build() {
   Instruction mem_line{}, alias_line{};  // the lines after a CONSTANT or a CALL result
   auto next = [&](Instruction& line, const Instruction& owner, Kind want,
@@ -556,6 +567,7 @@ void Parser::Build() {
       case Kind::kConstant: {
         if (names_.Bound(in.name) >= 0) Fail(in.line, fmt::format("CONSTANT '{}' is already defined", Echo(in.name)));
         const Instruction& mem = next(mem_line, in, Kind::kMemory, in.name);
+        CountSize(mem.number, mem.line);
         args_.clear();
         sizes_.assign(1, mem.number);
         aliases_.assign(1, -1);
@@ -596,6 +608,7 @@ void Parser::Build() {
                                          alias.number, Echo(in.name), args.size()));
           aliases.push_back(alias.number);
           sizes.push_back(alias.number != -1 ? 0 : mem.number);
+          CountSize(sizes.back(), mem.line);
         }
         MakeOp(in.name, in.number, args, sizes, aliases, in.results, false, in.line);
         OpId op = static_cast<OpId>(trace_.ops.size() - 1);
@@ -616,6 +629,7 @@ void Parser::Build() {
             Fail(in.line, fmt::format("MUTATE index {} is out of range for {} arguments", m, args.size()));
           const Tensor& old = trace_.tensors[args[m]];
           sizes.push_back(trace_.storages[old.storage].size);
+          CountSize(sizes.back(), in.line);
           aliases.push_back(-1);
           names.push_back(old.name + "$");
         }

@@ -43,8 +43,12 @@ class TraceWriter {
 
  private:
   std::string NewName();
+  // Adds to the trace's sums; throws Error past what a trace may hold
+  // (kMaxTraceSum), so that no generated trace is one the parser refuses.
+  void Count(int64_t size, int64_t time);
 
   std::string text_;
+  int64_t size_sum_ = 0, time_sum_ = 0;
   int64_t next_name_ = 0;
 };
 
