@@ -27,9 +27,11 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -134,9 +136,20 @@ size_t RunLocalTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>&
       drain(lock);
     }
   };
-  int workers = WorkerCount(jobs, n);
+  // A thread the system refuses to start (a process limit, an address-space
+  // limit) leaves the farm with fewer workers, which changes no result.
+  const int workers = WorkerCount(jobs, n);
   std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(worker);
+  pool.reserve(static_cast<size_t>(workers - 1));
+  for (int w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    } catch (const std::bad_alloc&) {
+      break;
+    }
+  }
   worker();
   for (std::thread& t : pool) t.join();
   {

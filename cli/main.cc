@@ -5,10 +5,13 @@
 // Under an MPI launcher every rank runs the command and rank 0 alone prints
 // (docs/mpi.md).
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/command_table.h"
@@ -56,6 +59,13 @@ int RunCommandLine(int argc, char** argv, std::string* error) {
                        args);
     std::cerr << "dtrcheck: " << *error << "\n";
     return kExitEnvironment;
+  } catch (const std::system_error& e) {
+    // The system refused a resource the run cannot do without (a thread of
+    // an MPI job, a file lock): the environment's limit, not a bug.
+    std::fflush(stdout);
+    *error = ErrorLine(fmt::format("the system refused a resource the run needs: {}", e.what()), args);
+    std::cerr << "dtrcheck: " << *error << "\n";
+    return kExitEnvironment;
   }
 }
 
@@ -72,6 +82,13 @@ int main(int argc, char** argv) {
   }
   std::string error;
   int status = RunCommandLine(argc, argv, &error);
-  std::fflush(stdout);
+  // Output that did not reach its file (a full disk, a file size limit, a
+  // closed pipe) is an incomplete answer: say so and fail, as for a file.
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    error = dtr::SystemErrorMessage("standard output", "write error, the output is incomplete");
+    std::cerr << "dtrcheck: " << error << "\n";
+    if (status == dtr::cli::kExitSuccess || status == dtr::cli::kExitNegative) status = dtr::cli::kExitInput;
+  }
   return mpi.Finish(status, error);
 }
