@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <sstream>
@@ -102,6 +103,17 @@ CheckpointJournal::CheckpointJournal(std::string path, const ordered_json& heade
 }
 
 std::string CheckpointJournal::Open(const ordered_json& header, std::string_view work) {
+  // Before anything is read: a second writer would interleave its lines with
+  // the first's, or cut a line the first is writing as if it were torn.
+  if (int err = lock_.TryLock(path_)) {
+    if (err != EWOULDBLOCK) {
+      errno = err;
+      throw InputError(SystemErrorMessage(path_, "cannot open the checkpoint for writing"));
+    }
+    const int holder = LockHolder(path_);
+    throw InputError(fmt::format("{}: in use by another dtrcheck run{}", path_,
+                                 holder > 0 ? fmt::format(" (pid {})", holder) : ""));
+  }
   std::string text;
   {
     std::ifstream in(path_, std::ios::binary);

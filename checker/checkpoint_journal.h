@@ -10,6 +10,9 @@
 //     the middle of it) is cut from the file on open, before anything is
 //     appended, and the piece it held is redone.
 // A file whose first line is not a header is refused before anything is cut.
+// One writer at a time: the writer holds an advisory lock on the file
+// (model/file_lock.h) from before it reads it until it is destroyed; a second
+// journal on the same file, in this process or another, is refused at once.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "checker/replay.h"
+#include "model/file_lock.h"
 
 namespace dtr {
 
@@ -55,7 +59,9 @@ class CheckpointJournal {
   // `header` key for key (else InputError "PATH: checkpoint of another
   // WORK: KEY is X here, Y in the file", `work` naming what the file is of,
   // e.g. "walk"), and every line after it must be signed JSON (else
-  // InputError "PATH:LINE: ...").
+  // InputError "PATH:LINE: ..."). A file another journal holds (another
+  // run writing it) is refused before it is read: InputError "PATH: in use
+  // by another dtrcheck run (pid N)".
   // Under MPI (checker/mpi_farm.h) the file is rank 0's: it reads, repairs
   // and appends; every rank gets its entries (and its Error). All ranks must
   // construct it at the same point.
@@ -78,6 +84,7 @@ class CheckpointJournal {
 
   std::string path_;
   std::vector<Entry> entries_;
+  FileLock lock_;  // rank 0: held from before the file is read until destruction
   std::ofstream out_;
 };
 
