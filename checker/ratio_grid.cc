@@ -57,10 +57,13 @@ std::string Format(__int128 digits, int scale) {
   return s;
 }
 
+// `whole` is the text the user gave: the ratio itself, or the grid it is in.
 Ratio Make(std::string text, std::string_view whole) {
   double v = std::strtod(text.c_str(), nullptr);
-  if (!(v > 0)) throw Error(fmt::format("ratio '{}' must be greater than 0", Echo(whole)));
-  if (!std::isfinite(v)) throw Error(fmt::format("ratio '{}' is not finite", Echo(whole)));
+  const std::string what = text == whole ? fmt::format("ratio '{}'", Echo(whole))
+                                         : fmt::format("ratio {} of grid '{}'", text, Echo(whole));
+  if (!(v > 0)) throw Error(what + " must be greater than 0");
+  if (!std::isfinite(v)) throw Error(what + " is not finite");
   return {v, std::move(text)};
 }
 

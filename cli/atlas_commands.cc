@@ -45,12 +45,12 @@ int64_t ParseBytes(const std::string& text) {
 
 void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
   AddTraceArgument(cmd, f.trace);
-  cmd->add_option("--ratios", f.ratios,
-                  "range of budget ratios, both ends included (budget int(baseline*r))")
-      ->type_name("A:B");
-  cmd->add_option("--budgets", f.budgets,
-                  "range in bytes, both ends included (instead of --ratios)")
-      ->type_name("LO:HI");
+  CLI::Option* ratios = cmd->add_option("--ratios", f.ratios,
+                                        "range of budget ratios, both ends included (budget int(baseline*r))")
+                            ->type_name("A:B");
+  cmd->add_option("--budgets", f.budgets, "range in bytes, both ends included (instead of --ratios)")
+      ->type_name("LO:HI")
+      ->excludes(ratios);
   AddReplayFlags(cmd, f);
   AddJobsFlag(cmd, f);
   AddJsonFlag(cmd, f, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");

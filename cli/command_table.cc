@@ -146,7 +146,8 @@ std::string HelpFooter(const std::vector<std::string>& examples) {
   }
   if (uses_demo && !writes_demo)
     text += "(demo.log is the demo trace: dtrcheck gen demo -o demo.log)\n";
-  text += "\nExit status: 0 done, 1 a negative answer, 2 a usage error, 3 bad input (docs/cli.md)";
+  text += "\nExit status: 0 done, 1 a negative answer, 2 a usage error, 3 bad input, 4 the run could not "
+          "finish (memory, an MPI job) (docs/cli.md)";
   return text;
 }
 

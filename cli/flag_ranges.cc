@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "checker/ratio_grid.h"
 #include "model/echo.h"
+#include "model/error.h"
 
 namespace dtr::cli {
 
@@ -102,5 +104,31 @@ CLI::Validator AnyUnsigned64() {
 
 CLI::Validator NumberAbove(double lo, double hi) { return Number(lo, false, hi); }
 CLI::Validator NumberFrom(double lo, double hi) { return Number(lo, true, hi); }
+
+namespace {
+
+template <typename Parse>
+CLI::Validator ParsedBy(const char* description, Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        try {
+          parse(text);
+        } catch (const dtr::Error& e) {
+          return e.what();
+        }
+        return "";
+      },
+      description);
+}
+
+}  // namespace
+
+CLI::Validator RatioText() {
+  return ParsedBy("", [](const std::string& text) { ParseRatio(text); });
+}
+
+CLI::Validator RatioGridText() {
+  return ParsedBy("", [](const std::string& text) { ParseRatios(text); });
+}
 
 }  // namespace dtr::cli

@@ -28,4 +28,10 @@ CLI::Validator AnyUnsigned64();
 CLI::Validator NumberAbove(double lo, double hi = std::numeric_limits<double>::infinity());
 CLI::Validator NumberFrom(double lo, double hi = std::numeric_limits<double>::infinity());
 
+// A ratio (checker/ratio_grid.h: a decimal above 0) and a grid of them
+// (A:B:STEP or r1,r2,...), refused with the parser's message after the
+// flag's name: "--ratios: ratio 0 of grid '0:0.5:0.1' must be greater than 0".
+CLI::Validator RatioText();
+CLI::Validator RatioGridText();
+
 }  // namespace dtr::cli

@@ -58,7 +58,8 @@ void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
   AddCommon(cmd, f);
   cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
-      ->type_name("GRID");
+      ->type_name("GRID")
+      ->check(RatioGridText());
   AddCliffFactorFlag(cmd, f.cliff_factor,
                      "adjacent budgets whose overheads differ by more than this factor form a "
                      "cliff (default 1.5)");
@@ -136,7 +137,9 @@ int RunScan(const ScanFlags& f) {
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f) {
   AddCommon(cmd, f);
   CLI::Option* ratios =
-      cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")->type_name("A,B");
+      cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")
+          ->type_name("A,B")
+          ->check(RatioGridText());
   cmd->add_option("--budgets", f.budgets, "the two budgets in bytes, instead of --ratios")
       ->type_name("A,B")
       ->excludes(ratios);
@@ -195,11 +198,12 @@ int RunDiff(const DiffFlags& f) {
 
 void AddBlameFlags(CLI::App* cmd, BlameFlags& f) {
   AddCommon(cmd, f);
-  cmd->add_option("--ratio", f.ratio, "the run to blame")->required()->type_name("RATIO");
+  cmd->add_option("--ratio", f.ratio, "the run to blame")->required()->type_name("RATIO")->check(RatioText());
   cmd->add_option("--against", f.against,
                   "a reference ratio: search from the divergence with it; for a passing run, "
                   "reach its regime")
-      ->type_name("RATIO");
+      ->type_name("RATIO")
+      ->check(RatioText());
   cmd->add_option("--max-replays", f.options.max_replays,
                   "candidate replays to spend (default 200)")
       ->check(IntegerIn(1, 1000000));
@@ -241,7 +245,8 @@ void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
   AddCommon(cmd, f);
   cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
-      ->type_name("GRID");
+      ->type_name("GRID")
+      ->check(RatioGridText());
   AddCliffFactorFlag(cmd, f.cliff_factor, "as for scan (default 1.5)");
 }
 

@@ -171,7 +171,8 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
   AddTraceArgument(cmd, f.trace);
   cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
-      ->type_name("GRID");
+      ->type_name("GRID")
+      ->check(RatioGridText());
   AddReplayFlags(cmd, f, /*many_heuristics=*/true);
   AddJsonFlag(cmd, f, kRunJsonHelp);
   cmd->add_flag("--csv", f.csv, "one CSV row per run, with the --json field names");

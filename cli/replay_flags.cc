@@ -89,11 +89,13 @@ void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics) {
 }
 
 void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f) {
-  cmd->add_option("--ratio", f.ratio,
-                  "budget as a fraction of the baseline peak memory, e.g. 0.102")
-      ->type_name("RATIO");
-  cmd->add_option("--budget", f.budget, "budget in bytes (overrides --ratio)")
-      ->check(IntegerIn(0, kMaxInt64));
+  CLI::Option* ratio = cmd->add_option("--ratio", f.ratio,
+                                       "budget as a fraction of the baseline peak memory, e.g. 0.102")
+                           ->type_name("RATIO")
+                           ->check(RatioText());
+  cmd->add_option("--budget", f.budget, "budget in bytes (instead of --ratio)")
+      ->check(IntegerIn(0, kMaxInt64))
+      ->excludes(ratio);
 }
 
 void RequireBudget(const BudgetFlags& f, const std::string& command) {

@@ -154,7 +154,8 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
          fmt::format(
              "A:B:STEP (decimal grid) or r1,r2,... (default: {} for a trace, {} for the demo)",
              kDefaultTraceRatios, DemoRatios()))
-      ->type_name("GRID");
+      ->type_name("GRID")
+      ->check(RatioGridText());
   cmd->add_option("-o,--out", f.out, "output directory (created if needed)")
       ->capture_default_str()
       ->type_name("DIR");
@@ -173,7 +174,8 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   cmd->add_option("--timeline-ratio", f.timeline_ratio,
                   "draw the memory timeline of this run alone (default: the last pass and the "
                   "first OOM around the first inversion)")
-      ->type_name("RATIO");
+      ->type_name("RATIO")
+      ->check(RatioText());
   AddCliffFactorFlag(cmd, f.cliff_factor,
                      "overhead jump between neighbouring budgets called a cliff (default 1.25)");
   AddJobsFlag(cmd, f.jobs);
