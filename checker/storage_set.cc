@@ -1,6 +1,7 @@
 #include "checker/storage_set.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <bit>
@@ -512,6 +513,17 @@ thread_local uint64_t g_blocks_made = 0;
 constexpr size_t kArenaBlocks = size_t{1} << 28;  // 32 GiB of words: never all used
 constexpr size_t kChunkBlocks = StorageSet::kArenaChunk;
 
+// The blocks the arena reserves: kArenaBlocks, or under an address-space
+// limit (ulimit -v, prlimit --as) what a quarter of that limit holds, so
+// that the reserve never takes the room the rest of the process needs; at
+// least one chunk. A run that needs more blocks ends as out of memory.
+size_t ArenaCapacity(size_t bytes_per_block) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kArenaBlocks;
+  const size_t blocks = static_cast<size_t>(limit.rlim_cur / 4) / bytes_per_block / kChunkBlocks * kChunkBlocks;
+  return std::clamp(blocks, kChunkBlocks, kArenaBlocks);
+}
+
 // Address space for `bytes`, aligned to 2 MiB and in huge pages where the
 // kernel allows, as the heap's (TuneHeapForReplay).
 void* Reserve(size_t bytes) {
@@ -585,7 +597,8 @@ class FreeBlocks {
 };
 
 std::mutex g_arena_mutex;
-size_t g_arena_used = 0;  // blocks in chunks handed out (block 0 is no block)
+size_t g_arena_used = 0;      // blocks in chunks handed out (block 0 is no block)
+size_t g_arena_capacity = 0;  // blocks reserved (ArenaCapacity)
 
 // What ended threads left (under g_arena_mutex). Never destroyed: a set
 // may be released on a thread that ends after the program's statics go.
@@ -641,12 +654,14 @@ StorageSet::BlockNo StorageSet::NewBlock() {
     if (t.next == t.end) {
       const std::lock_guard<std::mutex> lock(g_arena_mutex);
       if (arena_words_ == nullptr) {
-        arena_words_ = static_cast<uint64_t*>(Reserve(kArenaBlocks * kBlockWords * 8));
-        arena_meta_ = static_cast<BlockMeta*>(Reserve(kArenaBlocks * sizeof(BlockMeta)));
+        const size_t capacity = ArenaCapacity(kBlockWords * 8 + sizeof(BlockMeta));
+        arena_words_ = static_cast<uint64_t*>(Reserve(capacity * kBlockWords * 8));
+        arena_meta_ = static_cast<BlockMeta*>(Reserve(capacity * sizeof(BlockMeta)));
+        g_arena_capacity = capacity;
         g_arena_used = 1;  // block 0 is no block: its chunk starts at 1
       }
       const size_t first = g_arena_used, end = (first / kChunkBlocks + 1) * kChunkBlocks;
-      if (end > kArenaBlocks) throw std::bad_alloc();
+      if (end > g_arena_capacity) throw std::bad_alloc();
       const auto chunk = static_cast<BlockNo>(end - kChunkBlocks);  // first, or 0 for block 1
       MakeUsable(BlockWords(chunk), kChunkBlocks * kBlockWords * 8);
       MakeUsable(&Meta(chunk), kChunkBlocks * sizeof(BlockMeta));
