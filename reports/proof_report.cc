@@ -523,7 +523,12 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
          {"peak", b.smallest_feasible ? ordered_json(b.peak_there) : nullptr},
          {"oom_above", above},
          {"runs", b.runs},
-         {"thrashed", b.thrashed}});
+         {"thrashed", b.thrashed},
+         {"simrd_assertions", b.simrd_assertions},
+         {"simrd_assertion",
+          b.simrd_assertion_at ? ordered_json(fmt::format("ratio {}: {}", b.simrd_assertion_at->text,
+                                                          b.simrd_assertion))
+                               : ordered_json(nullptr)}});
   }
   j["heuristics"] = hs;
   auto schedule_json = [&](const std::optional<VerifiedSchedule>& v) -> ordered_json {
@@ -611,6 +616,9 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
     else
       fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-",
                  "-", b.runs, b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
+    if (b.simrd_assertion_at)
+      fmt::print(out, "{:<18} {} of its runs stopped where simrd asserts (left out), from ratio {}: {}\n",
+                 "", b.simrd_assertions, b.simrd_assertion_at->text, b.simrd_assertion);
   }
   auto describe = [&](const VerifiedSchedule& v) {
     if (v.heuristic) return fmt::format("{} at ratio {}", v.heuristic->name, v.ratio.text);
@@ -709,9 +717,13 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
                w.seconds);
   }
   if (r.best) {
-    fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n",
-               r.proven_infeasible_below, r.best->budget,
-               RatioOf(r.proven_infeasible_below, h.baseline), RatioOf(r.best->budget, h.baseline));
+    if (r.proven_infeasible_below >= r.best->budget)
+      fmt::print(out, "gap: none: {} bytes (ratio {:.6f}) is the smallest budget any schedule fits\n",
+                 r.best->budget, RatioOf(r.best->budget, h.baseline));
+    else
+      fmt::print(out, "gap: budgets in [{}, {}) (ratios {:.6f} .. {:.6f}) are undetermined\n",
+                 r.proven_infeasible_below, r.best->budget,
+                 RatioOf(r.proven_infeasible_below, h.baseline), RatioOf(r.best->budget, h.baseline));
     for (const HeuristicBound& b : r.heuristics)
       if (b.smallest_feasible)
         fmt::print(out,
