@@ -111,11 +111,12 @@ class Classifier {
   // The keep-or-recompute cut at the budget (checker/cut_bound.h).
   bool TryCut(Classification& c) {
     if (!o_.cut) return false;
-    const RuntimeCertificates* st = o_.stored;
-    // A stored cut bound at or below the budget says the cut does not refute it.
-    if (st && st->bound && st->bound->argument == BoundArgument::kCut &&
-        c.budget >= st->bound->bytes)
-      return false;
+    // Run even when a stored cut bound lies at or below the budget: a stored
+    // bound may be partial (prove stores budget + 1 for the budget it
+    // refuted; bounds stops its bisection at a resolution or a time limit),
+    // so it never says the cut does not refute a higher budget. A store may
+    // only add answers.
+    if (cut_tried_) return false;  // FromStore ran it at this budget already
     CutOptions co = CutOptionsFor(o_.witness.runtime);
     CutArgument arg;
     Progress(fmt::format("keep-or-recompute cut at {}", c.budget));
@@ -135,6 +136,7 @@ class Classifier {
       if (b.argument == BoundArgument::kCut && o_.cut) {
         CutOptions co = CutOptionsFor(o_.witness.runtime);
         CutArgument arg;
+        cut_tried_ = true;
         if (RefuteByCut(trace_, c.static_bound, c.budget, co, &arg)) {
           c.verdict = Verdict::kInherent;
           c.certificate = CutCertificate(c.budget, arg);
@@ -187,6 +189,7 @@ class Classifier {
   const Baseline& baseline_;
   const ClassifyOptions& o_;
   const ClassifyProgress& progress_;
+  bool cut_tried_ = false;  // the cut was run at the budget (and did not refute it)
 };
 
 }  // namespace
