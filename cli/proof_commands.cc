@@ -83,10 +83,13 @@ void AddStoreFlag(CLI::App* cmd, std::string& store) {
       ->type_name("DIR");
 }
 
+// After the answer is printed: a store that cannot be written does not take
+// the finished answer with it (the error then sets exit status 3).
 void SaveStore(CertificateStore* store, const std::string& changed) {
   if (!store || changed.empty()) return;
-  store->Save();
-  std::cerr << "certificate store " << store->path() << ": stored " << changed << "\n";
+  std::cout.flush();
+  if (store->Save())
+    std::cerr << "certificate store " << store->path() << ": stored " << changed << "\n";
 }
 
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
@@ -224,9 +227,11 @@ int RunExplain(const ProofFlags& f) {
     c = ExplainOom(l.trace, l.baseline, config, o, [&](const std::string& s) { bar.Status(s); });
   }
   SaveWitness(f, l, c);
-  if (store)
-    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "explain"));
-  return Print(l, "explain", f, c);
+  const std::string changed =
+      store ? RecordClassification(*store, l.trace, l.header.runtime, c, "explain") : "";
+  const int status = Print(l, "explain", f, c);
+  SaveStore(store.get(), changed);
+  return status;
 }
 
 void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
@@ -248,9 +253,11 @@ int RunProve(const ProofFlags& f) {
                     [&](const std::string& s) { bar.Status(s); });
   }
   SaveWitness(f, l, c);
-  if (store)
-    SaveStore(store.get(), RecordClassification(*store, l.trace, l.header.runtime, c, "prove"));
-  return Print(l, "prove", f, c);
+  const std::string changed =
+      store ? RecordClassification(*store, l.trace, l.header.runtime, c, "prove") : "";
+  const int status = Print(l, "prove", f, c);
+  SaveStore(store.get(), changed);
+  return status;
 }
 
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
@@ -366,13 +373,14 @@ int RunBounds(const BoundsFlags& f) {
         });
   }
   SaveBestSchedule(f.save_script, trace, h, r);
-  if (store) SaveStore(store.get(), RecordBounds(*store, trace, o.runtime, r));
+  const std::string changed = store ? RecordBounds(*store, trace, o.runtime, r, o.limits) : "";
   if (f.json)
     std::cout << BoundsJson(h, r, &trace).dump() << "\n";
   else if (f.csv)
     PrintCsvTable(std::cout, BoundsJson(h, r, &trace)["heuristics"]);
   else
     PrintBoundsText(std::cout, h, r, &trace);
+  SaveStore(store.get(), changed);
   return 0;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "checker/cut_bound.h"
+#include "checker/feasibility.h"
 #include "checker/schedule_checker.h"
 
 namespace dtr {
@@ -22,11 +24,62 @@ std::string Changed(bool schedule, int64_t peak, bool bound, int64_t bytes) {
   return out;
 }
 
+// Drops the stored certificates `c` found refuted; what was dropped, for people.
+std::string DropRefuted(CertificateStore& store, RuntimeKind runtime, bool schedule, bool bound) {
+  const RuntimeCertificates* st = store.Find(runtime);
+  if (!st) return "";
+  std::string out;
+  if (schedule && st->schedule) {
+    const StoredSchedule s = *st->schedule;
+    if (store.DropSchedule(runtime, s))
+      out = fmt::format("dropped the schedule with peak {} (fails the checker there)", s.peak);
+  }
+  if (bound && st->bound) {
+    const StoredBound b = *st->bound;
+    if (store.DropBound(runtime, b))
+      out += fmt::format("{}dropped the lower bound {} ({}: not confirmed)", out.empty() ? "" : "; ",
+                         b.bytes, BoundArgumentName(b.argument));
+  }
+  return out;
+}
+
+std::string Joined(std::string a, const std::string& b) {
+  if (a.empty()) return b;
+  if (!b.empty()) a += "; " + b;
+  return a;
+}
+
+// Whether the stored bound `b` holds: its argument refutes the budget just below it.
+bool StoredBoundHolds(const Trace& trace, RuntimeKind runtime, const MemoryBound& static_bound,
+                      const StoredBound& b, const SolverLimits& limits) {
+  if (b.bytes <= static_bound.bytes) return true;
+  switch (b.argument) {
+    case BoundArgument::kStatic:
+      return false;  // the static bound is recomputed: it is lower
+    case BoundArgument::kCut: {
+      CutArgument arg;
+      return RefuteByCut(trace, static_bound, b.bytes - 1, CutOptionsFor(runtime), &arg);
+    }
+    case BoundArgument::kWindow:  // an unknown answer refutes nothing
+      return QueryWindow(trace, b.window, b.bytes - 1, limits).answer != SolverAnswer::kSat;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string RecordBounds(CertificateStore& store, const Trace& trace, RuntimeKind runtime,
-                         const BoundsReport& r) {
+                         const BoundsReport& r, const SolverLimits& limits) {
   bool schedule = false, bound = false;
+  // Stored certificates better than this run's: checked, and dropped if wrong.
+  bool bad_schedule = false, bad_bound = false;
+  if (const RuntimeCertificates* st = store.Find(runtime)) {
+    if (st->schedule && (!r.best || st->schedule->peak < r.best->budget))
+      bad_schedule = !CheckSchedule(trace, st->schedule->peak, st->schedule->script, runtime).passed();
+    if (st->bound && st->bound->bytes > r.proven_infeasible_below)
+      bad_bound = !StoredBoundHolds(trace, runtime, r.static_bound, *st->bound, limits);
+  }
+  const std::string dropped = DropRefuted(store, runtime, bad_schedule, bad_bound);
   if (r.best && r.best->check.passed()) {
     StoredSchedule s;
     s.peak = r.best->budget;  // the budget at which its check passed
@@ -54,12 +107,14 @@ std::string RecordBounds(CertificateStore& store, const Trace& trace, RuntimeKin
       break;
   }
   bound = store.OfferBound(runtime, b);
-  return Changed(schedule, r.best ? r.best->budget : 0, bound, b.bytes);
+  return Joined(dropped, Changed(schedule, r.best ? r.best->budget : 0, bound, b.bytes));
 }
 
 std::string RecordClassification(CertificateStore& store, const Trace& trace, RuntimeKind runtime,
                                  const Classification& c, const std::string& command) {
-  if (c.from_store) return "";
+  const std::string dropped =
+      DropRefuted(store, runtime, c.stored_schedule_refuted, c.stored_bound_refuted);
+  if (c.from_store) return dropped;
   bool schedule = false, bound = false;
   int64_t peak = 0;
   StoredBound b;
@@ -98,11 +153,11 @@ std::string RecordClassification(CertificateStore& store, const Trace& trace, Ru
                                     b.window.last, c.budget);
         break;
       case CertificateKind::kScript:
-        return "";
+        return dropped;
     }
     bound = store.OfferBound(runtime, b);
   }
-  return Changed(schedule, peak, bound, b.bytes);
+  return Joined(dropped, Changed(schedule, peak, bound, b.bytes));
 }
 
 }  // namespace dtr

@@ -9,8 +9,15 @@
 // checked again by the schedule checker at the budget asked, and a stored
 // bound only says which argument to run again there (cut_bound.h, a Z3 window
 // or the static bound). A file whose digest is not the trace's is refused.
-// Files are written whole to a temporary file in the same directory, then
-// renamed over the old one.
+//
+// Saving keeps the store's rule under concurrency: under a lock file beside
+// the store file (model/file_lock.h), the file on disk is read again, what
+// this process offered is merged into it (per runtime the lower schedule and
+// the higher bound), what this process dropped is left out, and the result
+// is written whole to a temporary file and renamed over the old one
+// (model/output_file.h). Under MPI only rank 0 writes (DiscardOutputFiles).
+// Every failure to read or write a store is an InputError naming the store
+// file, with the system's reason.
 #pragma once
 
 #include <cstdint>
@@ -77,15 +84,35 @@ class CertificateStore {
   // Keep the lower schedule and the higher bound; true if the store changed.
   bool OfferSchedule(RuntimeKind runtime, const StoredSchedule& schedule);
   bool OfferBound(RuntimeKind runtime, const StoredBound& bound);
-  // Writes the file if something changed since it was loaded or saved.
-  void Save();
+  // Forget a stored certificate that did not hold when checked again (a
+  // tampered or stale store): removed here and, on Save, from the file, if
+  // the file still holds the same one. True if it was stored.
+  bool DropSchedule(RuntimeKind runtime, const StoredSchedule& schedule);
+  bool DropBound(RuntimeKind runtime, const StoredBound& bound);
+  // If something was offered or dropped since the last Save: merges it into
+  // the file as it is on disk now (see above) and writes the file if that
+  // changes it. True if the file was written. Throws InputError "PATH:
+  // cannot write (REASON)" (PATH: the store file) or, for a file on disk
+  // that cannot be read or is malformed, as the constructor does.
+  bool Save();
 
  private:
+  // The store file at path_ as it is on disk, or nullopt if there is none.
+  std::optional<CertificateFile> ReadFile() const;
+
   const Trace& trace_;
+  std::string trace_path_;
+  int64_t baseline_memory_ = 0;
   std::string path_;
-  CertificateFile file_;
+  CertificateFile file_;        // as read, with this process's offers and drops
+  CertificateFile offered_;     // the runtimes' certificates this process offered and kept
+  CertificateFile dropped_;     // ... and those it dropped
   bool dirty_ = false;
 };
+
+// Two certificates are the same if every stored field is.
+bool SameSchedule(const StoredSchedule& a, const StoredSchedule& b);
+bool SameBound(const StoredBound& a, const StoredBound& b);
 
 // The file format alone (tests and the store use it).
 std::string CertificateFileText(const Trace& trace, const CertificateFile& file);

@@ -146,6 +146,13 @@ class Classifier {
         c.store_notes.push_back(fmt::format(
             "the stored lower bound {} (cut) does not refute budget {} when run again", b.bytes,
             c.budget));
+        c.stored_bound_refuted = true;  // the cut's test is monotone in the budget
+      } else if (b.argument == BoundArgument::kStatic) {
+        // Reached only at or above the static bound just computed.
+        c.store_notes.push_back(fmt::format(
+            "the stored lower bound {} (static) is above the static bound {}", b.bytes,
+            c.static_bound.bytes));
+        c.stored_bound_refuted = true;
       } else if (b.argument == BoundArgument::kWindow) {
         WindowQuery q = QueryWindow(trace_, b.window, c.budget, o_.witness.limits);
         c.window_queries.push_back(q);
@@ -158,6 +165,7 @@ class Classifier {
         c.store_notes.push_back(fmt::format(
             "the stored lower bound {} (Z3 window {}..{}) is {} at budget {} when asked again",
             b.bytes, b.window.first, b.window.last, SolverAnswerName(q.answer), c.budget));
+        c.stored_bound_refuted = q.answer == SolverAnswer::kSat;  // unknown refutes nothing
       }
     }
     if (st->schedule && c.budget >= st->schedule->peak) {
@@ -181,6 +189,8 @@ class Classifier {
       c.store_notes.push_back(fmt::format(
           "the stored schedule (peak {}) fails the schedule checker at budget {}: {}", s.peak,
           c.budget, DescribeScheduleCheck(check)));
+      c.stored_schedule_refuted =
+          !CheckSchedule(trace_, s.peak, s.script, o_.witness.runtime).passed();
     }
     return false;
   }

@@ -64,6 +64,11 @@ struct Classification {
   int64_t proven_infeasible_below = 0;  // every budget below is proven infeasible (static bound)
   bool from_store = false;  // the certificate came from the certificate store (checked again here)
   std::vector<std::string> store_notes;  // stored certificates that did not apply, and why
+  // A stored certificate refuted when checked again: a bound whose argument
+  // does not refute a budget below it, a schedule that fails the checker at
+  // its own stored peak. The store drops them (diagnose/certificate_records.h).
+  bool stored_bound_refuted = false;
+  bool stored_schedule_refuted = false;
 };
 
 using ClassifyProgress = std::function<void(const std::string&)>;

@@ -82,6 +82,8 @@ PendingFile::~PendingFile() {
 
 void DiscardOutputFiles() { g_discard = true; }
 
+bool OutputFilesDiscarded() { return g_discard; }
+
 void PendingFile::Commit() {
   if (committed_ || g_discard) return;  // discarded: the destructor removes the temporary
   int err = SyncFile(temp_);

@@ -45,6 +45,9 @@ class PendingFile {
 // of publishing it. For the ranks of an MPI job other than rank 0, which run
 // the same command (cli/main.cc): one process writes each output.
 void DiscardOutputFiles();
+// Whether DiscardOutputFiles() was called: writers that do not go through
+// PendingFile (the certificate store's merge) skip their work then.
+bool OutputFilesDiscarded();
 
 // Writes `text` to `path` through a PendingFile. Throws Error naming the path
 // and the reason; on failure `path` is as it was.
