@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "checker/engine.h"
 #include "checker/eviction_script.h"
 #include "checker/sweep.h"
 #include "diagnose/oom_classification.h"
@@ -211,10 +212,34 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     s.overhead_limit = options.overhead_limit;
     return s;
   };
-  auto run_all = [&](const std::string& stage, const std::vector<RunSpec>& specs) {
-    return RunMany(trace, baseline, specs, options.jobs, [&](size_t d, size_t t) {
-      if (progress) progress(stage, d, t);
-    });
+  // A run where simrd stops with an assertion fails the whole farm (under
+  // MPI as a plain InputError): the specs are then replayed one by one here,
+  // on every rank alike, and such runs are left out and counted in `hb`. Any
+  // other error is the command's.
+  auto run_all = [&](const std::string& stage, const std::vector<RunSpec>& specs,
+                     HeuristicBound& hb) {
+    try {
+      return RunMany(trace, baseline, specs, options.jobs, [&](size_t d, size_t t) {
+        if (progress) progress(stage, d, t);
+      });
+    } catch (const InputError&) {
+      std::vector<RunRecord> runs;
+      int32_t asserted = 0;
+      for (const RunSpec& spec : specs) {
+        try {
+          runs.push_back(RunOne(trace, baseline, spec));
+        } catch (const SimrdAssertionError& e) {
+          ++asserted;
+          if (!hb.simrd_assertion_at || spec.ratio->value < hb.simrd_assertion_at->value) {
+            hb.simrd_assertion_at = *spec.ratio;
+            hb.simrd_assertion = e.what();
+          }
+        }
+      }
+      if (asserted == 0) throw;  // not simrd's assertion: the farm's error stands
+      hb.simrd_assertions += asserted;
+      return runs;
+    }
   };
   std::vector<RunRecord> passing;
   for (const HeuristicSpec* h : heuristics) {
@@ -222,14 +247,15 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     hb.heuristic = h;
     std::vector<RunSpec> specs;
     for (const Ratio& r : coarse) specs.push_back(spec_for(h, r));
-    std::vector<RunRecord> runs = run_all(fmt::format("{} on the grid", h->name), specs);
+    std::vector<RunRecord> runs = run_all(fmt::format("{} on the grid", h->name), specs, hb);
     if (!options.fine_step.empty()) {
       for (const RunRecord& rr : runs)
         if (rr.result.outcome == Outcome::kPass) {
           std::vector<RunSpec> fine;
           for (const Ratio& r : FineGrid(*rr.spec.ratio, coarse, options.fine_step))
             fine.push_back(spec_for(h, r));
-          std::vector<RunRecord> more = run_all(fmt::format("{} on the fine grid", h->name), fine);
+          std::vector<RunRecord> more =
+              run_all(fmt::format("{} on the fine grid", h->name), fine, hb);
           runs.insert(runs.end(), more.begin(), more.end());
           break;
         }
@@ -252,6 +278,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
         hb.oom_above.push_back(*rr.spec.ratio);
       }
     }
+    hb.runs += hb.simrd_assertions;
     rep.heuristics.push_back(std::move(hb));
   }
 

@@ -87,6 +87,12 @@ struct HeuristicBound {
   std::vector<Ratio> oom_above;  // grid points above it that failed (feasibility inversions)
   int32_t runs = 0;
   int32_t thrashed = 0;
+  // Runs that stopped where simrd stops with an assertion (checker/engine.h,
+  // SimrdAssertionError): they have no outcome and count as not passing; the
+  // heuristic's other runs, and the rest of the answer, stand.
+  int32_t simrd_assertions = 0;
+  std::optional<Ratio> simrd_assertion_at;  // the lowest such ratio ...
+  std::string simrd_assertion;              // ... and what simrd asserts there
 };
 
 struct VerifiedSchedule {
