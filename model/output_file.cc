@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <stdio.h>  // renameat2
+#include <signal.h>  // kill(pid, 0): is the owner of a temporary alive?
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <vector>
 
 #include "model/error.h"
 
@@ -34,11 +36,37 @@ fs::path Entry(const std::string& path) {
   return p.parent_path();
 }
 
+// Removes the temporaries ".NAME.tmp-PID-..." beside `target` whose process
+// is gone (killed by SIGKILL, SIGTERM or Ctrl-C before it could clean up):
+// no process PID exists on this machine. Best effort: a failure to list or
+// remove is ignored (the new temporary has a fresh name anyway).
+void RemoveStaleTemps(const fs::path& target) {
+  const std::string prefix = fmt::format(".{}.tmp-", target.filename().string());
+  fs::path dir = target.parent_path();
+  std::error_code ec;
+  fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec);
+  if (ec) return;
+  std::vector<fs::path> stale;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return;
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t digits = name.find_first_not_of("0123456789", prefix.size());
+    if (digits == prefix.size() || digits == std::string::npos || name[digits] != '-') continue;
+    if (digits - prefix.size() > 9) continue;  // no pid_t
+    const pid_t pid = static_cast<pid_t>(std::stol(name.substr(prefix.size(), digits - prefix.size())));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
+}
+
 // A fresh name ".NAME.tmp-PID-N" beside `target`; `create` makes it and
 // returns 0 or an errno. Retries on EEXIST (a leftover of a killed run).
 template <typename Create>
 std::string MakeTemp(const fs::path& target, Create create) {
   static std::atomic<unsigned> counter{0};
+  RemoveStaleTemps(target);
   fs::path dir = target.parent_path();
   for (int attempt = 0;; ++attempt) {
     auto tick = std::chrono::steady_clock::now().time_since_epoch().count();
