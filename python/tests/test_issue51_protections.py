@@ -1,0 +1,47 @@
+"""Regressions of issue 51 in the module: no argument or environment ends the
+interpreter; the library's errors arrive as dtrcheck.Error."""
+
+import resource
+import subprocess
+import sys
+
+import pytest
+
+import dtrcheck
+from conftest import cli
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo") / "demo.log"
+    cli("gen", "demo", "-o", path)
+    return path
+
+
+def test_sweep_with_threads_the_system_refuses_answers_as_with_one(demo):
+    # sweep(jobs=8) killed the interpreter (std::terminate from the task farm)
+    # when a worker thread could not start. Each thread's stack would take
+    # 3 GiB of a 6 GiB address space here, so at most one more starts.
+    # The limits are set before the interpreter starts: glibc takes a
+    # thread's default stack size from RLIMIT_STACK at start-up.
+    def limits():
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        resource.setrlimit(resource.RLIMIT_STACK, (3 << 30, 3 << 30))
+
+    code = ("import dtrcheck; "
+            f"runs = dtrcheck.sweep({str(demo)!r}, '0.3:1.0:0.05', jobs=8); "
+            "print(*(f'{r.ratio} {r.result} {r.overhead!r}' for r in runs), sep='\\n')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limits)
+    assert p.returncode == 0, p.stderr
+    want = [f"{r.ratio} {r.result} {r.overhead!r}" for r in dtrcheck.sweep(demo, "0.3:1.0:0.05", jobs=1)]
+    assert p.stdout.splitlines() == want
+
+
+def test_a_trace_without_operators_is_an_error_not_a_crash(tmp_path):
+    # dtrcheck.prove on a trace holding only START killed the interpreter (a segfault).
+    path = tmp_path / "start.log"
+    path.write_text('{"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"}\n')
+    for call in (lambda: dtrcheck.prove(path, budget=1, z3=False), lambda: dtrcheck.replay(path, budget=1),
+                 lambda: dtrcheck.info(path)):
+        with pytest.raises(dtrcheck.Error, match="start.log:1: the trace has no CONSTANT, CALL or MUTATE"):
+            call()
