@@ -5,6 +5,10 @@
 # keep-or-recompute cut, the proven lower bound and the argument that gives
 # it, the best verified schedule, the band's relative width, the wall time;
 # and fails if a proven bound ever exceeds the best verified schedule.
+# Nothing read from the store is trusted: the stored schedule is checked
+# again (`dtrcheck check` at its peak) and the stored bound is proved again
+# (`dtrcheck prove` one byte below it, which reruns its argument); a stored
+# number that does not check is left out of the row and named.
 #
 #   bench/lower_bounds.sh [DTRCHECK] [STORE_DIR] [TRACE_NAME...]
 #
@@ -36,7 +40,28 @@ for name in "${NAMES[@]}"; do
   nice "$DTRCHECK" bounds "$trace" --store "$STORE" --json $flags > "$out" 2>/dev/null
   end=$(date +%s.%N)
   stored="$STORE/$(sha256sum "$trace" | cut -d' ' -f1).json"
-  "$PYTHON" - "$out" "$name" "$start" "$end" "$stored" <<'PY' || status=1
+  # The stored numbers, checked again by dtrcheck itself.
+  script=$(mktemp)
+  read -r peak bound < <("$PYTHON" - "$stored" "$out" "$script" <<'PY'
+import json, os, sys
+j = json.load(open(sys.argv[2]))
+rt = json.load(open(sys.argv[1]))["runtimes"].get(j["runtime"], {}) if os.path.exists(sys.argv[1]) else {}
+s, b = rt.get("schedule"), rt.get("lower_bound")
+if s:
+    open(sys.argv[3], "w").write(s["script"])
+print(s["peak"] if s else "-", b["bytes"] if b else "-")
+PY
+) || { peak=-; bound=-; }
+  schedule_ok=-; bound_ok=-
+  if [ "$peak" != - ]; then
+    nice "$DTRCHECK" check "$trace" --budget "$peak" --script "$script" > /dev/null 2>&1 && schedule_ok=yes || schedule_ok=no
+  fi
+  if [ "$bound" != - ]; then
+    nice "$DTRCHECK" prove "$trace" --budget $((bound - 1)) --store "$STORE" --expect inherent > /dev/null 2>&1 &&
+      bound_ok=yes || bound_ok=no
+  fi
+  rm -f "$script"
+  "$PYTHON" - "$out" "$name" "$start" "$end" "$peak" "$bound" "$schedule_ok" "$bound_ok" <<'PY' || status=1
 import json, sys
 j = json.load(open(sys.argv[1]))
 name, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
@@ -49,9 +74,17 @@ if arg == "window":
 elif arg == "cut" and cut and cut.get("argument"):
     a = cut["argument"]
     arg = f"cut ({a['argument']}) at {a['op']}"
-store = json.load(open(sys.argv[5]))["runtimes"].get(j["runtime"], {})
-stored = store.get("schedule", {}).get("peak")
-bound = max(lb["bytes"], store.get("lower_bound", {}).get("bytes", 0))
+# The stored numbers as read before they were checked (prove drops a bound it refutes).
+stored = None if sys.argv[5] == "-" else int(sys.argv[5])
+stored_bound = 0 if sys.argv[6] == "-" else int(sys.argv[6])
+schedule_ok, bound_ok = sys.argv[7], sys.argv[8]
+if stored is not None and schedule_ok != "yes":
+    print(f"NOT CONFIRMED: {name}: the stored schedule (peak {stored}) fails the checker; left out")
+    stored = None
+if stored_bound and bound_ok != "yes":
+    print(f"NOT CONFIRMED: {name}: the stored lower bound {stored_bound} is not proved again; left out")
+    stored_bound = 0
+bound = max(lb["bytes"], stored_bound)
 band = "-" if stored is None else f"{(stored - bound) / bound * 100:.1f}%"
 cut_text = "-" if cut is None else r(cut["bytes"]) + (" (timed out)" if cut["timed_out"] else "")
 cut_time = "-" if cut is None else f"{cut['seconds']:.1f}s ({cut['tests']} tests)"
