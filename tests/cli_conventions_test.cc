@@ -247,6 +247,30 @@ TEST_CASE("cli conventions: every subcommand exits 0, 1, 2 or 3 as docs/cli.md s
   CHECK(w.Run("--version").status == 0);
 }
 
+// docs/cli.md's exit-status table lists the statuses cli/exit_status.h
+// defines, and every command whose answer goes to standard output fails
+// with status 3 when it cannot be written there (issue 51, item 3).
+TEST_CASE("cli conventions: the exit-status table is main's, and lost output is status 3") {
+  std::set<int> documented;
+  std::istringstream doc(Slurp(fs::path(DTRCHECK_SOURCE_DIR) / "docs" / "cli.md"));
+  for (std::string line; std::getline(doc, line);) {
+    int status = -1;
+    if (std::sscanf(line.c_str(), "| %d |", &status) == 1) documented.insert(status);
+  }
+  CHECK(documented == std::set<int>{0, 1, 2, 3, 4});
+  Workspace w;
+  for (const std::string& command : AllCommands(w)) {
+    const Case& success = Cases().at(command).front();
+    REQUIRE(success.status == 0);
+    Output o = w.Run(success.args);
+    if (o.out.empty()) continue;  // it writes files only
+    INFO("dtrcheck ", success.args, " > /dev/full");
+    Output full = w.Run(success.args + " > /dev/full");
+    CHECK(full.status == 3);
+    CHECK(full.err.rfind("dtrcheck: standard output: write error, the output is incomplete", 0) == 0);
+  }
+}
+
 TEST_CASE("cli conventions: every --help ends with examples that run as printed") {
   Workspace w;
   std::vector<std::string> helps = {""};
