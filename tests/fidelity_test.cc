@@ -18,6 +18,8 @@
 namespace dtr::testing {
 
 std::string TracePath(const std::string& prefix) {
+  const std::string missing = MissingSharedDir();
+  if (!missing.empty()) FAIL(missing);
   for (const auto& e : std::filesystem::directory_iterator(TracesDir())) {
     std::string name = e.path().filename().string();
     if (name.rfind(prefix + "-", 0) == 0) return e.path().string();
@@ -49,6 +51,8 @@ void ExpectSameFields(const json& want, const json& got, const std::string& wher
 }
 
 TEST_CASE("fidelity: every reference point replays to simrd's numbers") {
+  const std::string missing = MissingSharedDir();
+  if (!missing.empty()) FAIL(missing);
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(ReferenceDir()))
     if (e.path().extension() == ".jsonl") files.push_back(e.path());

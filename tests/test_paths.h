@@ -14,6 +14,12 @@ namespace dtr::testing {
 inline std::string SharedDir() { return DTRCHECK_SHARED_DIR; }
 inline std::string TracesDir() { return SharedDir() + "/traces"; }
 inline std::string ReferenceDir() { return SharedDir() + "/reference"; }
+// Why a test that needs the public traces cannot run, or "" when they are there.
+inline std::string MissingSharedDir() {
+  if (std::filesystem::is_directory(TracesDir()) && std::filesystem::is_directory(ReferenceDir())) return "";
+  return "the public DTR traces are not in " + SharedDir() +
+         " (traces/, reference/): they are simrd/logs.zip of the DTR authors' repository uwsampl/dtr-prototype (README.md)";
+}
 // The trace file whose name starts with `prefix` followed by '-', e.g. "resnet32".
 std::string TracePath(const std::string& prefix);
 // A path in the temporary folder for `name`, private to this process: ctest
