@@ -22,6 +22,8 @@ using OpId = int32_t;
 using TensorId = int32_t;
 using StorageId = int32_t;
 
+struct Attribution;  // model/attribution.h
+
 // The most a trace's MEMORY sizes, and its TIME values, may sum to: every sum
 // the replay forms then stays below 2^63 (model/trace_parser.cc).
 inline constexpr int64_t kMaxTraceSum = int64_t{1} << 62;
@@ -121,6 +123,11 @@ struct Trace {
   // are the storages of its tensors' children (key: the child tensor);
   // parents are the storages of its tensors' arguments (key: its own tensor).
   StorageAdjacency storage_children, storage_parents;
+  // Where the operators come from in the user's model and what the
+  // long-lived tensors are (docs/trace_format.md, "Attribution keys"); null
+  // for a trace without those keys. Shared by copies of the trace, never
+  // changed after parsing; the replay never reads it.
+  std::shared_ptr<const Attribution> attribution;
 
   const Operator& op_of(TensorId t) const { return ops[tensors[t].op]; }
   const Tensor& tensor_named(const std::string& name) const;  // throws Error if absent

@@ -40,10 +40,15 @@ struct JsonValue {
 
 class TraceLine {
  public:
-  enum Key { kInstruction, kName, kDst, kSrc, kMemory, kTime, kAlias, kAnnotation, kResult, kArgs, kMutate, kKeys };
-  static constexpr const char* kKeyNames[kKeys] = {"INSTRUCTION", "NAME", "DST",   "SRC",
-                                                   "MEMORY",      "TIME", "ALIAS", "ANNOTATION",
-                                                   "RESULT",      "ARGS", "MUTATE"};
+  // The keys of docs/trace_format.md's table, then its attribution keys
+  // (MODULE, PHASE, SOURCE on CALL and MUTATE, ROLE on MEMORY).
+  enum Key {
+    kInstruction, kName, kDst, kSrc, kMemory, kTime, kAlias, kAnnotation, kResult, kArgs, kMutate,
+    kModule, kPhase, kSource, kRole, kKeys
+  };
+  static constexpr const char* kKeyNames[kKeys] = {
+      "INSTRUCTION", "NAME",   "DST",    "SRC",   "MEMORY", "TIME",   "ALIAS", "ANNOTATION",
+      "RESULT",      "ARGS",   "MUTATE", "MODULE", "PHASE", "SOURCE", "ROLE"};
 
   // Reads `text` into the fields; false if it is not one JSON value.
   bool Parse(const std::string& text);

@@ -12,7 +12,9 @@
 #include <memory>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 
+#include "model/attribution.h"
 #include "model/echo.h"
 #include "model/error.h"
 #include "model/trace_line.h"
@@ -94,6 +96,12 @@ struct Instruction {
   std::vector<std::string> args, results;
   std::vector<int64_t> mutate;
   int64_t number = 0;  // MEMORY, TIME or ALIAS
+  // The attribution keys (docs/trace_format.md): MODULE, SOURCE and PHASE of
+  // a CALL or MUTATE, ROLE of a MEMORY line; each where the line has it.
+  bool has_module = false, has_source = false, has_role = false;
+  std::string module, source, role;
+  Phase phase = Phase::kUnknown;
+  bool attributed() const { return has_module || has_source || has_role || phase != Phase::kUnknown; }
 };
 
 const char* KindName(Kind k) {
@@ -119,8 +127,8 @@ const char* KindName(Kind k) {
 class NameTable {
  public:
   struct Entry {
-    TensorId bound = -1;  // -1: never bound
-    bool tensor = false;  // a tensor was created with this name
+    TensorId bound = -1;    // -1: never bound
+    TensorId created = -1;  // the tensor created with this name; -1: none
   };
 
   // The tensor `name` is bound to, or -1.
@@ -139,6 +147,11 @@ class NameTable {
   template <class F>
   void ForEachBound(F f) const {
     for (int32_t e : order_) f(entries_[e].bound);
+  }
+  // Calls f(entry) for every bound name, in the same order.
+  template <class F>
+  void ForEachBoundEntry(F f) const {
+    for (int32_t e : order_) f(entries_[e]);
   }
 
  private:
@@ -236,6 +249,10 @@ class Parser {
   const std::string& StringField(TraceLine::Key key, int line) const;
   int64_t IntegerField(TraceLine::Key key, int line) const;
   void StringList(TraceLine::Key key, int line, std::vector<std::string>& out) const;
+  // An attribution key's string into `out`; false if the line has no such key.
+  bool OptionalString(TraceLine::Key key, int line, std::string& out) const;
+  void DecodeOrigin(int line, Instruction& in) const;  // MODULE, SOURCE, PHASE
+  void DecodeRole(int line, Instruction& in) const;    // ROLE
 
   void Build();
   TensorId Lookup(const std::string& name, int line, const char* role) const;
@@ -248,6 +265,15 @@ class Parser {
   void Bind(const std::string& name, TensorId t);
   void Get(TensorId t, int line, const std::string& what);
   void Release(TensorId t, int line, const std::string& what);
+  // The attribution of the trace, made at the first attribution key: a trace
+  // without them gets none and pays nothing for it.
+  Attribution& Attributed();
+  void AttributeOp(OpId op, const Instruction& in);  // its MODULE, SOURCE, PHASE
+  int32_t InternRole(const std::string& role);
+  void SetRole(TensorId t, int32_t role);
+  // Sizes every table to the trace's and resolves the storages' roles
+  // (Attribution::storage_role), before the name table goes.
+  void FinishAttribution();
 
   std::istream* in_ = nullptr;
   TraceLine fields_;  // of the line being decoded
@@ -262,6 +288,9 @@ class Parser {
   std::vector<TensorId> args_;
   std::vector<int64_t> sizes_, aliases_;
   std::vector<std::string> names_out_;
+  std::vector<std::pair<int32_t, int32_t>> result_roles_;  // (result index, role) of a CALL
+  std::shared_ptr<Attribution> attribution_;               // null until an attribution key
+  std::unordered_map<std::string, int32_t> module_index_, source_index_, role_index_;
 };
 
 const JsonValue& Parser::Field(TraceLine::Key key, int line) const {
@@ -320,6 +349,35 @@ void Parser::StringList(TraceLine::Key key, int line, std::vector<std::string>& 
   }
 }
 
+bool Parser::OptionalString(TraceLine::Key key, int line, std::string& out) const {
+  const JsonValue& v = fields_[key];
+  if (v.type == JsonValue::Type::kAbsent) return false;
+  if (v.type != JsonValue::Type::kString)
+    Fail(line, fmt::format("\"{}\" must be a string", TraceLine::kKeyNames[key]));
+  out = v.text;
+  return true;
+}
+
+void Parser::DecodeOrigin(int line, Instruction& in) const {
+  in.has_module = OptionalString(TraceLine::kModule, line, in.module);
+  in.has_source = OptionalString(TraceLine::kSource, line, in.source);
+  std::string phase;
+  if (OptionalString(TraceLine::kPhase, line, phase)) {
+    std::optional<Phase> p = ParsePhase(phase);
+    if (!p)
+      Fail(line, fmt::format("\"PHASE\" must be forward, backward or optimizer, got \"{}\"", Echo(phase)));
+    in.phase = *p;
+  }
+}
+
+void Parser::DecodeRole(int line, Instruction& in) const {
+  in.has_role = OptionalString(TraceLine::kRole, line, in.role);
+  if (in.has_role && !ParseRole(in.role))
+    Fail(line, fmt::format("\"ROLE\" must be \"parameter NAME\", \"buffer NAME\", \"gradient NAME\", "
+                           "\"optimizer KEY NAME\" or \"input\", got \"{}\"",
+                           Echo(in.role)));
+}
+
 void Parser::Decode(const std::string& text, int line, Instruction& in) {
   if (!fields_.Parse(text)) {
     if (text.empty()) Fail(line, "empty line where an instruction was expected");
@@ -333,6 +391,8 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
   in.results.clear();
   in.mutate.clear();
   in.number = 0;
+  in.has_module = in.has_source = in.has_role = false;
+  in.phase = Phase::kUnknown;
   if (instr == "CONSTANT") {
     in.kind = Kind::kConstant;
     in.name = StringField(TraceLine::kName, line);
@@ -341,6 +401,7 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
     in.name = StringField(TraceLine::kName, line);
     in.number = IntegerField(TraceLine::kMemory, line);
     if (in.number < 0) Fail(line, fmt::format("MEMORY of {} is negative", Echo(in.name)));
+    DecodeRole(line, in);
   } else if (instr == "COPY" || instr == "COPY_FROM") {
     in.kind = instr == "COPY" ? Kind::kCopy : Kind::kCopyFrom;
     in.name = StringField(TraceLine::kDst, line);
@@ -355,6 +416,7 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
     StringList(TraceLine::kArgs, line, in.args);
     in.number = IntegerField(TraceLine::kTime, line);
     if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
+    DecodeOrigin(line, in);
   } else if (instr == "MUTATE") {
     in.kind = Kind::kMutate;
     in.name = StringField(TraceLine::kName, line);
@@ -371,6 +433,7 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
     }
     in.number = IntegerField(TraceLine::kTime, line);
     if (in.number < 0) Fail(line, fmt::format("TIME of {} is negative", Echo(in.name)));
+    DecodeOrigin(line, in);
   } else if (instr == "ANNOTATE") {
     in.kind = Kind::kAnnotate;
     in.name = StringField(TraceLine::kAnnotation, line);
@@ -434,6 +497,7 @@ Trace Parser::Parse(std::istream& in) {
   } catch (LineError& e) {
     throw std::move(e.error);
   }
+  FinishAttribution();
   // The parser's own tables go before the trace takes its final size: the
   // vectors lose their spare capacity (one copy at a time), then the
   // adjacency is built.
@@ -501,10 +565,10 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   op.line = line;
   for (size_t i = 0; i < names.size(); ++i) {
     NameTable::Entry& entry = names_.Add(names[i]);
-    if (entry.tensor)
+    if (entry.created >= 0)
       Fail(line, fmt::format("tensor name '{}' is defined twice", Echo(names[i])));
-    entry.tensor = true;
     TensorId tid = static_cast<TensorId>(trace_.tensors.size());
+    entry.created = tid;
     Tensor t;
     t.name = names[i];
     t.op = id;
@@ -536,6 +600,73 @@ OpId Parser::MakeOp(const std::string& base, int64_t compute, const std::vector<
   trace_.ops.push_back(std::move(op));
   trace_.program.push_back({StepKind::kCompute, id, line});
   return id;
+}
+
+Attribution& Parser::Attributed() {
+  if (!attribution_) attribution_ = std::make_shared<Attribution>();
+  return *attribution_;
+}
+
+namespace {
+
+int32_t Intern(const std::string& value, std::vector<std::string>& table,
+               std::unordered_map<std::string, int32_t>& index) {
+  auto [at, added] = index.try_emplace(value, static_cast<int32_t>(table.size()));
+  if (added) table.push_back(value);
+  return at->second;
+}
+
+}  // namespace
+
+void Parser::AttributeOp(OpId op, const Instruction& in) {
+  if (!in.attributed()) return;
+  Attribution& a = Attributed();
+  a.op_module.resize(op + 1, -1);
+  a.op_source.resize(op + 1, -1);
+  a.op_phase.resize(op + 1, Phase::kUnknown);
+  if (in.has_module) a.op_module[op] = Intern(in.module, a.modules, module_index_);
+  if (in.has_source) a.op_source[op] = Intern(in.source, a.sources, source_index_);
+  a.op_phase[op] = in.phase;
+}
+
+int32_t Parser::InternRole(const std::string& role) {
+  Attribution& a = Attributed();
+  const int32_t i = Intern(role, a.roles, role_index_);
+  if (a.role_kinds.size() < a.roles.size()) a.role_kinds.push_back(*ParseRole(role));
+  return i;
+}
+
+void Parser::SetRole(TensorId t, int32_t role) {
+  Attribution& a = Attributed();
+  a.tensor_role.resize(t + 1, -1);
+  a.tensor_role[t] = role;
+}
+
+void Parser::FinishAttribution() {
+  if (!attribution_) return;
+  Attribution& a = *attribution_;
+  a.op_module.resize(trace_.ops.size(), -1);
+  a.op_source.resize(trace_.ops.size(), -1);
+  a.op_phase.resize(trace_.ops.size(), Phase::kUnknown);
+  a.tensor_role.resize(trace_.tensors.size(), -1);
+  // A ROLE belongs to the name: its bytes are those of the storage the name
+  // holds at the end (an alias made by detach, the result of the last
+  // in-place update); a storage no such name holds takes the role of its own
+  // tensor, if one has one.
+  a.storage_role.assign(trace_.storages.size(), -1);
+  names_.ForEachBoundEntry([&](const NameTable::Entry& e) {
+    if (e.created < 0 || a.tensor_role[e.created] < 0) return;
+    int32_t& role = a.storage_role[trace_.tensors[e.bound].storage];
+    if (role < 0) role = a.tensor_role[e.created];
+  });
+  for (size_t t = 0; t < trace_.tensors.size(); ++t) {
+    int32_t& role = a.storage_role[trace_.tensors[t].storage];
+    if (role < 0) role = a.tensor_role[t];
+  }
+  module_index_ = {};
+  source_index_ = {};
+  role_index_ = {};
+  trace_.attribution = std::move(attribution_);
 }
 
 void Parser::CountSize(int64_t size, int line) {
@@ -575,6 +706,7 @@ void Parser::Build() {
         names_out_[0] = in.name;
         OpId op = MakeOp("constant", 0, args_, sizes_, aliases_, names_out_, true, in.line);
         TensorId t = trace_.ops[op].first_output;
+        if (mem.has_role) SetRole(t, InternRole(mem.role));
         trace_.program.push_back({StepKind::kPin, t, in.line});
         Bind(in.name, t);
         break;
@@ -599,6 +731,7 @@ void Parser::Build() {
         std::vector<int64_t>&sizes = sizes_, &aliases = aliases_;
         sizes.clear();
         aliases.clear();
+        result_roles_.clear();
         for (const std::string& r : in.results) {
           if (names_.Bound(r) >= 0) Fail(in.line, fmt::format("CALL result '{}' is already defined", Echo(r)));
           const Instruction& mem = next(mem_line, in, Kind::kMemory, r);
@@ -609,9 +742,13 @@ void Parser::Build() {
           aliases.push_back(alias.number);
           sizes.push_back(alias.number != -1 ? 0 : mem.number);
           CountSize(sizes.back(), mem.line);
+          if (mem.has_role)
+            result_roles_.push_back({static_cast<int32_t>(sizes.size() - 1), InternRole(mem.role)});
         }
         MakeOp(in.name, in.number, args, sizes, aliases, in.results, false, in.line);
         OpId op = static_cast<OpId>(trace_.ops.size() - 1);
+        AttributeOp(op, in);
+        for (auto [i, role] : result_roles_) SetRole(trace_.ops[op].first_output + i, role);
         for (size_t i = 0; i < in.results.size(); ++i) Bind(in.results[i], trace_.ops[op].first_output + i);
         break;
       }
@@ -634,6 +771,7 @@ void Parser::Build() {
           names.push_back(old.name + "$");
         }
         OpId op = MakeOp(in.name, in.number, args, sizes, aliases, names, false, in.line);
+        AttributeOp(op, in);
         for (size_t i = 0; i < in.mutate.size(); ++i) {
           const std::string& arg_name = in.args[in.mutate[i]];
           TensorId old = names_.Bound(arg_name);
