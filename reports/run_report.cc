@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "reports/pinned_floor_report.h"
+
 namespace dtr {
 
 TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline) {
@@ -168,11 +170,13 @@ void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& s
   fmt::print(out, "  baseline compute   {}\n", summary.baseline.compute);
   fmt::print(out, "  constant memory    {} bytes\n", summary.baseline.const_memory);
   fmt::print(out, "  bottleneck memory  {} bytes\n", summary.baseline.bottleneck_memory);
+  if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(trace))
+    PrintPinnedFloorText(out, trace, *floor, summary.baseline);
 }
 
 nlohmann::ordered_json TraceInfoJson(const Trace& trace, const TraceSummary& summary) {
   TraceCounts c = CountTrace(trace);
-  return {{"log", summary.log},
+  nlohmann::ordered_json j = {{"log", summary.log},
           {"operators", trace.ops.size()},
           {"constants", c.constants},
           {"tensors", trace.tensors.size()},
@@ -183,6 +187,9 @@ nlohmann::ordered_json TraceInfoJson(const Trace& trace, const TraceSummary& sum
           {"baseline_compute", summary.baseline.compute},
           {"const_memory", summary.baseline.const_memory},
           {"bottleneck_memory", summary.baseline.bottleneck_memory}};
+  if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(trace))
+    j["pinned_floor"] = PinnedFloorJson(trace, *floor, summary.baseline);
+  return j;
 }
 
 }  // namespace dtr

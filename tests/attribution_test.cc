@@ -1,7 +1,7 @@
 // The attribution keys of captured traces (docs/trace_format.md,
 // "Attribution keys"): read by both line readers, stored per operator,
 // tensor and storage, checked when malformed, absent from traces without
-// them.
+// them; the floor broken down by ROLE.
 //
 // The fixture tests/e2e/data/attributed.log is a capture of
 // tests/e2e/data/attributed_model.py (a Sequential of one block: a
@@ -10,14 +10,20 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "checker/memory_bound.h"
+#include "diagnose/pinned_floor.h"
 #include "model/attribution.h"
 #include "model/error.h"
 #include "model/trace_line.h"
 #include "model/trace_parser.h"
+#include "reports/run_report.h"
 #include "test_paths.h"
 
 namespace dtr {
@@ -124,6 +130,7 @@ TEST_CASE("attribution: a trace without the keys has none and its names do not c
   CHECK(OperatorLabel(t, 1) == "f/1");
   CHECK(OperatorLabel(t, 1, "y") == "f/1 (y)");
   CHECK(StorageLabel(t, 1) == "y");
+  CHECK_FALSE(ExplainPinnedFloor(t));
   nlohmann::ordered_json j;
   AddOriginJson(j, t, 1);
   CHECK(j.is_null());
@@ -173,6 +180,142 @@ TEST_CASE("attribution: a malformed key is rejected at its line, an absent one i
   CHECK(OperatorLabel(t, 1) == "f/1 (backward of the model)");
   CHECK(OperatorLabel(t, 2) == "g/2");
   CHECK_FALSE(t.attribution->has_roles());
+  CHECK_FALSE(ExplainPinnedFloor(t));
+}
+
+// The pinned floor by ROLE, computed here from the trace's lines alone: a
+// name's storage follows ALIAS and COPY_FROM, a ROLE counts the storage its
+// name holds at the end, the floor is every constant's storage and every
+// storage a live name holds at the end.
+struct ExpectedFloor {
+  std::map<std::string, int64_t> by_kind;  // first word of the ROLE, or "other"
+  int64_t total = 0;
+};
+
+ExpectedFloor FloorFromLines(const std::vector<std::string>& lines) {
+  std::map<std::string, int> storage_of;  // name -> storage
+  std::vector<int64_t> size;
+  std::set<int> constants;
+  std::set<std::string> live;
+  std::map<std::string, std::string> role_of;  // name -> ROLE
+  for (size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(lines[i]);
+    const std::string instr = j["INSTRUCTION"];
+    auto memory_line = [&](const std::string& name) {
+      nlohmann::json m = nlohmann::json::parse(lines[++i]);
+      REQUIRE(m["NAME"] == name);
+      if (m.contains("ROLE")) role_of[name] = m["ROLE"];
+      return std::stoll(m["MEMORY"].get<std::string>());
+    };
+    if (instr == "CONSTANT") {
+      const std::string name = j["NAME"];
+      size.push_back(memory_line(name));
+      storage_of[name] = static_cast<int>(size.size() - 1);
+      constants.insert(storage_of[name]);
+      live.insert(name);
+    } else if (instr == "CALL") {
+      for (const std::string name : j["RESULT"]) {
+        const int64_t bytes = memory_line(name);
+        const int alias = std::stoi(nlohmann::json::parse(lines[++i])["ALIAS"].get<std::string>());
+        if (alias < 0) {
+          size.push_back(bytes);
+          storage_of[name] = static_cast<int>(size.size() - 1);
+        } else {
+          storage_of[name] = storage_of.at(j["ARGS"][alias]);
+        }
+        live.insert(name);
+      }
+    } else if (instr == "COPY_FROM" || instr == "COPY") {
+      storage_of[j["DST"]] = storage_of.at(j["SRC"]);
+      live.insert(j["DST"].get<std::string>());
+    } else if (instr == "RELEASE") {
+      live.erase(j["NAME"].get<std::string>());
+    } else {
+      REQUIRE(instr == "ANNOTATE");  // the fixture has no MUTATE
+    }
+  }
+  std::set<int> pinned = constants;
+  for (const std::string& name : live) pinned.insert(storage_of.at(name));
+  ExpectedFloor f;
+  std::set<int> with_role;
+  for (const auto& [name, role] : role_of) {
+    const int s = storage_of.at(name);
+    REQUIRE(pinned.count(s));
+    if (!with_role.insert(s).second) continue;
+    f.by_kind[role.substr(0, role.find(' '))] += size[s];
+  }
+  for (int s : pinned) {
+    f.total += size[s];
+    if (!with_role.count(s)) f.by_kind["other"] += size[s];
+  }
+  return f;
+}
+
+TEST_CASE("attribution: the floor by parameters, gradients, optimizer state, buffers, inputs") {
+  Trace t = LoadTrace(kFixture);
+  std::optional<PinnedFloor> floor = ExplainPinnedFloor(t, 2);
+  REQUIRE(floor);
+  ExpectedFloor expected = FloorFromLines(FixtureLines());
+  CHECK(floor->bytes == expected.total);
+  CHECK(floor->bytes == ComputeMemoryBound(t).final_pinned);
+  const char* kinds[] = {"parameter", "gradient", "optimizer", "buffer", "input", "other"};
+  int64_t sum = 0;
+  for (int part = 0; part <= kRoleKinds; ++part) {
+    INFO(kinds[part]);
+    CHECK(floor->parts[part].bytes == expected.by_kind[kinds[part]]);
+    sum += floor->parts[part].bytes;
+  }
+  CHECK(sum == floor->bytes);
+  // By hand: conv weight 72 + bias 8, each with its gradient and momentum
+  // buffer; three buffers of 8; the input 2x1x4x4 floats.
+  CHECK(floor->parts[static_cast<int>(RoleKind::kParameter)].bytes == 80);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kGradient)].bytes == 80);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kOptimizer)].bytes == 80);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kBuffer)].bytes == 24);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kInput)].bytes == 128);
+  CHECK(floor->bytes == 392);
+  const PinnedFloorPart& buffers = floor->parts[static_cast<int>(RoleKind::kBuffer)];
+  CHECK(buffers.storages == 3);
+  CHECK(buffers.largest.size() == 2);  // as asked
+  const PinnedFloorPart& params = floor->parts[static_cast<int>(RoleKind::kParameter)];
+  REQUIRE(params.largest.size() == 2);
+  CHECK(t.storages[params.largest[0]].size == 72);
+
+  std::ostringstream text;
+  PrintTraceInfo(text, t, Summarize(kFixture, ComputeBaseline(t)));
+  INFO(text.str());
+  CHECK(text.str().find("    parameters                   80 bytes      2 storages  0.conv.weight 72 B, "
+                        "0.conv.bias 8 B\n") != std::string::npos);
+  CHECK(text.str().find("optimizer state              80 bytes      2 storages  momentum_buffer "
+                        "0.conv.weight 72 B") != std::string::npos);
+  nlohmann::ordered_json j = TraceInfoJson(t, Summarize(kFixture, ComputeBaseline(t)));
+  CHECK(j["pinned_floor"]["bytes"] == 392);
+  CHECK(j["pinned_floor"]["parts"][2]["part"] == "optimizer state");
+  CHECK(j["pinned_floor"]["parts"][2]["largest"][0]["role"] == "optimizer momentum_buffer 0.conv.weight");
+}
+
+TEST_CASE("attribution: a storage kept to the end without a ROLE is in the floor's other part") {
+  Trace t = ParseTraceString(
+      kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n"
+               R"({"INSTRUCTION":"MEMORY","MEMORY":"8","NAME":"w","ROLE":"parameter fc.weight"})" "\n"
+               R"({"ARGS":["w"],"INSTRUCTION":"CALL","MODULE":"fc","NAME":"f","PHASE":"forward","RESULT":["y"],"TIME":"1"})" "\n"
+               R"({"INSTRUCTION":"MEMORY","MEMORY":"16","NAME":"y"})" "\n"
+               R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"y"})" "\n"
+               R"({"ARGS":["y"],"INSTRUCTION":"CALL","NAME":"g","PHASE":"backward","RESULT":["gw"],"TIME":"1"})" "\n"
+               R"({"INSTRUCTION":"MEMORY","MEMORY":"8","NAME":"gw"})" "\n"
+               R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"gw"})" "\n"
+               R"({"ARGS":["gw"],"INSTRUCTION":"CALL","NAME":"detach","PHASE":"backward","RESULT":["g"],"TIME":"1"})" "\n"
+               R"({"INSTRUCTION":"MEMORY","MEMORY":"8","NAME":"g","ROLE":"gradient fc.weight"})" "\n"
+               R"({"ALIAS":"0","INSTRUCTION":"ALIAS","NAME":"g"})" "\n",
+      "t.log");
+  std::optional<PinnedFloor> floor = ExplainPinnedFloor(t);
+  REQUIRE(floor);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kParameter)].bytes == 8);
+  CHECK(floor->parts[static_cast<int>(RoleKind::kGradient)].bytes == 8);  // gw's storage, by g
+  CHECK(floor->parts[PinnedFloor::kOther].bytes == 16);                   // y, kept to the end
+  CHECK(floor->parts[PinnedFloor::kOther].largest == std::vector<StorageId>{1});
+  CHECK(floor->bytes == 32);
+  CHECK(StorageLabel(t, 1) == "y (module fc)");
 }
 
 }  // namespace
