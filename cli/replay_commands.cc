@@ -32,16 +32,16 @@ namespace {
 constexpr const char* kRunJsonHelp =
     "one JSON object per run, with the field names of simrd's reference files";
 
-void PrintRuns(const TraceSummary& summary, const std::vector<RunRecord>& runs, bool json,
-               bool csv = false) {
+void PrintRuns(const Trace& trace, const TraceSummary& summary, const std::vector<RunRecord>& runs,
+               bool json, bool csv = false) {
   if (json) {
-    for (const RunRecord& r : runs) std::cout << RunJson(summary, r).dump() << "\n";
+    for (const RunRecord& r : runs) std::cout << RunJson(summary, r, &trace).dump() << "\n";
   } else if (csv) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (const RunRecord& r : runs) rows.push_back(RunJson(summary, r));
+    for (const RunRecord& r : runs) rows.push_back(RunJson(summary, r, &trace));
     PrintCsvTable(std::cout, rows);
   } else if (runs.size() == 1) {
-    PrintRunText(std::cout, summary, runs[0]);
+    PrintRunText(std::cout, summary, runs[0], &trace);
   } else {
     PrintSweepText(std::cout, summary, runs);
   }
@@ -157,11 +157,11 @@ int RunReplay(const ReplayCommandFlags& f) {
                      run.result.budget, summary.log, OutcomeName(run.result.outcome)),
          fmt::format("valid at any budget >= {} (the run's peak)", run.result.max_memory)});
   if (f.json) {
-    nlohmann::ordered_json j = RunJson(summary, run);
+    nlohmann::ordered_json j = RunJson(summary, run, &trace);
     if (f.storages >= 0) j["storage_evictions"] = StorageEvictionsJson(trace, run.result);
     std::cout << j.dump() << "\n";
   } else {
-    PrintRunText(std::cout, summary, run);
+    PrintRunText(std::cout, summary, run, &trace);
     if (f.storages >= 0) PrintStorageEvictionsText(std::cout, trace, run.result, f.storages);
   }
   return f.fail_on_oom && run.result.outcome != Outcome::kPass ? kExitNegative : kExitSuccess;
@@ -213,7 +213,7 @@ int RunSweep(const SweepFlags& f) {
         trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); },
         checkpoint ? &journal : nullptr);
   }
-  PrintRuns(summary, runs, f.json, f.csv);
+  PrintRuns(trace, summary, runs, f.json, f.csv);
   return 0;
 }
 

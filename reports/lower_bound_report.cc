@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "model/attribution.h"
+
 namespace dtr {
 
 namespace {
@@ -10,6 +12,8 @@ using nlohmann::ordered_json;
 
 std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
 std::string OpName(const Trace& t, OpId o) { return o >= 0 ? t.ops[o].name : std::string("-"); }
+// In text: with its origin (model/attribution.h).
+std::string OpLabel(const Trace& t, OpId o) { return o >= 0 ? OperatorLabel(t, o) : std::string("-"); }
 
 // "x9132 (179830784 bytes, kept since add/498)", ...
 std::string KeptList(const Trace& t, const CutArgument& a) {
@@ -17,7 +21,7 @@ std::string KeptList(const Trace& t, const CutArgument& a) {
   for (size_t i = 0; i < a.kept.size(); ++i)
     out += fmt::format("{}{} ({} bytes, from the frame of {})", i ? ", " : "",
                        StorageName(t, a.kept[i]), t.storages[a.kept[i]].size,
-                       OpName(t, a.kept_since[i]));
+                       OpLabel(t, a.kept_since[i]));
   return out;
 }
 
@@ -27,6 +31,7 @@ ordered_json CutArgumentJson(const Trace& t, const CutArgument& a) {
   ordered_json j;
   j["argument"] = std::string(CutKindName(a.kind));
   j["op"] = OpName(t, a.op);
+  AddOriginJson(j, t, a.op);
   j["previous"] = a.previous >= 0 ? ordered_json(OpName(t, a.previous)) : ordered_json(nullptr);
   j["budget"] = a.budget;
   j["need"] = a.need;
@@ -56,12 +61,12 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
       std::string text = fmt::format(
           "keep-or-recompute cut at the frame of {}: at the computation of {} memory holds its "
           "static need {}",
-          OpName(t, a.op), OpName(t, a.previous), a.need);
+          OpLabel(t, a.op), OpLabel(t, a.previous), a.need);
       if (a.carried > 0) text += fmt::format(" + {} bytes kept across frames", a.carried);
       text += fmt::format(
           " + at least {} bytes that must stay material ({}), else {}'s frame recomputes {}, "
           "which needs {} bytes; {} > budget {}",
-          a.cut, cut.empty() ? "-" : cut, OpName(t, a.op), OpName(t, a.expensive),
+          a.cut, cut.empty() ? "-" : cut, OpLabel(t, a.op), OpLabel(t, a.expensive),
           a.expensive_cost, a.need + a.carried + a.cut, a.budget);
       if (!a.kept.empty()) text += fmt::format("; kept: {}", KeptList(t, a));
       return text;
@@ -70,12 +75,12 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
       return fmt::format(
           "keep-or-recompute cut: {} needs its static need {} + {} bytes of storages that must "
           "stay material through it = {} > budget {}; kept: {}",
-          OpName(t, a.op), a.need, a.carried, a.need + a.carried, a.budget, KeptList(t, a));
+          OpLabel(t, a.op), a.need, a.carried, a.need + a.carried, a.budget, KeptList(t, a));
     case CutArgument::Kind::kEvicted:
       return fmt::format(
           "keep-or-recompute cut: {} must stay material from the computation of {} into the frame "
           "of {}, but its last release in between evicts it (eager runtime)",
-          KeptList(t, a), OpName(t, a.previous), OpName(t, a.op));
+          KeptList(t, a), OpLabel(t, a.previous), OpLabel(t, a.op));
   }
   return "?";
 }

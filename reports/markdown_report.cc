@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include "model/attribution.h"
 #include "reports/instability_report.h"
 #include "reports/number_format.h"
 #include "reports/proof_report.h"
@@ -94,7 +95,7 @@ void WriteHeuristic(std::ostream& out, const Trace& trace, const ReportModel& m,
               fmt::format("{}{} ({}, {})", args.empty() ? "" : ", ", trace.tensors[a.tensor].name,
                           ArgStateName(a.state), GroupedInt(trace.storages[a.storage].size));
         fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", fr.depth,
-                   Cell(trace.op_of(fr.tensor).name), Cell(trace.tensors[fr.tensor].name),
+                   Cell(OperatorLabel(trace, trace.tensors[fr.tensor].op)), Cell(trace.tensors[fr.tensor].name),
                    GroupedInt(fr.request), GroupedInt(fr.new_locked_bytes), Cell(args));
       }
       fmt::print(out, "\n");

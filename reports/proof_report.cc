@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "diagnose/pinned_floor.h"
+#include "model/attribution.h"
 #include "reports/lower_bound_report.h"
+#include "reports/pinned_floor_report.h"
 
 namespace dtr {
 
@@ -16,6 +19,12 @@ using nlohmann::ordered_json;
 
 std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
 std::string OpName(const Trace& t, TensorId x) { return t.op_of(x).name; }
+// The operator of tensor x as people read it (model/attribution.h).
+std::string OpLabel(const Trace& t, TensorId x, std::string_view detail = "") {
+  return OperatorLabel(t, t.tensors[x].op, detail);
+}
+// "  module 0.conv, model.py:18" after a row of a table, or nothing.
+std::string OriginColumn(const std::string& origin) { return origin.empty() ? "" : "  " + origin; }
 double RatioOf(int64_t bytes, const Baseline& b) {
   return static_cast<double>(bytes) / static_cast<double>(b.memory);
 }
@@ -45,6 +54,7 @@ ordered_json NeedJson(const Trace& t, const OperatorNeed& n) {
   ordered_json j;
   if (n.op >= 0) {
     j["op"] = t.ops[n.op].name;
+    AddOriginJson(j, t, n.op);
     j["program_step"] = n.program_step;
     j["pinned"] = n.pinned;
     j["arguments"] = n.arguments;
@@ -60,8 +70,8 @@ ordered_json NeedJson(const Trace& t, const OperatorNeed& n) {
 std::string NeedText(const Trace& t, const OperatorNeed& n) {
   if (n.op < 0)
     return fmt::format("the storages pinned at the end of the program ({} bytes)", n.pinned);
-  return fmt::format("{} (pinned {} + arguments {} + outputs {})", t.ops[n.op].name, n.pinned,
-                     n.arguments, n.request);
+  return OperatorLabel(t, n.op,
+                       fmt::format("pinned {} + arguments {} + outputs {}", n.pinned, n.arguments, n.request));
 }
 
 ordered_json QueryJson(const WindowQuery& q) {
@@ -92,8 +102,10 @@ ordered_json FrontierFieldsJson(const Trace& t, const RematFrontier& f) {
   j["event"] = f.event;
   j["program_step"] = f.program_step;
   j["program_op"] = OpName(t, f.frames.front().tensor);
+  AddOriginJson(j, t, t.tensors[f.frames.front().tensor].op, "program_op_");
   j["tensor"] = t.tensors[f.frames.back().tensor].name;
   j["op"] = OpName(t, f.frames.back().tensor);
+  AddOriginJson(j, t, t.tensors[f.frames.back().tensor].op);
   j["remat_depth"] = static_cast<int64_t>(f.frames.size()) - 1;
   j["memory_usage"] = f.memory_usage;
   j["pinned_memory"] = f.pinned_bytes;
@@ -120,22 +132,28 @@ ordered_json FrontierFieldsJson(const Trace& t, const RematFrontier& f) {
                       {"size", t.storages[a.storage].size},
                       {"state", std::string(ArgStateName(a.state))}});
     for (TensorId m : fr.missing) missing.push_back(t.tensors[m].name);
-    frames.push_back({{"depth", fr.depth},
-                      {"tensor", t.tensors[fr.tensor].name},
-                      {"op", OpName(t, fr.tensor)},
-                      {"remat", fr.remat},
-                      {"request", fr.request},
-                      {"locks", locks},
-                      {"new_locked_memory", fr.new_locked_bytes},
-                      {"completion_need", fr.completion_need},
-                      {"missing", missing},
-                      {"args", args}});
+    ordered_json frame;
+    frame["depth"] = fr.depth;
+    frame["tensor"] = t.tensors[fr.tensor].name;
+    frame["op"] = OpName(t, fr.tensor);
+    AddOriginJson(frame, t, t.tensors[fr.tensor].op);
+    frame["remat"] = fr.remat;
+    frame["request"] = fr.request;
+    frame["locks"] = locks;
+    frame["new_locked_memory"] = fr.new_locked_bytes;
+    frame["completion_need"] = fr.completion_need;
+    frame["missing"] = missing;
+    frame["args"] = args;
+    frames.push_back(std::move(frame));
   }
   j["frames"] = frames;
   ordered_json locked = ordered_json::array();
-  for (const LockedStorage& l : f.locked)
-    locked.push_back(
-        {{"storage", StorageName(t, l.storage)}, {"size", l.size}, {"holders", l.holders}});
+  for (const LockedStorage& l : f.locked) {
+    ordered_json one = {{"storage", StorageName(t, l.storage)}, {"size", l.size}, {"holders", l.holders}};
+    AddRoleJson(one, t, l.storage);
+    AddOriginJson(one, t, t.tensors[t.storages[l.storage].root].op);
+    locked.push_back(std::move(one));
+  }
   j["locked"] = locked;
   j["evicted_region"] = {{"storages", f.evicted_region.size()}, {"memory", f.evicted_region_bytes}};
   j["region_border"] = {{"storages", f.region_border.size()}, {"memory", f.region_border_bytes}};
@@ -149,15 +167,14 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
   const FrontierFrame& inner = f.frames.back();
   if (f.at_oom)
     fmt::print(out, "frontier at the OOM: computation {} of the run, program step {} ({})\n",
-               f.event, f.program_step, OpName(t, f.frames.front().tensor));
+               f.event, f.program_step, OpLabel(t, f.frames.front().tensor));
   else
     fmt::print(out, "frontier at decision {}: computation {} of the run, program step {} ({})\n",
-               *f.decision, f.event, f.program_step, OpName(t, f.frames.front().tensor));
+               *f.decision, f.event, f.program_step, OpLabel(t, f.frames.front().tensor));
   fmt::print(out,
              "  {} pending frames: the program operator and {} rematerializations below it; "
-             "innermost {} ({})\n",
-             f.frames.size(), f.frames.size() - 1, OpName(t, inner.tensor),
-             t.tensors[inner.tensor].name);
+             "innermost {}\n",
+             f.frames.size(), f.frames.size() - 1, OpLabel(t, inner.tensor, t.tensors[inner.tensor].name));
   fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", "depth", "operator", "tensor",
              "request", "locks (new)", "completion need");
   size_t hidden = 0;
@@ -171,8 +188,9 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
     }
     if (hidden) fmt::print(out, "  {:>5}  ({} frames locking nothing new)\n", "...", hidden);
     hidden = 0;
-    fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}\n", fr.depth, OpName(t, fr.tensor),
-               t.tensors[fr.tensor].name, fr.request, fr.new_locked_bytes, fr.completion_need);
+    fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}{}\n", fr.depth, OpName(t, fr.tensor),
+               t.tensors[fr.tensor].name, fr.request, fr.new_locked_bytes, fr.completion_need,
+               OriginColumn(OperatorOrigin(t, t.tensors[fr.tensor].op)));
   }
   fmt::print(out, "  locked storages: {} ({} bytes)\n", f.locked.size(), f.locked_bytes);
   constexpr size_t kShownLocked = 12;
@@ -186,13 +204,14 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
     }
     std::string holders;
     for (int32_t d : l.holders) holders += (holders.empty() ? "" : ", ") + std::to_string(d);
-    fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}\n", StorageName(t, l.storage),
-               l.size, l.holders.size() == 1 ? "" : "s", holders);
+    fmt::print(out, "    {:<10} {:>12} bytes  held by frame{} {}{}\n", StorageName(t, l.storage),
+               l.size, l.holders.size() == 1 ? "" : "s", holders,
+               OriginColumn(StorageOrigin(t, l.storage)));
   }
   fmt::print(out, "  arithmetic:\n");
   fmt::print(out, "      pinned   {:>14}  ({} storages)\n", f.pinned_bytes, f.pinned_storages);
   fmt::print(out, "    + locked   {:>14}  ({} storages)\n", f.locked_bytes, f.locked.size());
-  fmt::print(out, "    + request  {:>14}  ({})\n", f.request, OpName(t, inner.tensor));
+  fmt::print(out, "    + request  {:>14}  ({})\n", f.request, OpLabel(t, inner.tensor));
   int64_t floor = f.floor();
   fmt::print(out, "    = floor    {:>14}  {} budget {}{}\n", floor,
              floor > f.budget ? ">" : "<=", f.budget,
@@ -246,16 +265,20 @@ ordered_json ScheduleCheckJson(const Trace& t, const ProofHeader& h, const std::
                     {"reason", r.script_failure->reason}};
   else
     j["failure"] = nullptr;
-  if (r.oom)
-    j["oom"] = {{"op", r.oom->op},
-                {"tensor", r.oom->tensor},
-                {"request", r.oom->request},
-                {"memory_usage", r.oom->memory_usage},
-                {"pinned_memory", r.oom->pinned_memory},
-                {"locked_memory", r.oom->locked_memory},
-                {"remat_depth", r.oom->remat_depth},
-                {"program_op", r.oom->program_op}};
-  (void)t;
+  if (r.oom) {
+    ordered_json oom;
+    oom["op"] = r.oom->op;
+    AddOriginJson(oom, t, FindOperator(t, r.oom->op));
+    oom["tensor"] = r.oom->tensor;
+    oom["request"] = r.oom->request;
+    oom["memory_usage"] = r.oom->memory_usage;
+    oom["pinned_memory"] = r.oom->pinned_memory;
+    oom["locked_memory"] = r.oom->locked_memory;
+    oom["remat_depth"] = r.oom->remat_depth;
+    oom["program_op"] = r.oom->program_op;
+    AddOriginJson(oom, t, FindOperator(t, r.oom->program_op), "program_op_");
+    j["oom"] = std::move(oom);
+  }
   return j;
 }
 
@@ -272,11 +295,10 @@ void PrintScheduleCheckText(std::ostream& out, const Trace& t, const ProofHeader
   if (r.oom)
     fmt::print(
         out,
-        "  at the failure: {} ({}) requests {} with {} in use (pinned {}, locked {}), {} pending "
+        "  at the failure: {} requests {} with {} in use (pinned {}, locked {}), {} pending "
         "rematerializations\n",
-        r.oom->op, r.oom->tensor, r.oom->request, r.oom->memory_usage, r.oom->pinned_memory,
-        r.oom->locked_memory, r.oom->remat_depth);
-  (void)t;
+        OperatorLabel(t, r.oom->op, r.oom->tensor), r.oom->request, r.oom->memory_usage,
+        r.oom->pinned_memory, r.oom->locked_memory, r.oom->remat_depth);
 }
 
 // ---------------------------------------------------------------- explain / prove
@@ -332,6 +354,9 @@ void WriteVerdictFields(ordered_json& j, const Trace& t, const Baseline& baselin
   j["static_bound"] = {{"bytes", c.static_bound.bytes},
                        {"ratio", RatioOf(c.static_bound.bytes, baseline)},
                        {"attained_by", NeedJson(t, c.static_bound.attained_by)}};
+  if (c.static_bound.attained_by.op < 0)
+    if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(t))
+      j["static_bound"]["pinned_floor"] = PinnedFloorJson(t, *floor, baseline);
   ordered_json attempts = ordered_json::array();
   for (const WitnessAttempt& a : c.witness_search.attempts)
     attempts.push_back(
@@ -389,8 +414,8 @@ void PrintCertificateText(std::ostream& out, const Trace& t, const Certificate& 
                  "  certificate: Z3 finds no execution of operators {}..{} ({} .. {}) within the "
                  "budget (unsat in "
                  "{:.1f}s, {} storages tracked); the encoding over-approximates every schedule\n",
-                 q.window.first, q.window.last, t.ops[q.window.first].name,
-                 t.ops[q.window.last].name, q.seconds, q.storages);
+                 q.window.first, q.window.last, OperatorLabel(t, q.window.first),
+                 OperatorLabel(t, q.window.last), q.seconds, q.storages);
       break;
     }
     case CertificateKind::kCut:
@@ -436,6 +461,10 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
   for (const std::string& n : c.store_notes) fmt::print(out, "  store: {}\n", n);
   fmt::print(out, "  static bound: {} bytes (ratio {:.6f}), attained by {}\n", c.static_bound.bytes,
              RatioOf(c.static_bound.bytes, h.baseline), NeedText(t, c.static_bound.attained_by));
+  if (c.static_bound.attained_by.op < 0)
+    if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(t))
+      fmt::print(out, "  pinned at the end: {}; DTR evicts only the rest (dtrcheck info names the largest)\n",
+                 PinnedFloorLine(*floor));
   for (const std::string& n : c.witness_search.notes) fmt::print(out, "  note: {}\n", n);
   if (verbose) {
     fmt::print(out, "  witness attempts:\n");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 
+#include "model/attribution.h"
 #include "reports/number_format.h"
 #include "reports/proof_report.h"
 #include "reports/report_text.h"
@@ -738,7 +739,7 @@ std::string FrontierSvgOf(const Trace& trace, const ReportModel& m, const OomFro
   int64_t cum = r.pinned_bytes;
   bars.push_back({"pinned (constants and pinned outputs)", GroupedInt(r.pinned_bytes), 0, cum,
                   "bar-pinned", "pinned storages in memory"});
-  auto op_name = [&](const FrontierFrame& fr) { return trace.op_of(fr.tensor).name; };
+  auto op_name = [&](const FrontierFrame& fr) { return OperatorLabel(trace, trace.tensors[fr.tensor].op); };
   // Runs of three or more frames that lock nothing new (their arguments are
   // being rematerialized, or already held above) are drawn as one row.
   for (size_t i = 0; i < r.frames.size();) {

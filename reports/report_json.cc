@@ -19,8 +19,8 @@ ordered_json Bytes(int64_t b) {
 
 // simrd's OOM fields (the same writer as `replay --json`), plus where the
 // failure happened in the program and in the run.
-ordered_json OomJson(const OomContext& o) {
-  ordered_json j = OomContextJson(o);
+ordered_json OomJson(const OomContext& o, const Trace& trace) {
+  ordered_json j = OomContextJson(o, &trace);
   j["program_step"] = o.program_step;
   j["event"] = o.event;
   return j;
@@ -30,7 +30,7 @@ ordered_json OomJson(const OomContext& o) {
 // adds the grid's ratio text, evictions per storage (as a scan point has
 // them), the run's length, its exact interval with an unbounded end as null,
 // and what the curve says about it.
-ordered_json RowJson(const BudgetRow& row, const ScanPoint& point) {
+ordered_json RowJson(const Trace& trace, const BudgetRow& row, const ScanPoint& point) {
   const RunResult& r = row.run.result;
   ordered_json j;
   j["ratio"] = row.run.spec.ratio ? ordered_json(row.run.spec.ratio->value) : ordered_json(nullptr);
@@ -45,7 +45,7 @@ ordered_json RowJson(const BudgetRow& row, const ScanPoint& point) {
   j["source_reason"] = row.source_reason;
   j["regime"] = row.regime;
   j["inversion"] = row.inversion ? ordered_json(*row.inversion) : ordered_json(nullptr);
-  j["oom"] = r.oom ? OomJson(*r.oom) : ordered_json(nullptr);
+  j["oom"] = r.oom ? OomJson(*r.oom, trace) : ordered_json(nullptr);
   return j;
 }
 
@@ -120,7 +120,7 @@ ordered_json TimelineJson(const Trace& trace, const MemoryTimeline& t) {
           {"marks_reduced", t.marks_reduced},
           {"evictions", evictions},
           {"remats", remats},
-          {"oom", t.oom ? OomJson(*t.oom) : ordered_json(nullptr)}};
+          {"oom", t.oom ? OomJson(*t.oom, trace) : ordered_json(nullptr)}};
 }
 
 // The runs sharing the failure state, then `dtrcheck frontier --json`'s
@@ -217,7 +217,7 @@ ordered_json HeuristicJson(const Trace& trace, const ReportModel& m) {
   ordered_json j;
   j["heuristic"] = m.heuristic;
   ordered_json runs = ordered_json::array();
-  for (size_t i = 0; i < m.rows.size(); ++i) runs.push_back(RowJson(m.rows[i], m.curve.points[i]));
+  for (size_t i = 0; i < m.rows.size(); ++i) runs.push_back(RowJson(trace, m.rows[i], m.curve.points[i]));
   j["runs"] = runs;
   j["curve"] = CurveJson(m);
   ordered_json timelines = ordered_json::array();

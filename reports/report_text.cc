@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/attribution.h"
 #include "reports/instability_report.h"
 #include "reports/number_format.h"
 #include "reports/proof_report.h"
@@ -167,11 +168,12 @@ std::string FrontierSummary(const Trace& trace, const ReportModel& m, const OomF
       "At {} ({}): while computing {}, {}. In use {} "
       "(pinned {}, locked {} in {} storages) + request {} = {} bytes, more than any of "
       "these budgets, and nothing was left to evict.",
-      ratios, runs, trace.op_of(r.frames.front().tensor).name,
+      ratios, runs, OperatorLabel(trace, trace.tensors[r.frames.front().tensor].op),
       depth == 0
           ? std::string("with no rematerialization pending")
           : fmt::format("{} rematerialization{} pending below it (innermost: {})", depth,
-                        depth == 1 ? " was" : "s were", trace.op_of(r.frames.back().tensor).name),
+                        depth == 1 ? " was" : "s were",
+                        OperatorLabel(trace, trace.tensors[r.frames.back().tensor].op)),
       GroupedInt(r.memory_usage), GroupedInt(r.pinned_bytes), GroupedInt(r.locked_bytes),
       r.locked.size(), GroupedInt(r.request), GroupedInt(r.memory_usage + r.request));
 }

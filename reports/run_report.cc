@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "model/attribution.h"
 #include "reports/pinned_floor_report.h"
 
 namespace dtr {
@@ -14,7 +15,7 @@ TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline) 
   return {std::filesystem::path(trace_path).filename().string(), baseline};
 }
 
-nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run) {
+nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run, const Trace* trace) {
   const RunResult& r = run.result;
   nlohmann::ordered_json j;
   j["log"] = summary.log;
@@ -30,7 +31,7 @@ nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run
   else
     j["ratio"] = nullptr;
   WriteRunCounters(j, run);
-  if (r.oom) j["oom"] = OomContextJson(*r.oom);
+  if (r.oom) j["oom"] = OomContextJson(*r.oom, trace);
   j["budget_lo"] = r.budget_lo;
   j["budget_hi"] = r.budget_hi;
   return j;
@@ -53,16 +54,20 @@ void WriteRunCounters(nlohmann::ordered_json& j, const RunRecord& run) {
   j["distinct_evicted"] = r.distinct_evicted;
 }
 
-nlohmann::ordered_json OomContextJson(const OomContext& o) {
-  return {{"op", o.op},
-          {"tensor", o.tensor},
-          {"request", o.request},
-          {"memory_usage", o.memory_usage},
-          {"pinned_memory", o.pinned_memory},
-          {"locked_memory", o.locked_memory},
-          {"locked_storages", o.locked_storages},
-          {"remat_depth", o.remat_depth},
-          {"program_op", o.program_op}};
+nlohmann::ordered_json OomContextJson(const OomContext& o, const Trace* trace) {
+  nlohmann::ordered_json j;
+  j["op"] = o.op;
+  if (trace) AddOriginJson(j, *trace, FindOperator(*trace, o.op));
+  j["tensor"] = o.tensor;
+  j["request"] = o.request;
+  j["memory_usage"] = o.memory_usage;
+  j["pinned_memory"] = o.pinned_memory;
+  j["locked_memory"] = o.locked_memory;
+  j["locked_storages"] = o.locked_storages;
+  j["remat_depth"] = o.remat_depth;
+  j["program_op"] = o.program_op;
+  if (trace) AddOriginJson(j, *trace, FindOperator(*trace, o.program_op), "program_op_");
+  return j;
 }
 
 namespace {
@@ -77,7 +82,7 @@ std::string Bytes(int64_t b) {
 
 }  // namespace
 
-void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run) {
+void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run, const Trace* trace) {
   const RunResult& r = run.result;
   fmt::print(out, "{}  {} on {}\n", summary.log, run.spec.heuristic->name, RuntimeName(run.spec.runtime));
   fmt::print(out, "  budget      {} bytes (ratio {}, {})\n", r.budget, RatioText(run), Bytes(r.budget));
@@ -93,8 +98,9 @@ void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecor
   fmt::print(out, "  same run    for every budget in [{}, {}] bytes\n", r.budget_lo, r.budget_hi);
   if (r.oom) {
     const OomContext& o = *r.oom;
+    auto label = [&](const std::string& op) { return trace ? OperatorLabel(*trace, op) : op; };
     fmt::print(out, "  OOM while computing {} (program operator {}), {} pending rematerializations below it\n",
-               o.op, o.program_op, o.remat_depth);
+               label(o.op), o.program_op == o.op ? o.program_op : label(o.program_op), o.remat_depth);
     fmt::print(out, "      request {} + in use {} > budget {}; pool empty\n", o.request, o.memory_usage, r.budget);
     fmt::print(out, "      in use: pinned {}, locked {} in {} storages\n", o.pinned_memory, o.locked_memory,
                o.locked_storages);

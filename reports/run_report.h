@@ -18,8 +18,11 @@ struct TraceSummary {
 
 TraceSummary Summarize(const std::string& trace_path, const Baseline& baseline);
 
-// Header fields of the trace and the run, then the run's own fields.
-nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run);
+// Header fields of the trace and the run, then the run's own fields. With
+// the trace, the OOM context says where its operators come from (where the
+// trace has attribution keys: OomContextJson).
+nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run,
+                               const Trace* trace = nullptr);
 
 // The run's counters under simrd's reference names, in RunJson's order:
 // budget, result, overhead, clock, remat_compute, model_compute,
@@ -29,10 +32,14 @@ nlohmann::ordered_json RunJson(const TraceSummary& summary, const RunRecord& run
 void WriteRunCounters(nlohmann::ordered_json& j, const RunRecord& run);
 // An OOM context under simrd's names, in its order: op, tensor, request,
 // memory_usage, pinned_memory, locked_memory, locked_storages, remat_depth,
-// program_op.
-nlohmann::ordered_json OomContextJson(const OomContext& oom);
+// program_op. With a trace that has attribution keys, "module" and "source"
+// follow "op", "program_op_module" and "program_op_source" follow
+// "program_op", each where the trace has it.
+nlohmann::ordered_json OomContextJson(const OomContext& oom, const Trace* trace = nullptr);
 
-void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run);
+// With the trace, the OOM's operators are named with their origin (OperatorLabel).
+void PrintRunText(std::ostream& out, const TraceSummary& summary, const RunRecord& run,
+                  const Trace* trace = nullptr);
 
 // Per-storage eviction counts of a run: {"x123": [evictions, heuristic evictions], ...}
 // for every storage evicted at least once, named by its root tensor.

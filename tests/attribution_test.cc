@@ -1,7 +1,8 @@
 // The attribution keys of captured traces (docs/trace_format.md,
 // "Attribution keys"): read by both line readers, stored per operator,
 // tensor and storage, checked when malformed, absent from traces without
-// them; the floor broken down by ROLE.
+// them; the floor broken down by ROLE; operators named with their module and
+// source line wherever an answer names them.
 //
 // The fixture tests/e2e/data/attributed.log is a capture of
 // tests/e2e/data/attributed_model.py (a Sequential of one block: a
@@ -18,13 +19,17 @@
 #include <vector>
 
 #include "checker/memory_bound.h"
+#include "checker/sweep.h"
 #include "diagnose/pinned_floor.h"
+#include "diagnose/remat_frontier.h"
 #include "model/attribution.h"
 #include "model/error.h"
 #include "model/trace_line.h"
 #include "model/trace_parser.h"
+#include "reports/proof_report.h"
 #include "reports/run_report.h"
 #include "test_paths.h"
+#include "test_runs.h"
 
 namespace dtr {
 namespace {
@@ -316,6 +321,41 @@ TEST_CASE("attribution: a storage kept to the end without a ROLE is in the floor
   CHECK(floor->parts[PinnedFloor::kOther].largest == std::vector<StorageId>{1});
   CHECK(floor->bytes == 32);
   CHECK(StorageLabel(t, 1) == "y (module fc)");
+}
+
+TEST_CASE("attribution: the OOM context, the frontier and check name the module and source line") {
+  Trace t = LoadTrace(kFixture);
+  Baseline baseline = ComputeBaseline(t);
+  RunSpec spec = testing::SpecAtBudget(600);
+  RunRecord run = RunOne(t, baseline, spec);
+  REQUIRE(run.result.oom);
+  const OomContext& oom = *run.result.oom;
+  const OpId op = FindOperator(t, oom.op);
+  REQUIRE(op >= 0);
+  const std::string origin = OperatorOrigin(t, op);
+  INFO(oom.op << " " << origin);
+  CHECK(origin.find(kSource + ":") != std::string::npos);
+
+  std::ostringstream text;
+  PrintRunText(text, Summarize(kFixture, baseline), run, &t);
+  CHECK(text.str().find("OOM while computing " + oom.op + " (" + origin + ")") != std::string::npos);
+  std::ostringstream plain;
+  PrintRunText(plain, Summarize(kFixture, baseline), run);
+  CHECK(plain.str().find("OOM while computing " + oom.op + " (program operator") != std::string::npos);
+
+  nlohmann::ordered_json j = RunJson(Summarize(kFixture, baseline), run, &t);
+  CHECK(j["oom"]["source"].get<std::string>().rfind(kSource + ":", 0) == 0);
+  CHECK(j["oom"].contains("program_op_source"));
+
+  RematFrontier f = FrontierAtOom(t, ConfigFor(spec, baseline));
+  ProofHeader header{"attributed.log", baseline, "DTR", spec.runtime, std::nullopt, 600};
+  std::ostringstream frontier;
+  PrintFrontierText(frontier, t, header, f);
+  INFO(frontier.str());
+  CHECK(frontier.str().find("innermost " + OperatorLabel(t, op, oom.tensor) + "\n") != std::string::npos);
+  nlohmann::ordered_json fj = FrontierJson(t, header, f);
+  CHECK(fj["source"] == j["oom"]["source"]);
+  CHECK(fj["frames"].back()["source"] == j["oom"]["source"]);
 }
 
 }  // namespace
