@@ -90,6 +90,42 @@ int RunGenRnn(const GenFlags<RnnOptions>& f) {
   return 0;
 }
 
+void AddGenGraphFlags(CLI::App* cmd, GenGraphFlags& f) {
+  cmd->add_option("graph", f.graph,
+                  "node-link JSON graph (Checkmate or Moccasin keys; docs/commands/gen.md)")
+      ->required()
+      ->type_name("FILE");
+  AddOutFlag(cmd, f.out);
+}
+
+int RunGenGraph(const GenGraphFlags& f) {
+  Emit(LoadNodeLinkGraphAsTrace(f.graph), f.out);
+  return 0;
+}
+
+void AddGenLayeredFlags(CLI::App* cmd, GenLayeredFlags& f) {
+  LayeredGraphOptions& o = f.options;
+  AddCount(cmd, "--nodes", o.nodes, "nodes, the source and the sink included", 3, 100000);
+  cmd->add_option("--seed", o.seed, "seed of the random graph")
+      ->capture_default_str()
+      ->check(AnyUnsigned64());
+  cmd->add_option("--dialect", f.dialect,
+                  "the keys of the --json graph: checkmate (cost_cpu, cost_ram) or moccasin "
+                  "(duration, out_cost; default); the trace is the same")
+      ->check(CLI::IsMember({"checkmate", "moccasin"}))
+      ->type_name("DIALECT");
+  cmd->add_flag("--json", f.json, "write the node-link JSON graph instead of its trace");
+  AddOutFlag(cmd, f.out);
+}
+
+int RunGenLayered(const GenLayeredFlags& f) {
+  LayeredGraphOptions o = f.options;
+  o.dialect = f.dialect == "checkmate" ? GraphDialect::kCheckmate : GraphDialect::kMoccasin;
+  std::string graph = GenerateLayeredGraph(o);
+  Emit(f.json ? graph : NodeLinkGraphToTrace(graph, "gen layered"), f.out);
+  return 0;
+}
+
 void AddGenDemoFlags(CLI::App* cmd, GenDemoFlags& f) { AddOutFlag(cmd, f.out); }
 
 int RunGenDemo(const GenDemoFlags& f) {

@@ -16,6 +16,10 @@ const std::vector<GeneratorEntry>& TraceGenerators() {
        "dtrcheck gen resnet --blocks 8 --stages 2 --inner-size 2097152"},
       {"rnn", "an unrolled recurrent network with backpropagation through time",
        "dtrcheck gen rnn --steps 32"},
+      {"layered", "a random layered DAG: a source, layers of nodes, a sink (seeded)",
+       "dtrcheck gen layered --nodes 100 --seed 7"},
+      {"graph", "a Checkmate or Moccasin node-link JSON graph, read as a trace",
+       "dtrcheck gen graph vgg16.json"},
       {"demo", "the embedded demo trace: a small residual network with a feasibility inversion",
        "dtrcheck gen demo"},
   };
