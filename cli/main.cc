@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -73,6 +74,9 @@ int RunCommandLine(int argc, char** argv, std::string* error) {
 
 int main(int argc, char** argv) {
   dtr::TuneHeapForReplay();
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, which the
+  // writers report as one line, instead of the signal ending the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Under mpirun or srun every rank runs the command (checker/mpi_farm.h);
   // rank 0 prints and writes, the others print nothing and publish no file.
   dtr::MpiSession mpi(&argc, &argv);

@@ -96,6 +96,14 @@ PendingFile::PendingFile(const std::string& path) : path_(path) {
   // Refused before any work: rename would fail on it only at the end.
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("{}: cannot open for writing ({})", path, Reason(EISDIR)));
+  const fs::file_status status = fs::status(path, ec);
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status)) {
+    // Renaming over /dev/null would replace the device with a file. A
+    // process whose outputs are discarded writes nothing there.
+    temp_ = g_discard ? "/dev/null" : path;
+    in_place_ = true;
+    return;
+  }
   temp_ = MakeTemp(target, [](const std::string& temp) {
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) return errno;
@@ -105,7 +113,7 @@ PendingFile::PendingFile(const std::string& path) : path_(path) {
 }
 
 PendingFile::~PendingFile() {
-  if (!committed_) ::unlink(temp_.c_str());
+  if (!committed_ && !in_place_) ::unlink(temp_.c_str());
 }
 
 void DiscardOutputFiles() { g_discard = true; }
@@ -114,6 +122,10 @@ bool OutputFilesDiscarded() { return g_discard; }
 
 void PendingFile::Commit() {
   if (committed_ || g_discard) return;  // discarded: the destructor removes the temporary
+  if (in_place_) {
+    committed_ = true;
+    return;
+  }
   int err = SyncFile(temp_);
   if (err == 0 && ::rename(temp_.c_str(), path_.c_str()) != 0) err = errno;
   if (err != 0) throw InputError(fmt::format("{}: cannot write ({})", path_, Reason(err)));

@@ -20,7 +20,9 @@ namespace dtr {
 
 // A file being written under a temporary name beside `path`. Write to
 // temp_path() (with any API), close it, then Commit(). Destroyed without a
-// successful Commit(), it removes the temporary.
+// successful Commit(), it removes the temporary. A `path` that exists and is
+// no regular file or directory (/dev/null, /dev/stdout, a FIFO) has no old
+// content to keep and must not be replaced: temp_path() is `path` itself.
 class PendingFile {
  public:
   // Creates the empty temporary. Throws Error "PATH: cannot write (REASON)".
@@ -39,6 +41,7 @@ class PendingFile {
  private:
   std::string path_, temp_;
   bool committed_ = false;
+  bool in_place_ = false;  // temp_ is path_ (a device or a FIFO)
 };
 
 // From now on, every Commit() of this process discards its temporary instead

@@ -106,6 +106,29 @@ TEST_CASE("issue 51: standard output that cannot be written fails the command") 
   CHECK(f.Run("check demo.log --ratio 0.2 --script pass.script > /dev/full").status == 3);
 }
 
+// Found beside item 3: `-o /dev/null` as root renamed the temporary over the
+// device, leaving a regular file at /dev/null. A path that is a device or a
+// FIFO is written in place (here a FIFO, read by cat); and past a file size
+// limit (ulimit -f) SIGXFSZ ended the process silently (exit 153): now the
+// write fails with one line, for a file and for standard output.
+TEST_CASE("issue 51: devices and FIFOs are written in place; a file size limit is one error line") {
+  Folder f;
+  const fs::path dir = TempPath("dtrcheck_issue51");
+  ShellOutput fifo = RunShell("cd " + dir.string() + " && mkfifo pipe && { cat pipe > from_pipe.log & } && " +
+                                  DTRCHECK_BINARY + " gen demo -o pipe && wait",
+                              dir / ".stderr");
+  CHECK(fifo.status == 0);
+  CHECK(fs::is_fifo(dir / "pipe"));
+  CHECK(Slurp(dir / "from_pipe.log") == Slurp(dir / "demo.log"));
+  ShellOutput file = f.Run("gen chain --layers 2000 -o big.log", "ulimit -f 64 &&");
+  CHECK(file.status == 3);
+  CHECK(file.err == "dtrcheck: big.log: cannot write (File too large)\n");
+  CHECK(!fs::exists(dir / "big.log"));
+  ShellOutput out = f.Run("gen chain --layers 2000 > big.log", "ulimit -f 64 &&");
+  CHECK(out.status == 3);
+  CHECK(out.err.rfind("dtrcheck: standard output: write error, the output is incomplete", 0) == 0);
+}
+
 // Item 9: `replay --ratio 0.5 --budget 100` replayed at 100 bytes and
 // printed "(ratio 0.5, 100 B)"; frontier, explain, prove and check accepted
 // the pair silently. Now each refuses it, as sweep and diff did.
