@@ -262,6 +262,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
       OpenStore(PythonStoreDirectory(store_dir), t.path, t.trace, t.baseline.memory);
   if (store) o.stored = store->Find(h.runtime);
   ordered_json j;
+  std::string store_error;  // a store that cannot be written keeps no answer from the caller
   {
     py::gil_scoped_release release;
     Classification c;
@@ -275,9 +276,17 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
     } else {
       c = ProveBudget(t.trace, t.baseline, h.budget, o);
     }
-    if (store && !RecordClassification(*store, t.trace, h.runtime, c, kind).empty()) store->Save();
     j = ClassificationJson(t.trace, h, kind, c);
+    try {
+      if (store && !RecordClassification(*store, t.trace, h.runtime, c, kind).empty()) store->Save();
+    } catch (const Error& e) {
+      store_error = e.what();
+    }
   }
+  // As the CLI prints the answer before it reports the store: the result is
+  // returned, the store's failure is a RuntimeWarning (an error under -W error).
+  if (!store_error.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, store_error.c_str(), 1) != 0)
+    throw py::error_already_set();
   return ToPython(j);
 }
 

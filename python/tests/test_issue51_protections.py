@@ -45,3 +45,11 @@ def test_a_trace_without_operators_is_an_error_not_a_crash(tmp_path):
                  lambda: dtrcheck.info(path)):
         with pytest.raises(dtrcheck.Error, match="start.log:1: the trace has no CONSTANT, CALL or MUTATE"):
             call()
+
+
+def test_a_store_that_cannot_be_written_keeps_the_answer(demo):
+    # The CLI prints the answer, then reports the store (exit 3); prove(store=)
+    # raised and lost the answer. Now the answer comes back with a RuntimeWarning.
+    with pytest.warns(RuntimeWarning, match="cannot"):
+        c = dtrcheck.prove(demo, ratio="0.2", z3=False, store="/proc/self")
+    assert c.verdict == dtrcheck.prove(demo, ratio="0.2", z3=False, store="").verdict
