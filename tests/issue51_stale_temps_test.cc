@@ -16,18 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder, removed at the end.
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name) : path(TempPath(name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using Folder = ScratchFolder;
 
 // A process id no process has: a child that has exited and been reaped.
 pid_t DeadPid() {

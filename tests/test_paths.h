@@ -28,6 +28,21 @@ inline std::filesystem::path TempPath(const std::string& name) {
   return std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()));
 }
 
+// A fresh folder private to this process, removed at the end.
+struct ScratchFolder {
+  std::filesystem::path path;
+  explicit ScratchFolder(const std::string& name) : path(TempPath(name)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
 // The whole content of a file (empty if it cannot be read).
 inline std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
