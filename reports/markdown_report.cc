@@ -3,9 +3,12 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include "diagnose/module_memory.h"
+#include "diagnose/pinned_floor.h"
 #include "model/attribution.h"
 #include "reports/instability_report.h"
 #include "reports/number_format.h"
+#include "reports/pinned_floor_report.h"
 #include "reports/proof_report.h"
 #include "reports/report_text.h"
 
@@ -128,6 +131,40 @@ void WriteHeuristic(std::ostream& out, const Trace& trace, const ReportModel& m,
 
 }  // namespace
 
+namespace {
+
+// For a captured trace: what the pinned floor is made of, and what each
+// module's operators allocate (diagnose/module_memory.h). Nothing otherwise.
+void WriteMemoryByModule(std::ostream& out, const Trace& trace) {
+  std::optional<std::vector<ModuleMemory>> modules = MemoryByModule(trace);
+  std::optional<PinnedFloor> floor = ExplainPinnedFloor(trace);
+  if (!modules && !floor) return;
+  fmt::print(out, "## Memory by module\n\n");
+  if (floor)
+    fmt::print(out,
+               "The storages pinned at the end, {} bytes, stay whatever is evicted: {} "
+               "(`dtrcheck info` names the largest). DTR evicts only the rest.\n\n",
+               GroupedInt(floor->bytes), PinnedFloorLine(*floor));
+  if (!modules) return;
+  fmt::print(out,
+             "What the operators of each module allocate (an alias allocates nothing), the "
+             "largest forward first:\n\n"
+             "| module | forward operators | forward bytes | forward compute | backward operators | "
+             "backward bytes |\n|---|---:|---:|---:|---:|---:|\n");
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < modules->size() && i < kShown; ++i) {
+    const ModuleMemory& m = (*modules)[i];
+    fmt::print(out, "| {} | {} | {} | {} | {} | {} |\n", Cell(m.module.empty() ? "(the model)" : m.module),
+               GroupedInt(m.forward_ops), GroupedInt(m.forward_bytes), GroupedInt(m.forward_compute),
+               GroupedInt(m.backward_ops), GroupedInt(m.backward_bytes));
+  }
+  if (modules->size() > kShown)
+    fmt::print(out, "\n{} more modules (report.json lists all).\n", modules->size() - kShown);
+  fmt::print(out, "\n");
+}
+
+}  // namespace
+
 void WriteMarkdownReport(std::ostream& out, const Trace& trace, const BudgetReport& r) {
   const ReportModel& first = r.heuristics.front();
   const TraceFacts& t = first.trace;
@@ -147,6 +184,7 @@ void WriteMarkdownReport(std::ostream& out, const Trace& trace, const BudgetRepo
   fmt::print(out, "| baseline compute | {} |\n", GroupedInt(t.baseline.compute));
   fmt::print(out, "| constant memory | {} bytes |\n", GroupedInt(t.baseline.const_memory));
   fmt::print(out, "| bottleneck memory | {} bytes |\n\n", GroupedInt(t.baseline.bottleneck_memory));
+  WriteMemoryByModule(out, trace);
 
   for (const ReportModel& m : r.heuristics) {
     if (r.heuristics.size() > 1) fmt::print(out, "## {}\n\n", m.heuristic);

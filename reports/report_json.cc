@@ -1,8 +1,11 @@
 #include "reports/report_json.h"
 
+#include "diagnose/module_memory.h"
+#include "diagnose/pinned_floor.h"
 #include "model/error.h"
 #include "reports/atlas_report.h"
 #include "reports/instability_report.h"
+#include "reports/pinned_floor_report.h"
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
 
@@ -286,6 +289,20 @@ ordered_json ReportJson(const Trace& trace, const BudgetReport& report) {
                   {"compute", b.compute},
                   {"const_memory", b.const_memory},
                   {"bottleneck_memory", b.bottleneck_memory}}}};
+  if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(trace))
+    j["trace"]["pinned_floor"] = PinnedFloorJson(trace, *floor, b);
+  if (std::optional<std::vector<ModuleMemory>> modules = MemoryByModule(trace)) {
+    ordered_json rows = ordered_json::array();
+    for (const ModuleMemory& m : *modules)
+      rows.push_back({{"module", m.module},
+                      {"forward_ops", m.forward_ops},
+                      {"forward_bytes", m.forward_bytes},
+                      {"forward_compute", m.forward_compute},
+                      {"backward_ops", m.backward_ops},
+                      {"backward_bytes", m.backward_bytes},
+                      {"backward_compute", m.backward_compute}});
+    j["trace"]["modules"] = rows;
+  }
   ordered_json names = ordered_json::array();
   for (const ReportModel& m : report.heuristics) names.push_back(m.heuristic);
   j["config"] = {{"heuristics", names},

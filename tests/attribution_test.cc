@@ -1,8 +1,8 @@
 // The attribution keys of captured traces (docs/trace_format.md,
 // "Attribution keys"): read by both line readers, stored per operator,
 // tensor and storage, checked when malformed, absent from traces without
-// them; the floor broken down by ROLE; operators named with their module and
-// source line wherever an answer names them.
+// them; the floor broken down by ROLE, memory by module; operators named
+// with their module and source line wherever an answer names them.
 //
 // The fixture tests/e2e/data/attributed.log is a capture of
 // tests/e2e/data/attributed_model.py (a Sequential of one block: a
@@ -20,6 +20,7 @@
 
 #include "checker/memory_bound.h"
 #include "checker/sweep.h"
+#include "diagnose/module_memory.h"
 #include "diagnose/pinned_floor.h"
 #include "diagnose/remat_frontier.h"
 #include "model/attribution.h"
@@ -356,6 +357,40 @@ TEST_CASE("attribution: the OOM context, the frontier and check name the module 
   nlohmann::ordered_json fj = FrontierJson(t, header, f);
   CHECK(fj["source"] == j["oom"]["source"]);
   CHECK(fj["frames"].back()["source"] == j["oom"]["source"]);
+}
+
+TEST_CASE("attribution: memory by module sums what each module's operators allocate") {
+  Trace t = LoadTrace(kFixture);
+  std::optional<std::vector<ModuleMemory>> modules = MemoryByModule(t);
+  REQUIRE(modules);
+  // By hand from the fixture: 0.bn's forward is add_ (an alias), empty (0
+  // bytes) and native_batch_norm (256 + 8 + 8); 0.conv's is the convolution
+  // (256), its backward convolution_backward (72 + 8) and four detaches
+  // (aliases); 0 (the block) runs relu (256) and a detach, and in the
+  // backward a detach and threshold_backward (256).
+  REQUIRE(modules->size() == 3);
+  const ModuleMemory& bn = (*modules)[0];
+  CHECK(bn.module == "0.bn");
+  CHECK(bn.forward_ops == 3);
+  CHECK(bn.forward_bytes == 272);
+  CHECK(bn.backward_ops == 1);
+  CHECK(bn.backward_bytes == 256);
+  const ModuleMemory& conv = (*modules)[1];
+  CHECK(conv.module == "0.conv");
+  CHECK(conv.forward_bytes == 256);
+  CHECK(conv.forward_compute == 1152);
+  CHECK(conv.backward_ops == 5);
+  CHECK(conv.backward_bytes == 80);
+  const ModuleMemory& block = (*modules)[2];
+  CHECK(block.module == "0");  // equal forward bytes: the module met first comes first
+  CHECK(block.forward_bytes == 256);
+  CHECK(block.backward_bytes == 256);
+  // Every operator with a MODULE is counted once.
+  int64_t ops = 0;
+  for (const ModuleMemory& m : *modules) ops += m.forward_ops + m.backward_ops;
+  int64_t with_module = 0;
+  for (int32_t m : t.attribution->op_module) with_module += m >= 0;
+  CHECK(ops == with_module);
 }
 
 }  // namespace
