@@ -1,4 +1,5 @@
-"""python3 -m dtrcheck.capture SCRIPT.py -o OUT.log [--time flops|measured] [--seed N]"""
+"""python3 -m dtrcheck.capture SCRIPT.py -o OUT.log [--time flops|measured] [--seed N]
+[--checkpoint PATH,PATH|@PLAN.json]"""
 
 import argparse
 import sys
@@ -18,9 +19,13 @@ def main(argv=None) -> int:
                    help="TIME of each operator: flops, a deterministic estimate from shapes "
                         "(default), or measured, wall-clock nanoseconds")
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before the script runs (default 0)")
+    p.add_argument("--checkpoint", metavar="PATHS",
+                   help="run these submodules of the model under torch.utils.checkpoint during the "
+                        "capture: module paths separated by commas (layer1.0,layer2), or @FILE, a "
+                        "JSON list of module paths")
     a = p.parse_args(argv)
     try:
-        cap = capture_script(a.script, a.output, time=a.time, seed=a.seed)
+        cap = capture_script(a.script, a.output, time=a.time, seed=a.seed, checkpoint=a.checkpoint)
     except CaptureError as e:
         print(f"dtrcheck.capture: {e}", file=sys.stderr)
         return 1

@@ -302,6 +302,7 @@ class Recorder:
             self.attribution.resolve()
         if func.namespace in _SKIPPED_NAMESPACES:
             return func(*args, **kwargs)
+        args = _numbers_as_tensors(func, args)
         name = func.overloadpacket.__name__
         inputs = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         arg_names = [self.name_input(t) for t in inputs]
@@ -385,3 +386,33 @@ class Recorder:
                         self._emit({"DST": other, "INSTRUCTION": "COPY_FROM", "SRC": arg_names[i]})
         self.peak_bytes = max(self.peak_bytes, self.live_bytes)
         return out
+
+
+_NUMBER_DTYPES = ((bool, torch.bool), (int, torch.int64), (float, torch.float64), (complex, torch.complex128))
+
+
+def _numbers_as_tensors(func, args: tuple) -> tuple:
+    """For an operator with no tensor argument: args with a Python number
+    where the schema wants a Tensor replaced by a 0-dim tensor of Python's
+    dtype for it; any other operator's args as they are.
+
+    torch 1.13 hands a dispatch mode a wrapped number (the tensor PyTorch
+    makes of the 2.0 in ``x * 2.0``) as the Python number. Beside a tensor
+    (``mul``), the operator takes it back as it is, and the trace has no line
+    for it; alone, the operator fails: torch.utils.checkpoint's ``detach()``
+    of every tensor autograd saves, mul's ``other`` included. The tensor made
+    here is a CONSTANT of the trace, where it is first used."""
+    if any(isinstance(a, torch.Tensor) for a in tree_flatten(args)[0]):
+        return args
+    schema = func._schema.arguments
+    out = None
+    for i, value in enumerate(args):
+        if i >= len(schema) or not isinstance(value, (bool, int, float, complex)):
+            continue
+        if str(schema[i].type) != "Tensor":
+            continue
+        dtype = next(d for kind, d in _NUMBER_DTYPES if isinstance(value, kind))
+        if out is None:
+            out = list(args)
+        out[i] = torch.tensor(value, dtype=dtype)
+    return args if out is None else tuple(out)

@@ -43,6 +43,7 @@ import traceback
 
 import torch
 
+from .checkpoint import read_plan
 from .recorder import CaptureError
 from .session import Capture
 
@@ -103,25 +104,29 @@ def _defines_step(path: str) -> bool:
 
 
 def capture_script(path: str, output: str | None = None, *, time: str = "flops",
-                   seed: int = 0) -> Capture:
+                   seed: int = 0, checkpoint=None) -> Capture:
     """Captures SCRIPT (see the module docstring); writes the trace to output if given.
+
+    checkpoint: module paths under the script's model to run under
+    torch.utils.checkpoint during the capture (see Capture and checkpoint.py).
 
     Returns the finished Capture. Raises CaptureError (one line) if the script
     cannot be captured.
     """
     if not os.path.isfile(path):
         raise CaptureError(f"{path}: no such script")
+    checkpoint = read_plan(checkpoint)
     torch.manual_seed(seed)
     if _defines_step(path):
-        cap = _capture_step(path, time)
+        cap = _capture_step(path, time, checkpoint)
     else:
-        cap = _capture_as_it_is(path, time)
+        cap = _capture_as_it_is(path, time, checkpoint)
     if output is not None:
         cap.save(output)
     return cap
 
 
-def _capture_step(path: str, time: str) -> Capture:
+def _capture_step(path: str, time: str, checkpoint: list) -> Capture:
     try:
         namespace = runpy.run_path(path, run_name="__dtrcheck_capture__")
     except Exception as e:  # the user's code: any exception is its failure
@@ -133,7 +138,7 @@ def _capture_step(path: str, time: str) -> Capture:
     step = namespace.get("step")
     if not callable(step):
         raise CaptureError(f"{path}: the script defines no function step() (one training step)")
-    cap = Capture(None, model=model, time=time)
+    cap = Capture(None, model=model, time=time, checkpoint=checkpoint)
     try:
         with cap:
             loss = step()
@@ -149,8 +154,8 @@ def _capture_step(path: str, time: str) -> Capture:
     return cap
 
 
-def _capture_as_it_is(path: str, time: str) -> Capture:
-    cap = Capture(None, time=time)
+def _capture_as_it_is(path: str, time: str, checkpoint: list) -> Capture:
+    cap = Capture(None, time=time, checkpoint=checkpoint)
     attribution = cap.attribution
 
     def open_at_first_model(module):

@@ -19,6 +19,8 @@ For the duration of the block:
 - global nn.Module forward hooks, and patches of record_function,
   Optimizer._optimizer_step_code and nn.Module.zero_grad, tell which module,
   phase and optimizer each operator belongs to (attribution.py);
+- the modules a checkpoint plan names run under torch.utils.checkpoint
+  (checkpoint.py);
 - Python's cyclic garbage collector is paused, so that tensors die at the
   same points on every run and the trace is reproducible. A tensor kept only
   by a reference cycle therefore stays live until the end of the trace.
@@ -34,6 +36,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .attribution import Attribution
+from .checkpoint import CheckpointPlan, read_plan
 from .recorder import CaptureError, Recorder
 
 
@@ -76,13 +79,19 @@ class Capture:
       (nanoseconds); see cost.py.
     require_backward: raise CaptureError at the end if nothing called
       backward (a training step must).
+    checkpoint: module paths under model (a list, a comma-separated string,
+      or "@FILE", a JSON list of module paths) whose forward runs under
+      torch.utils.checkpoint during the block, and only then; needs model.
+      See checkpoint.py for what is supported.
     """
 
     def __init__(self, path: str | None = None, *, model: torch.nn.Module | None = None,
-                 time: str = "flops", require_backward: bool = True):
+                 time: str = "flops", require_backward: bool = True, checkpoint=None):
         self.path = path
         self.model = model
         self.require_backward = require_backward
+        self.checkpoint = read_plan(checkpoint)
+        self._plan = None
         self.attribution = Attribution()
         self.recorder = Recorder(time, self.attribution)
         self._mode = None
@@ -120,6 +129,8 @@ class Capture:
         if self.model is not None and not isinstance(self.model, torch.nn.Module):
             raise CaptureError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
         if self.model is None:
+            if self.checkpoint:
+                raise CaptureError("checkpoint= needs model=, the model whose submodules it names")
             self.attribution.on_top_level_call = self._name_by_first_model
         self._open(self.model)
         return self
@@ -141,6 +152,8 @@ class Capture:
     def _open(self, model) -> None:
         """Starts recording: declares model's tensors, installs the hooks and the mode."""
         r, a = self.recorder, self.attribution
+        if self.checkpoint:  # checked before anything is installed
+            self._plan = CheckpointPlan(model, self.checkpoint, a.modules)
         if model is not None:
             self.model = model
             a.set_root(model)
@@ -166,6 +179,8 @@ class Capture:
         self._saved = (backward, grad, gc.isenabled())
         torch.autograd.backward, torch.autograd.grad = recording_backward, recording_grad
         gc.disable()
+        if self._plan is not None:
+            self._plan.apply()
         a.start()
         self._mode = _RecordingMode(r)
         self._mode.__enter__()
@@ -180,6 +195,8 @@ class Capture:
         backward, grad, gc_enabled = self._saved
         torch.autograd.backward, torch.autograd.grad = backward, grad
         self.attribution.stop()
+        if self._plan is not None:
+            self._plan.restore()
         if gc_enabled:
             gc.enable()
         if exc_type is None:
