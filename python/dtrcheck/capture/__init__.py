@@ -10,6 +10,10 @@ it is (captured from its first forward to the end of its first optimizer step):
 
     /usr/bin/python3 -m dtrcheck.capture SCRIPT.py -o model.log
 
+With ``checkpoint=["layer1", "layer2"]`` (``--checkpoint layer1,layer2``) the
+named submodules run under torch.utils.checkpoint during the capture only
+(checkpoint.py), to check what a checkpoint plan saves.
+
 See docs/python.md for the contract and what each trace line means.
 """
 

@@ -36,7 +36,10 @@ The keys written on the trace lines are listed in docs/trace_format.md
 
 Invariant: ``modules.paths`` has one entry per module call in progress
 (pushed by the pre-hook, popped by the post-hook), each the innermost named
-path at that depth or None.
+path at that depth or None, and one more for each checkpointed forward
+running (checkpoint.py pushes the module's path around it, so that its
+recomputation in the backward, which calls the forward without the hooks,
+is attributed to the module).
 """
 
 from __future__ import annotations
