@@ -97,6 +97,24 @@ py::object ToPython(const ordered_json& j) {
 }
 
 // What the CLI's SpecFrom (cli/replay_flags.cc) builds from the shared flags.
+// A ratio or grid argument parsed as the CLI's flag of that name parses it
+// (its validator, cli/flag_ranges.h), failing with the line the CLI prints:
+// "--ratios: bad ratio grid '0.2:0.1:0.01': STOP is below START (see --help)".
+template <typename Parse>
+auto AsFlag(const char* flag, Parse parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {} (see --help)", flag, e.what()));
+  }
+}
+Ratio RatioFlag(const char* flag, const std::string& text) {
+  return AsFlag(flag, [&] { return ParseRatio(text); });
+}
+std::vector<Ratio> GridFlag(const char* flag, const std::string& text) {
+  return AsFlag(flag, [&] { return ParseRatios(text); });
+}
+
 RunSpec Spec(const std::string& heuristic, const std::string& runtime,
              std::optional<double> overhead_limit, uint64_t seed) {
   RunSpec s;
@@ -121,7 +139,7 @@ void SetBudget(RunSpec& s, const std::optional<std::string>& ratio, std::optiona
                const char* command) {
   if (ratio.has_value() == budget.has_value())
     throw Error(std::string(command) + " needs ratio= or budget= (one of them)");
-  if (ratio) s.ratio = ParseRatio(*ratio);
+  if (ratio) s.ratio = RatioFlag("--ratio", *ratio);
   if (budget) {
     if (*budget < 0) throw Error("budget must not be negative");
     s.budget = *budget;
@@ -139,7 +157,7 @@ py::object ReplayOne(const LoadedTrace& t, std::optional<std::string> ratio,
   ordered_json j;
   {
     py::gil_scoped_release release;
-    j = RunJson(t.summary, RunOne(t.trace, t.baseline, spec));
+    j = RunJson(t.summary, RunOne(t.trace, t.baseline, spec), &t.trace);
   }
   return ToPython(j);
 }
@@ -147,7 +165,7 @@ py::object ReplayOne(const LoadedTrace& t, std::optional<std::string> ratio,
 py::object Sweep(const LoadedTrace& t, const std::string& ratios,
                  const std::vector<std::string>& heuristics, const std::string& runtime,
                  std::optional<double> overhead_limit, uint64_t seed, int jobs) {
-  std::vector<Ratio> grid = ParseRatios(ratios);
+  std::vector<Ratio> grid = GridFlag("--ratios", ratios);
   std::vector<RunSpec> specs;
   for (const std::string& h : heuristics) {
     RunSpec base = Spec(h, runtime, overhead_limit, seed);
@@ -161,7 +179,7 @@ py::object Sweep(const LoadedTrace& t, const std::string& ratios,
   {
     py::gil_scoped_release release;
     for (const RunRecord& r : RunMany(t.trace, t.baseline, specs, jobs))
-      runs.push_back(RunJson(t.summary, r));
+      runs.push_back(RunJson(t.summary, r, &t.trace));
   }
   return ToPython(runs);
 }
@@ -203,7 +221,7 @@ py::object Scan(const LoadedTrace& t, const std::string& ratios, const std::stri
   o.refine = refine;
   o.exact = exact;
   o.max_walk = max_walk;
-  std::vector<Ratio> grid = ParseRatios(ratios);
+  std::vector<Ratio> grid = GridFlag("--ratios", ratios);
   ordered_json j;
   {
     py::gil_scoped_release release;
@@ -247,7 +265,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   if (h.runtime == RuntimeKind::kV1)
     throw Error(kind + " needs a RuntimeV2 runtime, not RuntimeV1");
   if (ratio) {
-    h.ratio = ParseRatio(*ratio);
+    h.ratio = RatioFlag("--ratio", *ratio);
     h.budget = BudgetForRatio(t.baseline.memory, h.ratio->value);
   } else {
     h.budget = *budget;
@@ -328,8 +346,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   o.trace_name = std::filesystem::path(t.path).filename().string();
   o.trace_source = t.path;
   o.ratios_text = ratios;
-  o.ratios = ParseRatios(ratios);
-  if (timeline_ratio) o.timeline_ratio = ParseRatio(*timeline_ratio);
+  o.ratios = GridFlag("--ratios", ratios);
+  if (timeline_ratio) o.timeline_ratio = RatioFlag("--timeline-ratio", *timeline_ratio);
   // Read only, as the CLI's; report.json's explain commands name the directory.
   const std::string dir = PythonStoreDirectory(store_dir);
   std::unique_ptr<CertificateStore> store = OpenStore(dir, t.path, t.trace, t.baseline.memory);
