@@ -53,3 +53,33 @@ def test_a_store_that_cannot_be_written_keeps_the_answer(demo):
     with pytest.warns(RuntimeWarning, match="cannot"):
         c = dtrcheck.prove(demo, ratio="0.2", z3=False, store="/proc/self")
     assert c.verdict == dtrcheck.prove(demo, ratio="0.2", z3=False, store="").verdict
+
+
+def test_a_captured_trace_gets_the_mode_open_would_give(tmp_path):
+    # Item 11: captured traces were written with mkstemp's mode 0600.
+    import os
+    from dtrcheck.capture import write_atomically
+    old = os.umask(0o022)
+    try:
+        write_atomically(str(tmp_path / "t.log"), "x\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "t.log").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["t.log"]  # no temporary left
+
+
+def test_capture_o_past_a_file_size_limit_is_one_line_and_leaves_nothing(tmp_path):
+    # The capture's -o under a full disk or a file size limit ended in an
+    # OSError traceback; now one line, exit 1, no file and no temporary.
+    from conftest import SCRIPTS, capture_cli
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    out = tmp_path / "out.log"
+    p = subprocess.run([sys.executable, "-m", "dtrcheck.capture", str(SCRIPTS / "mlp.py"), "-o", str(out)],
+                       capture_output=True, text=True, preexec_fn=limit)
+    assert p.returncode == 1
+    assert p.stderr == f"dtrcheck.capture: {out}: cannot write (File too large)\n"
+    assert list(tmp_path.iterdir()) == []
+    assert capture_cli(SCRIPTS / "mlp.py", out).returncode == 0  # without the limit it is written

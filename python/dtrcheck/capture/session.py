@@ -49,19 +49,36 @@ class _RecordingMode(TorchDispatchMode):
         return self.recorder.on_op(func, args, kwargs or {})
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: str, text: str) -> None:
-    """Writes text to path via a temporary file in the same directory and a rename."""
+    """Writes text to path via a temporary file in the same directory and a rename.
+
+    The file gets the mode a plain open() would give it (0666 less the umask),
+    not mkstemp's 0600. A write that fails (a full disk, a file size limit, a
+    folder that is not there) raises CaptureError "PATH: cannot write
+    (REASON)" and leaves path as it was, with no temporary beside it.
+    """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(e, OSError):
+            raise CaptureError(f"{path}: cannot write ({e.strerror or e})") from e
         raise
 
 
