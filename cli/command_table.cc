@@ -5,6 +5,7 @@
 #include "cli/atlas_commands.h"
 #include "cli/gen_commands.h"
 #include "cli/instability_commands.h"
+#include "cli/plan_commands.h"
 #include "cli/proof_commands.h"
 #include "cli/replay_commands.h"
 #include "cli/report_commands.h"
@@ -103,6 +104,10 @@ const std::vector<Command>& Commands() {
                   "proven lower bound",
                   {"dtrcheck bounds demo.log --heuristic DTR,LRU --search-seconds 5"},
                   AddBoundsFlags, RunBounds),
+      MakeCommand("plan",
+                  "which modules of a captured PyTorch step (python -m dtrcheck.capture) to wrap "
+                  "in torch.utils.checkpoint to fit a budget, with the predicted peak and overhead",
+                  {"dtrcheck plan captured.log --ratio 0.95"}, AddPlanFlags, RunPlan),
       Group("gen", "write a synthetic trace (deterministic) in the DTR log format",
             {"dtrcheck gen demo -o demo.log", "dtrcheck gen chain --layers 32 -o chain.log"},
             GenCommands()),

@@ -30,7 +30,9 @@ namespace fs = std::filesystem;
 using Output = ShellOutput;
 
 // A folder holding demo.log, a malformed trace, a script that passes at
-// ratio 0.6 and a malformed script; commands run inside it.
+// ratio 0.6 and a malformed script; commands run inside it. And captured.log,
+// a trace captured from PyTorch (tests/e2e/data/attributed.log), which no
+// dtrcheck command makes: plan's example needs one.
 class Workspace {
  public:
   // One folder per process: ctest runs the cases of this file in parallel.
@@ -43,6 +45,8 @@ class Workspace {
     std::ofstream(dir_ / "bad.log")
         << "{\"INSTRUCTION\":\"ANNOTATE\",\"ANNOTATION\":\"START\"}\n{oops\n";
     std::ofstream(dir_ / "bad.script") << "12 x1 extra\n";
+    fs::copy_file(fs::path(DTRCHECK_SOURCE_DIR) / "tests" / "e2e" / "data" / "attributed.log",
+                  dir_ / "captured.log");
   }
   ~Workspace() { fs::remove_all(dir_); }
 
@@ -161,6 +165,13 @@ const std::map<std::string, std::vector<Case>>& Cases() {
         {"bounds demo.log --search-seconds -1", 2},
         {"bounds demo.log --runtime RuntimeV1", 2},
         {"bounds missing.log", 3}}},
+      {"plan",
+       {{"plan captured.log --ratio 0.95", 0},
+        {"plan captured.log --budget 1 --json", 0},
+        {"plan demo.log --ratio 0.5", 2},
+        {"plan captured.log", 2},
+        {"plan missing.log --ratio 0.5", 3},
+        {"plan bad.log --ratio 0.5", 3}}},
       {"gen chain",
        {{"gen chain --layers 2 -o chain.log", 0},
         {"gen chain --layers 0", 2},

@@ -1,0 +1,20 @@
+// plan: which modules of a captured PyTorch step to wrap in
+// torch.utils.checkpoint so that it fits a budget (diagnose/checkpoint_plan.h,
+// docs/commands/plan.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/replay_flags.h"
+
+namespace dtr::cli {
+
+struct PlanFlags : BudgetFlags {
+  std::string trace;
+  bool json = false;
+  std::string save_script;  // "": none
+};
+void AddPlanFlags(CLI::App* cmd, PlanFlags& f);
+int RunPlan(const PlanFlags& f);
+
+}  // namespace dtr::cli

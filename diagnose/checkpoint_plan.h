@@ -1,0 +1,100 @@
+// Which modules of a captured PyTorch step to wrap in torch.utils.checkpoint
+// so that the step fits a budget (issue 52, item 5): a search over module
+// boundaries of a trace with MODULE and PHASE keys (docs/trace_format.md,
+// "Attribution keys"), each set of modules simulated on the trace.
+//
+// Checkpointing module M is simulated as an eviction script: right after M's
+// last forward operator is computed, every material, unpinned storage made
+// by M's forward operators that no forward operator outside M reads (M's
+// internal activations; its outputs stay) is evicted; the backward then
+// rematerializes them on demand, as the runtime always does. DTR's recursive
+// rematerialization stands for torch recomputing the module's forward. The
+// script is replayed by the schedule checker (checker/schedule_checker.h) on
+// RuntimeV2EagerOptimized with no budget limit: its peak is the predicted
+// peak, its clock over the baseline compute the predicted overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checker/eviction_script.h"
+#include "checker/replay.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+// A module torch.utils.checkpoint can wrap: a non-empty MODULE path whose
+// forward operators (those whose path is it or starts with it + ".") form
+// one contiguous run of the trace's forward operators.
+struct CheckpointCandidate {
+  std::string module;
+  OpId first_op = 0, last_op = 0;  // its first and last forward operators
+  int32_t forward_ops = 0;
+  int32_t last_step = 0;  // program step of last_op
+  // Storages made by its forward operators that no forward operator outside
+  // it reads, in id order: what checkpointing it evicts (if material then).
+  std::vector<StorageId> internal;
+};
+
+// The candidates of a captured trace, in program order (an ancestor before
+// its descendants). Throws Error (usage) if the trace has no attribution
+// keys or no forward operator with a module.
+std::vector<CheckpointCandidate> CheckpointCandidates(const Trace& trace);
+
+// One simulated set of checkpointed modules.
+struct CheckpointSimulation {
+  EvictionScript script;      // what the schedule checker replayed
+  std::vector<int64_t> freed;  // per module given: the bytes its checkpoint evicted
+  int64_t peak = 0;           // the checked run's max memory
+  int64_t clock = 0;          // the checked run's clock
+};
+// Simulates checkpointing `chosen` (indices into `candidates`, disjoint:
+// none inside another). Throws Error if the checker does not pass
+// the script (it cannot, but it is what the prediction rests on).
+CheckpointSimulation SimulateCheckpoints(const Trace& trace,
+                                         const std::vector<CheckpointCandidate>& candidates,
+                                         const std::vector<int32_t>& chosen);
+
+struct PlannedModule {
+  std::string module;
+  int32_t forward_ops = 0;
+  int64_t bytes_freed = 0;  // evicted by its checkpoint in the final plan's run
+};
+
+enum class PlanVerdict {
+  kFits,         // the plan's predicted peak is at or under the budget
+  kBelowFloor,   // the budget is below the static floor: no schedule fits
+  kBestReached,  // no module left lowers the predicted peak; the best is over the budget
+};
+
+struct CheckpointPlan {
+  int64_t budget = 0;
+  Baseline baseline;               // simrd's baseline (RuntimeV1, no budget)
+  int64_t floor = 0;               // checker/memory_bound.h: no schedule fits below it
+  int64_t final_pinned = 0;        // the storages pinned at the end (part of the floor)
+  int64_t unplanned_peak = 0;      // the simulation with no module checkpointed
+  int64_t unplanned_clock = 0;
+  int32_t candidates = 0;
+  std::vector<PlannedModule> modules;  // in program order
+  int64_t predicted_peak = 0;
+  int64_t predicted_clock = 0;
+  double predicted_overhead = 0;  // predicted_clock / baseline.compute
+  PlanVerdict verdict = PlanVerdict::kFits;
+  EvictionScript script;  // the final plan's script (docs/eviction_script.md)
+};
+
+// Greedy search: from no module, repeatedly adds a candidate that is not
+// inside a chosen one (one around chosen ones replaces them) and lowers the
+// predicted peak: one that reaches `budget` with the least added clock if
+// any does, else the one that lowers the peak the most per unit of added
+// clock (a candidate adding none counts as adding 1); ties: fewer forward
+// operators, then program order. Stops when the predicted peak is at or
+// under `budget` or no candidate lowers it. Deterministic. Throws Error as
+// CheckpointCandidates does.
+CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget);
+
+// "fits", "below-floor", "best-reached"
+const char* PlanVerdictName(PlanVerdict v);
+
+}  // namespace dtr
