@@ -219,6 +219,8 @@ Classification ExplainOom(const Trace& trace, const Baseline& baseline, const Re
   ClassifyOptions o = options;
   o.witness.runtime = config.runtime;
   auto& hs = o.witness.heuristics;
+  // The witness heuristics' default (DTR) holds beside the heuristic explained.
+  if (hs.empty()) hs.push_back(&FindHeuristic("DTR"));
   hs.erase(std::remove(hs.begin(), hs.end(), config.heuristic), hs.end());
   hs.insert(hs.begin(), config.heuristic);
   const Step& failing = trace.program[c.run->oom->program_step];
