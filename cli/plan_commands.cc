@@ -11,6 +11,7 @@
 #include "checker/ratio_grid.h"
 #include "diagnose/checkpoint_plan.h"
 #include "diagnose/pinned_floor.h"
+#include "model/attribution.h"
 #include "model/trace_parser.h"
 #include "reports/number_format.h"
 #include "reports/pinned_floor_report.h"
@@ -24,21 +25,23 @@ double RatioOf(int64_t bytes, const Baseline& b) {
 }
 
 // Why no plan fits, in one sentence; "" when one does.
-std::string WhyNoPlan(const CheckpointPlan& p) {
+std::string WhyNoPlan(const Trace& trace, const CheckpointPlan& p) {
   switch (p.verdict) {
     case PlanVerdict::kFits: return "";
     case PlanVerdict::kBelowFloor:
       return fmt::format(
           "no plan fits: the budget is below the floor of {} bytes ({}), which no schedule "
-          "goes under ({} bytes of it stay pinned at the end: parameters, gradients, optimizer "
-          "state and what the step keeps)",
+          "goes under (the static bound: what is pinned, plus an operator's arguments and "
+          "outputs; {} bytes stay pinned at the end: parameters, gradients, optimizer state "
+          "and what the step keeps)",
           p.floor, HumanBytes(p.floor), p.final_pinned);
     case PlanVerdict::kBestReached:
       return fmt::format(
-          "no plan fits: the best reached is {} bytes ({}); no other module lowers the "
-          "predicted peak (checkpointing a whole module cannot free what its own forward or "
-          "backward needs at once)",
-          p.predicted_peak, HumanBytes(p.predicted_peak));
+          "no plan fits: the best reached is {} bytes ({}), at {}, which requests {} with {} in "
+          "use ({} of it pinned); no module left lowers it: what is live there is no module's "
+          "internal activations, or comes back for that module's backward",
+          p.predicted_peak, HumanBytes(p.predicted_peak), OperatorLabel(trace, p.peak_op),
+          HumanBytes(p.peak_request), HumanBytes(p.peak_in_use), HumanBytes(p.peak_pinned));
   }
   return "";
 }
@@ -71,7 +74,7 @@ void PrintPlanText(std::ostream& out, const Trace& trace, const CheckpointPlan& 
     fmt::print(out, "verdict         fits: predicted peak {} <= budget {}\n", p.predicted_peak,
                p.budget);
   else
-    fmt::print(out, "verdict         {}\n", WhyNoPlan(p));
+    fmt::print(out, "verdict         {}\n", WhyNoPlan(trace, p));
 }
 
 nlohmann::ordered_json PlanJson(const Trace& trace, const CheckpointPlan& p) {
@@ -92,7 +95,15 @@ nlohmann::ordered_json PlanJson(const Trace& trace, const CheckpointPlan& p) {
                               {"predicted_clock", p.predicted_clock},
                               {"predicted_overhead", p.predicted_overhead},
                               {"verdict", PlanVerdictName(p.verdict)},
-                              {"why", WhyNoPlan(p)}};
+                              {"why", WhyNoPlan(trace, p)}};
+  if (p.verdict == PlanVerdict::kBestReached) {
+    nlohmann::ordered_json at = {{"operator", p.peak_op}};
+    AddOriginJson(at, trace, FindOperator(trace, p.peak_op));
+    at["request"] = p.peak_request;
+    at["in_use"] = p.peak_in_use;
+    at["pinned"] = p.peak_pinned;
+    j["peak_at"] = std::move(at);
+  }
   if (std::optional<PinnedFloor> floor = ExplainPinnedFloor(trace))
     j["pinned_floor"] = PinnedFloorJson(trace, *floor, p.baseline);
   return j;

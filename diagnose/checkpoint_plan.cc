@@ -233,6 +233,16 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
       current = std::move(best_sim);
     }
     plan.verdict = current.peak <= budget ? PlanVerdict::kFits : PlanVerdict::kBestReached;
+    if (plan.verdict == PlanVerdict::kBestReached) {
+      // One byte less stops the same run where it first reaches its peak.
+      const ScheduleCheck at_peak = CheckSchedule(trace, current.peak - 1, current.script);
+      if (at_peak.run.oom) {
+        plan.peak_op = at_peak.run.oom->program_op;
+        plan.peak_in_use = at_peak.run.oom->memory_usage;
+        plan.peak_pinned = at_peak.run.oom->pinned_memory;
+        plan.peak_request = at_peak.run.oom->request;
+      }
+    }
   }
 
   std::vector<size_t> by_program(chosen.size());

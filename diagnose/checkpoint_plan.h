@@ -81,6 +81,11 @@ struct CheckpointPlan {
   int64_t predicted_clock = 0;
   double predicted_overhead = 0;  // predicted_clock / baseline.compute
   PlanVerdict verdict = PlanVerdict::kFits;
+  // kBestReached: the program operator at whose computation the plan's run
+  // first reaches its peak ("NAME/ID"), and what is in use there before its
+  // request (pinned: parameters, gradients and the like).
+  std::string peak_op;
+  int64_t peak_in_use = 0, peak_pinned = 0, peak_request = 0;
   EvictionScript script;  // the final plan's script (docs/eviction_script.md)
 };
 

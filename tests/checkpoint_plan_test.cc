@@ -110,6 +110,12 @@ TEST_CASE("checkpoint plan: the greedy plan reaches a budget between the floor a
   const CheckpointPlan best = PlanCheckpoints(t, floor);
   CHECK(best.verdict == PlanVerdict::kBestReached);
   CHECK(best.predicted_peak == 1520);
+  // Where it peaks: the mul making x22, with x19 and x21 (256 each) and the
+  // rest of the 1,520 bytes but its own 256 in use.
+  CHECK(best.peak_op.rfind("mul/", 0) == 0);
+  CHECK(best.peak_request == 256);
+  CHECK(best.peak_in_use == 1520 - 256);
+  CHECK(best.peak_pinned == 232);
 }
 
 TEST_CASE("checkpoint plan: a budget below the floor has no plan, and says why") {
