@@ -63,13 +63,17 @@ void PrintPlanText(std::ostream& out, const Trace& trace, const CheckpointPlan& 
     fmt::print(out, "plan            {} module{} to wrap in torch.utils.checkpoint:\n",
                p.modules.size(), p.modules.size() == 1 ? "" : "s");
     for (const PlannedModule& m : p.modules)
-      fmt::print(out, "  {:<32} {:>6} forward ops  {:>14} bytes freed ({})\n", m.module,
-                 m.forward_ops, m.bytes_freed, HumanBytes(m.bytes_freed));
+      fmt::print(out, "  {:<32} {:>6} forward ops  {:>14} bytes freed ({})  forward compute {}\n",
+                 m.module, m.forward_ops, m.bytes_freed, HumanBytes(m.bytes_freed),
+                 m.forward_compute);
   }
   fmt::print(out, "predicted peak  {:>14} bytes ({}; {} without a plan)\n", p.predicted_peak,
              HumanBytes(p.predicted_peak), HumanBytes(p.unplanned_peak));
   fmt::print(out, "predicted overhead {:.4f} (clock {} over baseline compute {})\n",
              p.predicted_overhead, p.predicted_clock, p.baseline.compute);
+  if (!p.modules.empty())
+    fmt::print(out, "  {:.4f} if torch recomputes each module's whole forward once\n",
+               p.whole_module_overhead);
   if (p.verdict == PlanVerdict::kFits)
     fmt::print(out, "verdict         fits: predicted peak {} <= budget {}\n", p.predicted_peak,
                p.budget);
@@ -81,7 +85,8 @@ nlohmann::ordered_json PlanJson(const Trace& trace, const CheckpointPlan& p) {
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   for (const PlannedModule& m : p.modules)
     modules.push_back(
-        {{"module", m.module}, {"forward_ops", m.forward_ops}, {"bytes_freed", m.bytes_freed}});
+        {{"module", m.module}, {"forward_ops", m.forward_ops}, {"bytes_freed", m.bytes_freed},
+         {"forward_compute", m.forward_compute}});
   nlohmann::ordered_json j = {{"trace", trace.source},
                               {"budget", p.budget},
                               {"baseline_peak", p.baseline.memory},
@@ -94,6 +99,7 @@ nlohmann::ordered_json PlanJson(const Trace& trace, const CheckpointPlan& p) {
                               {"predicted_peak", p.predicted_peak},
                               {"predicted_clock", p.predicted_clock},
                               {"predicted_overhead", p.predicted_overhead},
+                              {"whole_module_overhead", p.whole_module_overhead},
                               {"verdict", PlanVerdictName(p.verdict)},
                               {"why", WhyNoPlan(trace, p)}};
   if (p.verdict == PlanVerdict::kBestReached) {

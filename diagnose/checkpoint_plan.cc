@@ -251,8 +251,14 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
             [&](size_t x, size_t y) { return chosen[x] < chosen[y]; });
   for (size_t k : by_program) {
     const CheckpointCandidate& c = candidates[chosen[k]];
-    plan.modules.push_back({c.module, c.forward_ops, current.freed[k]});
+    int64_t forward_compute = 0;
+    for (OpId op = c.first_op; op <= c.last_op; ++op)
+      if (trace.attribution->op_phase[op] == Phase::kForward) forward_compute += trace.ops[op].compute;
+    plan.modules.push_back({c.module, c.forward_ops, current.freed[k], forward_compute});
   }
+  int64_t recompute = 0;
+  for (const PlannedModule& m : plan.modules) recompute += m.forward_compute;
+  plan.whole_module_overhead = Overhead(plan.baseline.compute + recompute, plan.baseline.compute);
   plan.predicted_peak = current.peak;
   plan.predicted_clock = current.clock;
   plan.predicted_overhead = Overhead(current.clock, plan.baseline.compute);

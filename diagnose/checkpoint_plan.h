@@ -60,6 +60,7 @@ struct PlannedModule {
   std::string module;
   int32_t forward_ops = 0;
   int64_t bytes_freed = 0;  // evicted by its checkpoint in the final plan's run
+  int64_t forward_compute = 0;  // the TIME of its forward operators: what torch recomputes
 };
 
 enum class PlanVerdict {
@@ -80,6 +81,10 @@ struct CheckpointPlan {
   int64_t predicted_peak = 0;
   int64_t predicted_clock = 0;
   double predicted_overhead = 0;  // predicted_clock / baseline.compute
+  // (baseline.compute + every planned module's forward_compute) /
+  // baseline.compute: torch recomputing each module's whole forward once,
+  // where the simulation recomputes only what the backward reads.
+  double whole_module_overhead = 0;
   PlanVerdict verdict = PlanVerdict::kFits;
   // kBestReached: the program operator at whose computation the plan's run
   // first reaches its peak ("NAME/ID"), and what is in use there before its

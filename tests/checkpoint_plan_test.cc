@@ -95,6 +95,11 @@ TEST_CASE("checkpoint plan: the greedy plan reaches a budget between the floor a
   CHECK(plan.unplanned_peak == 1792);
   CHECK(plan.floor == floor);
   CHECK(plan.predicted_overhead > 1.0);
+  // conv 1,152 + add_ 1 + empty 1 + batch norm 136 + relu 128 + detach 1;
+  // the simulation recomputes only the convolution and the batch norm.
+  CHECK(plan.modules[0].forward_compute == 1419);
+  CHECK(plan.whole_module_overhead == Overhead(3954 + 1419, 3954));
+  CHECK(plan.predicted_clock == 1 + 3954 + 1152 + 136);
   // Just under the peak, the cheapest that fits: 0.bn alone.
   const CheckpointPlan small = PlanCheckpoints(t, 1780);
   CHECK(small.verdict == PlanVerdict::kFits);
