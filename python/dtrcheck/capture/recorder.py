@@ -82,12 +82,35 @@ class _Storage:
     constant: bool = False  # made by a CONSTANT line: pinned in the replay
 
 
+class _StorageKey:
+    """A storage's identity, its address, holding the storage alive.
+
+    An address names a storage only while the storage lives: once freed, a
+    new storage may get it. The recorder keeps a key for as long as a live
+    name is on the storage (and its in-flight lists), so the storage cannot be
+    freed and its address reused meanwhile, even when a tensor's storage was
+    swapped outside any operator and its name is rebound only at its next use.
+    """
+
+    __slots__ = ("address", "storage")
+
+    def __init__(self, address: int, storage):
+        self.address = address
+        self.storage = storage
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _StorageKey) and other.address == self.address
+
+    def __hash__(self) -> int:
+        return hash(self.address)
+
+
 def storage_of(t: torch.Tensor):
     """(identity, size in bytes) of the storage under t."""
     get = getattr(t, "untyped_storage", None)
     try:
         s = get() if get is not None else t.storage()
-        return s._cdata, int(s.nbytes())
+        return _StorageKey(s._cdata, s), int(s.nbytes())
     except (RuntimeError, NotImplementedError, AttributeError):
         # No storage (sparse and other layouts): the tensor is its own storage.
         return ("tensor", id(t)), int(t.numel() * t.element_size())
