@@ -195,3 +195,26 @@ def test_a_bad_flag_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys
     err = capsys.readouterr().err
     assert err == f"dtrcheck.capture: {message.format(script=BLOCKS)}\n"
     assert not (tmp_path / "ck.log").exists()
+
+
+def test_a_module_the_step_never_calls_is_refused():
+    # `dtrcheck plan` proposed `encoder.layers` of torch.nn.Transformer, an
+    # nn.ModuleList its parent walks child by child: its forward never runs,
+    # so wrapping it changed nothing and the re-capture measured the plain step.
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x).relu()
+            return x
+
+    model = Stack()
+    with pytest.raises(CaptureError, match=r"^checkpoint: 'layers' was never called during the step"):
+        with Capture(model=model, checkpoint=["layers"]):
+            model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    with Capture(model=model, checkpoint=["layers.0", "layers.1"]) as cap:
+        model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+    assert cap.recorder.backward_seen

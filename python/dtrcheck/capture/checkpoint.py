@@ -99,11 +99,18 @@ class CheckpointPlan:
         self.modules = [(path, modules[path]) for path in seen]
         self.module_stack = module_stack
         self._saved: list = []  # (module, the forward in its __dict__ before, or _ABSENT)
+        self.calls = {path: 0 for path in seen}  # forward calls of each module while applied
 
     def apply(self) -> None:
         for path, module in self.modules:
             self._saved.append((module, module.__dict__.get("forward", _ABSENT)))
             module.forward = self._checkpointed(path, module.forward)
+
+    def uncalled(self) -> list:
+        """Paths whose module was never called while applied: a container such
+        as nn.ModuleList, whose children its parent calls one by one, or a
+        module the step does not use. Wrapping them checkpoints nothing."""
+        return [path for path, n in self.calls.items() if n == 0]
 
     def restore(self) -> None:
         for module, forward in reversed(self._saved):
@@ -126,6 +133,7 @@ class CheckpointPlan:
                     stack.paths.pop()
 
         def checkpointed_forward(*args, **kwargs):
+            self.calls[path] += 1
             # kwargs go through a closure: checkpoint() would take a
             # `preserve_rng_state` of the module's as its own.
             return torch.utils.checkpoint.checkpoint(lambda *a: run(*a, **kwargs), *args,

@@ -222,6 +222,11 @@ class Capture:
 
     def _finish(self) -> None:
         """Checks the stopped capture and writes it to path, if any."""
+        uncalled = self._plan.uncalled() if self._plan is not None else []
+        if uncalled:
+            raise CaptureError(f"checkpoint: '{uncalled[0]}' was never called during the step (a container "
+                               "such as nn.ModuleList, or a module the step does not use), so wrapping it "
+                               "checkpoints nothing; name the modules it holds instead")
         if self.require_backward and not self.recorder.backward_seen:
             raise CaptureError("the captured step never called backward(): a training step runs "
                                "forward, loss.backward() and usually optimizer.step()")
