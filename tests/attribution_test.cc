@@ -30,6 +30,7 @@
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
 #include "test_paths.h"
+#include "tests/parse_error.h"
 #include "test_runs.h"
 
 namespace dtr {
@@ -41,14 +42,7 @@ const std::string kSource = "tests/e2e/data/attributed_model.py";
 const std::string kStart = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
                            "\n";
 
-std::string ErrorOf(const std::string& text) {
-  try {
-    ParseTraceString(text, "t.log");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::ParseErrorOf;
 
 std::vector<std::string> FixtureLines() {
   std::ifstream in(kFixture);
@@ -153,26 +147,26 @@ TEST_CASE("attribution: a malformed key is rejected at its line, an absent one i
            R"({"ALIAS":"-1","INSTRUCTION":"ALIAS","NAME":"y"})" "\n";
   };
   const std::string w = kStart + constant + memory("");
-  CHECK(ErrorOf(w + call(R"(,"PHASE":"sideways")")) ==
+  CHECK(ParseErrorOf(w + call(R"(,"PHASE":"sideways")")) ==
         "t.log:4: \"PHASE\" must be forward, backward or optimizer, got \"sideways\"");
-  CHECK(ErrorOf(w + call(R"(,"PHASE":1)")) == "t.log:4: \"PHASE\" must be a string");
-  CHECK(ErrorOf(w + call(R"(,"MODULE":3)")) == "t.log:4: \"MODULE\" must be a string");
-  CHECK(ErrorOf(w + call(R"(,"MODULE":null)")) == "t.log:4: \"MODULE\" must be a string");
-  CHECK(ErrorOf(w + call(R"(,"SOURCE":["m.py",1])")) == "t.log:4: \"SOURCE\" must be a string");
+  CHECK(ParseErrorOf(w + call(R"(,"PHASE":1)")) == "t.log:4: \"PHASE\" must be a string");
+  CHECK(ParseErrorOf(w + call(R"(,"MODULE":3)")) == "t.log:4: \"MODULE\" must be a string");
+  CHECK(ParseErrorOf(w + call(R"(,"MODULE":null)")) == "t.log:4: \"MODULE\" must be a string");
+  CHECK(ParseErrorOf(w + call(R"(,"SOURCE":["m.py",1])")) == "t.log:4: \"SOURCE\" must be a string");
   const std::string role_error =
       "t.log:3: \"ROLE\" must be \"parameter NAME\", \"buffer NAME\", \"gradient NAME\", "
       "\"optimizer KEY NAME\" or \"input\", got ";
-  CHECK(ErrorOf(kStart + constant + memory(R"(,"ROLE":"weights w")")) == role_error + "\"weights w\"");
-  CHECK(ErrorOf(kStart + constant + memory(R"(,"ROLE":"optimizer")")) == role_error + "\"optimizer\"");
-  CHECK(ErrorOf(kStart + constant + memory(R"(,"ROLE":"input x")")) == role_error + "\"input x\"");
-  CHECK(ErrorOf(kStart + constant + memory(R"(,"ROLE":"")")) == role_error + "\"\"");
-  CHECK(ErrorOf(kStart + constant + memory(R"(,"ROLE":7)")) == "t.log:3: \"ROLE\" must be a string");
+  CHECK(ParseErrorOf(kStart + constant + memory(R"(,"ROLE":"weights w")")) == role_error + "\"weights w\"");
+  CHECK(ParseErrorOf(kStart + constant + memory(R"(,"ROLE":"optimizer")")) == role_error + "\"optimizer\"");
+  CHECK(ParseErrorOf(kStart + constant + memory(R"(,"ROLE":"input x")")) == role_error + "\"input x\"");
+  CHECK(ParseErrorOf(kStart + constant + memory(R"(,"ROLE":"")")) == role_error + "\"\"");
+  CHECK(ParseErrorOf(kStart + constant + memory(R"(,"ROLE":7)")) == "t.log:3: \"ROLE\" must be a string");
 
   // Every documented form is taken; a parameter outside the model has no NAME.
   for (const char* role : {"parameter a.b", "parameter", "buffer m.running_mean", "gradient a.b",
                            "optimizer exp_avg a.b", "optimizer step", "input"}) {
     INFO(role);
-    CHECK(ErrorOf(kStart + constant + memory(std::string(R"(,"ROLE":")") + role + "\"")) ==
+    CHECK(ParseErrorOf(kStart + constant + memory(std::string(R"(,"ROLE":")") + role + "\"")) ==
           "(no error)");
   }
   // Keys on one operator only: the others have none.

@@ -23,22 +23,18 @@ constexpr const char* kStart = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"
 // A folder holding demo.log; commands run inside it.
 class Folder {
  public:
-  Folder() : dir_(TempPath("dtrcheck_issue51")) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    REQUIRE(Run("gen demo -o demo.log").status == 0);
-  }
-  ~Folder() { fs::remove_all(dir_); }
+  Folder() { REQUIRE(Run("gen demo -o demo.log").status == 0); }
 
+  const fs::path& path() const { return scratch_.path; }
   // `SHELL_PREFIX dtrcheck ARGS` in the folder; SHELL_PREFIX may set limits.
   ShellOutput Run(const std::string& args, const std::string& shell_prefix = "") const {
-    return RunShell("cd " + dir_.string() + " && " + shell_prefix + " " + DTRCHECK_BINARY + " " + args,
-                    dir_ / ".stderr");
+    return RunShell("cd " + path().string() + " && " + shell_prefix + " " + DTRCHECK_BINARY + " " + args,
+                    path() / ".stderr");
   }
-  void Write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
+  void Write(const std::string& name, const std::string& text) const { std::ofstream(path() / name) << text; }
 
  private:
-  fs::path dir_;
+  ScratchFolder scratch_{"dtrcheck_issue51"};
 };
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -123,7 +119,7 @@ TEST_CASE("issue 51: standard output that cannot be written fails the command") 
 // write fails with one line, for a file and for standard output.
 TEST_CASE("issue 51: devices and FIFOs are written in place; a file size limit is one error line") {
   Folder f;
-  const fs::path dir = TempPath("dtrcheck_issue51");
+  const fs::path& dir = f.path();
   ShellOutput fifo = RunShell("cd " + dir.string() + " && mkfifo pipe && { cat pipe > from_pipe.log & } && " +
                                   DTRCHECK_BINARY + " gen demo -o pipe && wait",
                               dir / ".stderr");
@@ -229,7 +225,7 @@ TEST_CASE("issue 51: gen refuses sizes no trace may hold, and writes nothing") {
   ShellOutput o = f.Run("gen chain --size 9223372036854775807 -o huge.log");
   CHECK(o.status == 2);
   CHECK(Contains(o.err, "sizes would sum to more than 2^62 bytes"));
-  CHECK(!fs::exists(TempPath("dtrcheck_issue51") / "huge.log"));
+  CHECK(!fs::exists(f.path() / "huge.log"));
   ShellOutput fits = f.Run("gen chain --layers 2 --size 1000000000000000 -o fits.log && " DTRCHECK_BINARY " info fits.log");
   CHECK(fits.status == 0);
 }

@@ -6,6 +6,7 @@
 
 #include "model/error.h"
 #include "model/trace_parser.h"
+#include "tests/parse_error.h"
 
 namespace dtr {
 namespace {
@@ -29,14 +30,7 @@ std::string Call(const std::string& op, const std::string& args, const std::stri
 
 std::string Release(const std::string& name) { return R"({"INSTRUCTION":"RELEASE","NAME":")" + name + "\"}\n"; }
 
-std::string ErrorOf(const std::string& text) {
-  try {
-    ParseTraceString(text, "t.log");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::ParseErrorOf;
 
 TEST_CASE("parser builds operators, storages and the program like simrd") {
   std::string text = Constant("pre", 4) + kStart + Constant("w", 8) + Call("mul", R"("w","w")", "x", 16, 5) +
@@ -77,35 +71,35 @@ TEST_CASE("MUTATE makes a new storage of the argument's storage size and release
 }
 
 TEST_CASE("bad traces are rejected with file, line and problem") {
-  CHECK(ErrorOf("") == "t.log: empty trace");
-  CHECK(ErrorOf(Constant("w", 8)) == "t.log:2: no START annotation in the trace");
-  CHECK(ErrorOf(kStart + "{\"INSTRUCTION\":\"CALL\",\n") == "t.log:2: malformed JSON");
-  CHECK(ErrorOf(kStart + "\n" + Constant("w", 8)) == "t.log:2: empty line where an instruction was expected");
-  CHECK(ErrorOf(kStart + "[1,2]\n") == "t.log:2: expected a JSON object");
-  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"JUMP"})" "\n") == "t.log:2: unknown instruction \"JUMP\"");
-  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"RELEASE"})" "\n") == "t.log:2: missing key \"NAME\"");
-  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n") ==
+  CHECK(ParseErrorOf("") == "t.log: empty trace");
+  CHECK(ParseErrorOf(Constant("w", 8)) == "t.log:2: no START annotation in the trace");
+  CHECK(ParseErrorOf(kStart + "{\"INSTRUCTION\":\"CALL\",\n") == "t.log:2: malformed JSON");
+  CHECK(ParseErrorOf(kStart + "\n" + Constant("w", 8)) == "t.log:2: empty line where an instruction was expected");
+  CHECK(ParseErrorOf(kStart + "[1,2]\n") == "t.log:2: expected a JSON object");
+  CHECK(ParseErrorOf(kStart + R"({"INSTRUCTION":"JUMP"})" "\n") == "t.log:2: unknown instruction \"JUMP\"");
+  CHECK(ParseErrorOf(kStart + R"({"INSTRUCTION":"RELEASE"})" "\n") == "t.log:2: missing key \"NAME\"");
+  CHECK(ParseErrorOf(kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n") ==
         "t.log:2: CONSTANT result w has no MEMORY line (the trace ends)");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("q")", "x", 4, 1)) ==
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + Call("f", R"("q")", "x", 4, 1)) ==
         "t.log:4: argument 'q' is not defined");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "w", 4, 1)) ==
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "w", 4, 1)) ==
         "t.log:4: CALL result 'w' is already defined");
   std::string no_alias = kStart + Constant("w", 8) + R"({"ARGS":["w"],"INSTRUCTION":"CALL","NAME":"f","RESULT":["x"],"TIME":"1"})"
                          "\n" R"({"INSTRUCTION":"MEMORY","MEMORY":"4","NAME":"x"})" "\n";
-  CHECK(ErrorOf(no_alias) == "t.log:4: CALL result x has no ALIAS line (the trace ends)");
-  CHECK(ErrorOf(no_alias + Release("w")) == "t.log:6: expected the ALIAS line of CALL result x, got RELEASE");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "x", 4, 1, 3)) ==
+  CHECK(ParseErrorOf(no_alias) == "t.log:4: CALL result x has no ALIAS line (the trace ends)");
+  CHECK(ParseErrorOf(no_alias + Release("w")) == "t.log:6: expected the ALIAS line of CALL result x, got RELEASE");
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + Call("f", R"("w")", "x", 4, 1, 3)) ==
         "t.log:6: ALIAS of x is 3, but f has 1 arguments");
-  CHECK(ErrorOf(kStart + Constant("w", -8)) == "t.log:3: MEMORY of w is negative");
-  CHECK(ErrorOf(kStart + R"({"ARGS":[],"INSTRUCTION":"CALL","NAME":"f","RESULT":["x"],"TIME":"1.5"})" "\n") ==
+  CHECK(ParseErrorOf(kStart + Constant("w", -8)) == "t.log:3: MEMORY of w is negative");
+  CHECK(ParseErrorOf(kStart + R"({"ARGS":[],"INSTRUCTION":"CALL","NAME":"f","RESULT":["x"],"TIME":"1.5"})" "\n") ==
         "t.log:2: \"TIME\" must be an integer, got \"1.5\"");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + Release("w") + Release("w")) ==
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + Release("w") + Release("w")) ==
         "t.log:5: RELEASE releases 'w', which holds no reference any more");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + Release("w") + R"({"DST":"c","INSTRUCTION":"COPY","SRC":"w"})" "\n") ==
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + Release("w") + R"({"DST":"c","INSTRUCTION":"COPY","SRC":"w"})" "\n") ==
         "t.log:5: COPY refers to 'w' after its last reference was released");
-  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"z"})" "\n") ==
+  CHECK(ParseErrorOf(kStart + R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"z"})" "\n") ==
         "t.log:2: MEMORY line for 'z' does not follow a CONSTANT or CALL");
-  CHECK(ErrorOf(kStart + Constant("w", 8) + R"({"ARGS":["w"],"INSTRUCTION":"MUTATE","MUTATE":[1],"NAME":"m","TIME":"1"})" "\n") ==
+  CHECK(ParseErrorOf(kStart + Constant("w", 8) + R"({"ARGS":["w"],"INSTRUCTION":"MUTATE","MUTATE":[1],"NAME":"m","TIME":"1"})" "\n") ==
         "t.log:4: MUTATE index 1 is out of range for 1 arguments");
 }
 
@@ -117,21 +111,21 @@ TEST_CASE("trace parser: integers outside 64 bits are too large, not negative") 
     return kStart + R"({"INSTRUCTION":"CONSTANT","NAME":"w"})" "\n" +
            R"({"INSTRUCTION":"MEMORY","MEMORY":)" + value + R"(,"NAME":"w"})" "\n";
   };
-  CHECK(ErrorOf(memory("9223372036854775808")) ==
+  CHECK(ParseErrorOf(memory("9223372036854775808")) ==
         "t.log:3: \"MEMORY\" is too large: 9223372036854775808 (at most 9223372036854775807)");
-  CHECK(ErrorOf(memory("\"9223372036854775808\"")) ==
+  CHECK(ParseErrorOf(memory("\"9223372036854775808\"")) ==
         "t.log:3: \"MEMORY\" is too large: 9223372036854775808 (at most 9223372036854775807)");
-  CHECK(ErrorOf(memory("\"-9223372036854775809\"")) ==
+  CHECK(ParseErrorOf(memory("\"-9223372036854775809\"")) ==
         "t.log:3: \"MEMORY\" is too small: -9223372036854775809 (at least -9223372036854775808)");
   // 2^63 - 1 is read as an integer; as a size it passes the 2^62 bound on all sizes together.
-  CHECK(ErrorOf(memory("9223372036854775807")).find("sizes sum to more than 2^62") != std::string::npos);
-  CHECK(ErrorOf(memory("\"9223372036854775807\"")).find("sizes sum to more than 2^62") != std::string::npos);
+  CHECK(ParseErrorOf(memory("9223372036854775807")).find("sizes sum to more than 2^62") != std::string::npos);
+  CHECK(ParseErrorOf(memory("\"9223372036854775807\"")).find("sizes sum to more than 2^62") != std::string::npos);
   CHECK(ParseTraceString(memory("4611686018427387904"), "t.log").storages[0].size == int64_t{1} << 62);
   CHECK(ParseTraceString(memory("\"4611686018427387904\""), "t.log").storages[0].size == int64_t{1} << 62);
   CHECK(ParseTraceString(memory("\"+12\""), "t.log").storages[0].size == 12);
-  CHECK(ErrorOf(memory("\"12a\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"12a\"");
-  CHECK(ErrorOf(memory("\"+-1\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"+-1\"");
-  CHECK(ErrorOf(memory("\"\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"\"");
+  CHECK(ParseErrorOf(memory("\"12a\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"12a\"");
+  CHECK(ParseErrorOf(memory("\"+-1\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"+-1\"");
+  CHECK(ParseErrorOf(memory("\"\"")) == "t.log:3: \"MEMORY\" must be an integer, got \"\"");
 }
 
 TEST_CASE("trace parser: bad input is an InputError, tokens are echoed escaped and cut") {
@@ -142,9 +136,9 @@ TEST_CASE("trace parser: bad input is an InputError, tokens are echoed escaped a
     CHECK(e.kind() == ErrorKind::kInput);
   }
   std::string name(1000, 'n');
-  CHECK(ErrorOf(kStart + R"({"INSTRUCTION":")" + name + "\"}\n") ==
+  CHECK(ParseErrorOf(kStart + R"({"INSTRUCTION":")" + name + "\"}\n") ==
         "t.log:2: unknown instruction \"" + std::string(64, 'n') + "... (1000 bytes)\"");
-  CHECK(ErrorOf(kStart + "{\"INSTRUCTION\":\"J\\u0000\\u001bK\"}\n") ==
+  CHECK(ParseErrorOf(kStart + "{\"INSTRUCTION\":\"J\\u0000\\u001bK\"}\n") ==
         "t.log:2: unknown instruction \"J\\x00\\x1bK\"");
 }
 
