@@ -103,9 +103,22 @@ std::vector<CheckpointCandidate> CheckpointCandidates(const Trace& trace) {
     throw Error(fmt::format("{}: {} has no forward operator of a named module", needs,
                             trace.source));
 
+  // With ENTER keys, a candidate is a module called exactly once, its call
+  // starting at its first forward operator: wrapping a module called twice
+  // checkpoints both calls, and one never called (a ModuleList) cannot be
+  // wrapped at all. Without them, one contiguous run is the best evidence.
+  std::map<std::string, std::vector<OpId>> calls;
+  for (const Attribution::ModuleCall& call : a->module_calls)
+    calls[a->modules[call.module]].push_back(call.first_op);
+
   std::vector<CheckpointCandidate> out;
   for (const auto& [path, span] : spans) {
     if (span.last - span.first + 1 != span.count) continue;  // not one module call
+    if (!a->module_calls.empty()) {
+      auto it = calls.find(path);
+      if (it == calls.end() || it->second.size() != 1 || it->second[0] != forward[span.first])
+        continue;
+    }
     CheckpointCandidate c;
     c.module = path;
     c.first_op = forward[span.first];

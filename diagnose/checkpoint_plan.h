@@ -26,7 +26,8 @@ namespace dtr {
 
 // A module torch.utils.checkpoint can wrap: a non-empty MODULE path whose
 // forward operators (those whose path is it or starts with it + ".") form
-// one contiguous run of the trace's forward operators.
+// one contiguous run of the trace's forward operators, and, when the trace
+// records module calls (ENTER keys), a module called once, that run's call.
 struct CheckpointCandidate {
   std::string module;
   OpId first_op = 0, last_op = 0;  // its first and last forward operators

@@ -50,6 +50,15 @@ struct Attribution {
   // ROLE of one of its own tensors (a parameter updated out of place keeps
   // its first storage pinned as a constant).
   std::vector<int32_t> storage_role;
+  // The module calls the ENTER keys record, in program order: the operator
+  // each call's forward starts with and the module (an index into modules).
+  // A module the trace names but never enters was not called itself (a
+  // ModuleList, whose children its parent calls one by one).
+  struct ModuleCall {
+    OpId first_op;
+    int32_t module;
+  };
+  std::vector<ModuleCall> module_calls;  // empty: no ENTER keys (captures before they were added)
 
   bool has_roles() const { return !roles.empty(); }
 };

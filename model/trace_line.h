@@ -41,14 +41,14 @@ struct JsonValue {
 class TraceLine {
  public:
   // The keys of docs/trace_format.md's table, then its attribution keys
-  // (MODULE, PHASE, SOURCE on CALL and MUTATE, ROLE on MEMORY).
+  // (MODULE, PHASE, SOURCE, ENTER on CALL and MUTATE, ROLE on MEMORY).
   enum Key {
     kInstruction, kName, kDst, kSrc, kMemory, kTime, kAlias, kAnnotation, kResult, kArgs, kMutate,
-    kModule, kPhase, kSource, kRole, kKeys
+    kModule, kPhase, kSource, kEnter, kRole, kKeys
   };
   static constexpr const char* kKeyNames[kKeys] = {
       "INSTRUCTION", "NAME",   "DST",    "SRC",   "MEMORY", "TIME",   "ALIAS", "ANNOTATION",
-      "RESULT",      "ARGS",   "MUTATE", "MODULE", "PHASE", "SOURCE", "ROLE"};
+      "RESULT",      "ARGS",   "MUTATE", "MODULE", "PHASE", "SOURCE", "ENTER", "ROLE"};
 
   // Reads `text` into the fields; false if it is not one JSON value.
   bool Parse(const std::string& text);

@@ -96,12 +96,15 @@ struct Instruction {
   std::vector<std::string> args, results;
   std::vector<int64_t> mutate;
   int64_t number = 0;  // MEMORY, TIME or ALIAS
-  // The attribution keys (docs/trace_format.md): MODULE, SOURCE and PHASE of
-  // a CALL or MUTATE, ROLE of a MEMORY line; each where the line has it.
+  // The attribution keys (docs/trace_format.md): MODULE, SOURCE, PHASE and
+  // ENTER of a CALL or MUTATE, ROLE of a MEMORY line; each where the line has it.
   bool has_module = false, has_source = false, has_role = false;
   std::string module, source, role;
+  std::vector<std::string> enter;
   Phase phase = Phase::kUnknown;
-  bool attributed() const { return has_module || has_source || has_role || phase != Phase::kUnknown; }
+  bool attributed() const {
+    return has_module || has_source || has_role || phase != Phase::kUnknown || !enter.empty();
+  }
 };
 
 const char* KindName(Kind k) {
@@ -251,7 +254,7 @@ class Parser {
   void StringList(TraceLine::Key key, int line, std::vector<std::string>& out) const;
   // An attribution key's string into `out`; false if the line has no such key.
   bool OptionalString(TraceLine::Key key, int line, std::string& out) const;
-  void DecodeOrigin(int line, Instruction& in) const;  // MODULE, SOURCE, PHASE
+  void DecodeOrigin(int line, Instruction& in) const;  // MODULE, SOURCE, PHASE, ENTER
   void DecodeRole(int line, Instruction& in) const;    // ROLE
 
   void Build();
@@ -268,7 +271,7 @@ class Parser {
   // The attribution of the trace, made at the first attribution key: a trace
   // without them gets none and pays nothing for it.
   Attribution& Attributed();
-  void AttributeOp(OpId op, const Instruction& in);  // its MODULE, SOURCE, PHASE
+  void AttributeOp(OpId op, const Instruction& in);  // its MODULE, SOURCE, PHASE, ENTER
   int32_t InternRole(const std::string& role);
   void SetRole(TensorId t, int32_t role);
   // Sizes every table to the trace's and resolves the storages' roles
@@ -368,6 +371,8 @@ void Parser::DecodeOrigin(int line, Instruction& in) const {
       Fail(line, fmt::format("\"PHASE\" must be forward, backward or optimizer, got \"{}\"", Echo(phase)));
     in.phase = *p;
   }
+  if (fields_[TraceLine::kEnter].type != JsonValue::Type::kAbsent)
+    StringList(TraceLine::kEnter, line, in.enter);
 }
 
 void Parser::DecodeRole(int line, Instruction& in) const {
@@ -392,6 +397,7 @@ void Parser::Decode(const std::string& text, int line, Instruction& in) {
   in.mutate.clear();
   in.number = 0;
   in.has_module = in.has_source = in.has_role = false;
+  in.enter.clear();
   in.phase = Phase::kUnknown;
   if (instr == "CONSTANT") {
     in.kind = Kind::kConstant;
@@ -627,6 +633,8 @@ void Parser::AttributeOp(OpId op, const Instruction& in) {
   if (in.has_module) a.op_module[op] = Intern(in.module, a.modules, module_index_);
   if (in.has_source) a.op_source[op] = Intern(in.source, a.sources, source_index_);
   a.op_phase[op] = in.phase;
+  for (const std::string& module : in.enter)
+    a.module_calls.push_back({op, Intern(module, a.modules, module_index_)});
 }
 
 int32_t Parser::InternRole(const std::string& role) {

@@ -10,6 +10,7 @@
 // x22 256 each).
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,49 @@ TEST_CASE("checkpoint plan: candidates are the modules of one forward call, with
   CHECK(Find(all, "0")->forward_ops == 6);
   CHECK(Names(t, Find(all, "0.conv")->internal).empty());  // x7 is read by the batch norm
   CHECK(Names(t, Find(all, "0.bn")->internal) == std::vector<std::string>{"x11", "x12"});
+}
+
+// The fixture with ENTER keys added: `enters` maps a line of the fixture
+// (1-based) to the JSON list written on it.
+Trace WithEnterKeys(const std::vector<std::pair<int, std::string>>& enters) {
+  std::ifstream in(kFixture);
+  std::string text, line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    for (const auto& [at, list] : enters)
+      if (at == n) line.insert(line.find("\"INSTRUCTION\""), "\"ENTER\":" + list + ",");
+    text += line + "\n";
+  }
+  return ParseTraceString(text, "attributed-enter.log");
+}
+
+std::vector<std::string> Modules(const std::vector<CheckpointCandidate>& all) {
+  std::vector<std::string> out;
+  for (const CheckpointCandidate& c : all) out.push_back(c.module);
+  return out;
+}
+
+TEST_CASE("checkpoint plan: with ENTER keys, only modules called once are candidates") {
+  // As captured: the model, block 0 and its convolution start at the
+  // convolution (line 18), the batch norm at its first operator (line 21).
+  CHECK(Modules(CheckpointCandidates(WithEnterKeys({{18, R"(["","0","0.conv"])"}, {21, R"(["0.bn"])"}}))) ==
+        std::vector<std::string>{"0", "0.conv", "0.bn"});
+  // Block 0 never entered, as a ModuleList whose parent calls its children:
+  // its name prefixes theirs, but wrapping it would checkpoint nothing.
+  CHECK(Modules(CheckpointCandidates(WithEnterKeys({{18, R"(["","0.conv"])"}, {21, R"(["0.bn"])"}}))) ==
+        std::vector<std::string>{"0.conv", "0.bn"});
+  // The batch norm entered twice (a module reused): both calls would be
+  // checkpointed, and the plan simulates one.
+  CHECK(Modules(CheckpointCandidates(
+            WithEnterKeys({{18, R"(["","0","0.conv"])"}, {21, R"(["0.bn"])"}, {29, R"(["0.bn"])"}}))) ==
+        std::vector<std::string>{"0", "0.conv"});
+  // A call that starts elsewhere than the module's first operator.
+  CHECK(Modules(CheckpointCandidates(WithEnterKeys({{18, R"(["","0","0.conv"])"}, {26, R"(["0.bn"])"}}))) ==
+        std::vector<std::string>{"0", "0.conv"});
+}
+
+TEST_CASE("checkpoint plan: ENTER must be a list of strings") {
+  CHECK_THROWS_WITH(WithEnterKeys({{18, R"("0")"}}),
+                    "attributed-enter.log:18: \"ENTER\" must be a list of names");
 }
 
 TEST_CASE("checkpoint plan: checkpointing block 0 lowers the peak by the 272 bytes it evicts") {

@@ -1,5 +1,5 @@
 """The attribution keys of captured traces (docs/trace_format.md, "Attribution
-keys"): MODULE, PHASE and SOURCE on CALL and MUTATE lines, ROLE on MEMORY
+keys"): MODULE, PHASE, SOURCE and ENTER on CALL and MUTATE lines, ROLE on MEMORY
 lines. scripts/mlp.py is checked operator by operator; scripts/residual.py
 (a forward of its own, a tensor used twice, SGD with momentum) for the cases
 mlp.py lacks; both for the keys a trace may hold and for the bytes each ROLE
@@ -21,8 +21,8 @@ KEYS = {
     "CONSTANT": {"INSTRUCTION", "NAME"},
     "MEMORY": {"INSTRUCTION", "NAME", "MEMORY", "ROLE"},
     "ALIAS": {"INSTRUCTION", "NAME", "ALIAS"},
-    "CALL": {"INSTRUCTION", "NAME", "ARGS", "RESULT", "TIME", "MODULE", "PHASE", "SOURCE"},
-    "MUTATE": {"INSTRUCTION", "NAME", "ARGS", "MUTATE", "TIME", "MODULE", "PHASE", "SOURCE"},
+    "CALL": {"INSTRUCTION", "NAME", "ARGS", "RESULT", "TIME", "MODULE", "PHASE", "SOURCE", "ENTER"},
+    "MUTATE": {"INSTRUCTION", "NAME", "ARGS", "MUTATE", "TIME", "MODULE", "PHASE", "SOURCE", "ENTER"},
     "COPY": {"INSTRUCTION", "DST", "SRC"},
     "COPY_FROM": {"INSTRUCTION", "DST", "SRC"},
     "RELEASE": {"INSTRUCTION", "NAME"},
@@ -116,6 +116,35 @@ def test_mlp_attribution_matches_the_table_operator_by_operator(mlp):
 def test_mlp_roles_name_parameters_gradients_and_inputs(mlp):
     roles = {l["NAME"]: l["ROLE"] for l in mlp if "ROLE" in l}
     assert roles == MLP_ROLES
+
+
+def test_enter_marks_the_first_operator_of_each_module_call(mlp, residual):
+    def enters(lines):
+        return [(l["NAME"], l["ENTER"]) for l in operators(lines) if "ENTER" in l]
+    # mlp.py: Sequential(Linear, ReLU, Linear); mse_loss is outside the model.
+    assert enters(mlp) == [("t", ["", "0"]), ("relu_", ["1"]), ("t", ["2"])]
+    # residual.py: the block's call starts with its fc's first operator.
+    assert enters(residual) == [("t", ["", "0"]), ("t", ["1", "1.fc"]), ("t", ["2"])]
+
+
+def test_enter_names_each_call_of_a_module_and_never_a_container():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+            self.act = torch.nn.Tanh()
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = self.act(layer(x))
+            return x
+
+    model = Net()
+    with Capture(model=model) as cap:
+        model(torch.randn(2, 4)).sum().backward()
+    calls = [m for l in operators(lines_of(cap)) for m in l.get("ENTER", [])]
+    assert calls == ["", "layers.0", "act", "layers.1", "act"]
+    assert all("ENTER" not in l for l in operators(lines_of(cap)) if l["PHASE"] != "forward")
 
 
 def test_operators_in_a_forward_of_the_models_own_show_its_lines(residual):
@@ -275,3 +304,33 @@ def test_the_node_of_a_view_written_in_place_is_the_in_place_operators():
     # but the seed gradient.
     bare = [l["NAME"] for l in operators(lines) if l["PHASE"] == "backward" and "MODULE" not in l]
     assert bare == ["ones_like"]
+
+
+@pytest.mark.parametrize("set_to_none", [False, True])
+def test_what_an_earlier_step_left_is_declared_before_the_first_operator(set_to_none):
+    # A step after the first finds the gradients (unless zero_grad sets them
+    # to None) and the optimizer's momentum allocated: they hold memory from
+    # the start, not from the optimizer step that first reads them.
+    model = torch.nn.Linear(64, 64)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(8, 64)
+
+    def step():
+        opt.zero_grad(set_to_none=set_to_none)
+        model(x).sum().backward()
+        opt.step()
+
+    step()
+    with Capture(model=model) as cap:
+        step()
+    lines = lines_of(cap)
+    first_call = next(i for i, l in enumerate(lines) if l["INSTRUCTION"] == "CALL")
+    declared = {l["ROLE"] for l in lines[:first_call] if "ROLE" in l}
+    momentum = {"optimizer momentum_buffer weight", "optimizer momentum_buffer bias"}
+    gradients = {"gradient weight", "gradient bias"}
+    assert momentum <= declared
+    assert gradients.isdisjoint(declared) == set_to_none
+    # The peak counts them: weight and bias, their momentum, and (kept) their
+    # gradients are live through the backward.
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert cap.recorder.peak_bytes >= (2 if set_to_none else 3) * params

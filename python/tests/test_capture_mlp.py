@@ -144,7 +144,7 @@ def expand(notation: str) -> list:
 
 
 # Checked line by line in test_capture_attribution.py; left out here.
-ATTRIBUTION_KEYS = ("MODULE", "PHASE", "SOURCE", "ROLE")
+ATTRIBUTION_KEYS = ("MODULE", "PHASE", "SOURCE", "ENTER", "ROLE")
 
 
 def test_mlp_trace_matches_the_hand_computed_trace_line_by_line():

@@ -33,6 +33,9 @@ The keys written on the trace lines are listed in docs/trace_format.md
   when under it). For an operator run by a node, the SOURCE of the forward
   operator that made the node.
 - PHASE: see ``phase``.
+- ENTER: the named modules whose call the pre-hook saw since the operator
+  recorded before, on the next forward operator: where each module call
+  starts, so that a plan names only modules the step calls, once.
 
 Invariant: ``modules.paths`` has one entry per module call in progress
 (pushed by the pre-hook, popped by the post-hook), each the innermost named
@@ -65,6 +68,7 @@ class ModuleStack:
 
     def __init__(self):
         self.paths: list = []
+        self.entered: list = []   # named modules called since the last operator
         self.on_top_level = None  # called with a module entered at depth 0
         self._named: dict = {}    # id(module) -> (module, path)
         self._handles = []
@@ -95,6 +99,8 @@ class ModuleStack:
         if not self.paths and self.on_top_level is not None:
             self.on_top_level(module)
         path = self.path_of(module)
+        if path is not None:
+            self.entered.append(path)
         self.paths.append(path if path is not None else self.current())
 
     def _leave(self, module, inputs, output):
@@ -251,6 +257,7 @@ class Attribution:
         tensor arguments, tensors its results and written arguments (whose
         autograd node it makes)."""
         phase = self.phase()
+        entered, self.modules.entered = self.modules.entered, []
         if phase == "backward" and len(self.modules.paths) <= self._stack_at_backward:
             tag = self._node if self._node is not None else self._engine_tag(inputs)
             module, source = tag if tag is not None else (None, None)
@@ -266,6 +273,8 @@ class Attribution:
             out["MODULE"] = module
         if source is not None:
             out["SOURCE"] = source
+        if entered and phase == "forward":
+            out["ENTER"] = entered
         return out
 
     def resolve(self) -> None:

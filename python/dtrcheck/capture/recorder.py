@@ -401,6 +401,8 @@ class Recorder:
                 self._emit({"INSTRUCTION": "RELEASE", "NAME": tmp})
                 self._move(arg, key, nbytes)
         if mutated:
+            if results or rebound:  # the CALL line above starts the module calls
+                keys.pop("ENTER", None)
             self._emit({"ARGS": arg_names, "INSTRUCTION": "MUTATE", "MUTATE": mutated,
                         "NAME": name, "TIME": str(spent), **keys})
             for i in mutated:
