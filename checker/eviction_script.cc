@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "model/attribution.h"
 #include "model/echo.h"
 #include "model/error.h"
 #include "model/output_file.h"
@@ -71,8 +72,13 @@ EvictionScript LoadEvictionScript(const std::string& path, const Trace& trace) {
 void WriteEvictionScript(std::ostream& out, const Trace& trace, const EvictionScript& script,
                          const std::vector<std::string>& comment) {
   for (const std::string& c : comment) out << "# " << c << "\n";
-  for (const ScriptedEviction& e : script.entries)
-    out << e.event << " " << trace.tensors[trace.storages[e.storage].root].name << "\n";
+  for (const ScriptedEviction& e : script.entries) {
+    out << e.event << " " << trace.tensors[trace.storages[e.storage].root].name;
+    // A captured trace says where the storage comes from: a comment to the
+    // end of the line, which the reader skips.
+    if (std::string origin = StorageOrigin(trace, e.storage); !origin.empty()) out << "  # " << origin;
+    out << "\n";
+  }
 }
 
 void SaveEvictionScript(const std::string& path, const Trace& trace, const EvictionScript& script,

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "model/attribution.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -27,6 +28,13 @@ const std::string& StorageName(const Trace& trace, StorageId s) {
 }
 
 }  // namespace
+
+// Where the trace says the storage comes from (model/attribution.h), under
+// `key`; nothing for a trace without attribution keys, whose lines stay as
+// they were.
+void AddStorageOrigin(ordered_json& j, const Trace& trace, StorageId s, const char* key) {
+  if (std::string origin = StorageOrigin(trace, s); !origin.empty()) j[key] = std::move(origin);
+}
 
 ordered_json ScoreJson(double score) {
   if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
@@ -46,10 +54,12 @@ ordered_json DecisionPointJson(const Trace& trace, const DecisionPoint& d) {
   j["memory"] = d.memory_usage;
   j["pool"] = d.pool_size;
   j["chosen"] = StorageName(trace, d.chosen);
+  AddStorageOrigin(j, trace, d.chosen, "chosen_origin");
   j["score"] = ScoreJson(d.score);
   j["terms"] = TermsJson(d.terms);
   if (d.runner_up >= 0) {
     j["runner_up"] = StorageName(trace, d.runner_up);
+    AddStorageOrigin(j, trace, d.runner_up, "runner_up_origin");
     j["runner_up_score"] = ScoreJson(d.runner_up_score);
     j["runner_up_terms"] = TermsJson(d.runner_up_terms);
     if (std::isfinite(d.score) && std::isfinite(d.runner_up_score))
@@ -97,6 +107,14 @@ void AppendScore(std::string& out, double score) {  // ScoreJson()
     AppendJsonNumber(out, score);
 }
 
+// ,"KEY":"ORIGIN" where AddStorageOrigin adds it.
+void AppendStorageOrigin(std::string& out, const Trace& trace, StorageId s, std::string_view key) {
+  const std::string origin = StorageOrigin(trace, s);
+  if (origin.empty()) return;
+  fmt::format_to(std::back_inserter(out), ",\"{}\":", key);
+  AppendJsonString(out, origin);
+}
+
 // ,"PREFIXscore":SCORE,"PREFIXterms":[cost,size,staleness]
 void AppendScoreAndTerms(std::string& out, std::string_view prefix, double score,
                          const ScoreTerms& t) {
@@ -118,10 +136,12 @@ void AppendDecisionPointLine(std::string& out, const Trace& trace, const Decisio
   fmt::format_to(put, ",\"request\":{},\"memory\":{},\"pool\":{},\"chosen\":", d.request,
                  d.memory_usage, d.pool_size);
   AppendJsonString(out, StorageName(trace, d.chosen));
+  AppendStorageOrigin(out, trace, d.chosen, "chosen_origin");
   AppendScoreAndTerms(out, "", d.score, d.terms);
   out += ",\"runner_up\":";
   if (d.runner_up >= 0) {
     AppendJsonString(out, StorageName(trace, d.runner_up));
+    AppendStorageOrigin(out, trace, d.runner_up, "runner_up_origin");
     AppendScoreAndTerms(out, "runner_up_", d.runner_up_score, d.runner_up_terms);
     out += ",\"margin\":";
     if (std::isfinite(d.score) && std::isfinite(d.runner_up_score))
@@ -180,6 +200,7 @@ Flow DecisionLogWriter::OnEagerEviction(const EagerEviction& e) {
   ordered_json j;
   j["kind"] = "eager";
   j["storage"] = StorageName(trace_, e.storage);
+  AddStorageOrigin(j, trace_, e.storage, "storage_origin");
   j["event"] = e.event;
   j["clock"] = e.clock;
   j["step"] = e.program_step;

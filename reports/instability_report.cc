@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "model/attribution.h"
 #include "reports/atlas_report.h"
 
 namespace dtr {
@@ -454,7 +455,8 @@ void PrintRankFlipText(std::ostream& out, const Trace& trace, const RankFlipAt& 
   fmt::print(out,
              "  a's decision {} / b's decision {} (program step {}, making room for {}): a evicted "
              "{}, b evicted {}\n",
-             r.a.index, r.b.index, r.a.program_step, trace.tensors[r.a.tensor].name, x, y);
+             r.a.index, r.b.index, r.a.program_step, trace.tensors[r.a.tensor].name,
+             StorageLabel(trace, r.a.chosen), StorageLabel(trace, r.b.chosen));
   if (!r.flip) {
     auto why = [](int64_t at) {
       return at >= 0 ? fmt::format(" (that run's decision {} had evicted it)", at) : std::string();
@@ -575,13 +577,13 @@ void PrintDiffText(std::ostream& out, const TraceSummary& summary, const Trace& 
                  d.request, d.memory_usage, d.memory_usage, d.request, with.budget, f.in,
                  f.in == 'a' ? 'b' : 'a', without.budget);
       fmt::print(out, "  run {} evicted {} (score {}, {}); runner-up {}\n", f.in,
-                 StorageName(trace, d.chosen), d.score, TermsText(d.terms),
-                 d.runner_up >= 0 ? StorageName(trace, d.runner_up) : "none");
+                 StorageLabel(trace, d.chosen), d.score, TermsText(d.terms),
+                 d.runner_up >= 0 ? StorageLabel(trace, d.runner_up) : "none");
       break;
     }
     case DivergenceKind::kRankedDifferently:
       fmt::print(out, "decision {} (event {}) evicted {} in run a, {} in run b\n", f.index,
-                 f.a->event, StorageName(trace, f.a->chosen), StorageName(trace, f.b->chosen));
+                 f.a->event, StorageLabel(trace, f.a->chosen), StorageLabel(trace, f.b->chosen));
       break;
     case DivergenceKind::kRunEnded: {
       const RunProfile& ended = f.in == 'a' ? cmp.a : cmp.b;
@@ -723,8 +725,8 @@ void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace&
                f.verified ? "verified by replay" : "NOT reproduced by the verifying replay");
     for (const DecisionOverride& o : f.overrides)
       fmt::print(out, "     decision {} (event {}, clock {}): evict {} instead of {}\n", o.index,
-                 o.event, o.clock, StorageName(trace, o.replacement),
-                 StorageName(trace, o.original));
+                 o.event, o.clock, StorageLabel(trace, o.replacement),
+                 StorageLabel(trace, o.original));
   }
 }
 

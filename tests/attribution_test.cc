@@ -12,14 +12,17 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "checker/eviction_script.h"
 #include "checker/memory_bound.h"
 #include "checker/sweep.h"
+#include "diagnose/decision_log.h"
 #include "diagnose/module_memory.h"
 #include "diagnose/pinned_floor.h"
 #include "diagnose/remat_frontier.h"
@@ -134,6 +137,9 @@ TEST_CASE("attribution: a trace without the keys has none and its names do not c
   nlohmann::ordered_json j;
   AddOriginJson(j, t, 1);
   CHECK(j.is_null());
+  std::ostringstream script;  // --emit-script: no comment after the entry
+  WriteEvictionScript(script, t, EvictionScript{{{1, 1}}});
+  CHECK(script.str() == "1 y\n");
 }
 
 TEST_CASE("attribution: a malformed key is rejected at its line, an absent one is not") {
@@ -351,6 +357,61 @@ TEST_CASE("attribution: the OOM context, the frontier and check name the module 
   nlohmann::ordered_json fj = FrontierJson(t, header, f);
   CHECK(fj["source"] == j["oom"]["source"]);
   CHECK(fj["frames"].back()["source"] == j["oom"]["source"]);
+}
+
+// Collects what --record writes for each decision.
+class DecisionLines : public ReplayObserver {
+ public:
+  explicit DecisionLines(const Trace& t) : trace_(t) {}
+  Flow OnDecision(const DecisionPoint& d) override {
+    std::string line;
+    AppendDecisionPointLine(line, trace_, d);
+    CHECK(nlohmann::ordered_json::parse(line) == DecisionPointJson(trace_, d));
+    lines.push_back(nlohmann::json::parse(line));
+    return Flow::kContinue;
+  }
+  std::vector<nlohmann::json> lines;
+
+ private:
+  const Trace& trace_;
+};
+
+TEST_CASE("attribution: --record and --emit-script say where each evicted storage comes from") {
+  Trace t = LoadTrace(kFixture);
+  Baseline baseline = ComputeBaseline(t);
+  // The largest budget under the peak at which DTR passes with evictions.
+  std::optional<ScriptedRun> scripted;
+  DecisionLines decisions(t);
+  for (int64_t budget = baseline.memory - 1; budget > 0 && !scripted; --budget) {
+    ReplayConfig config = ConfigFor(testing::SpecAtBudget(budget), baseline);
+    ScriptedRun r = ScriptOfRun(t, config);
+    if (!r.run.oom && !r.script.entries.empty()) {
+      config.observer = &decisions;
+      scripted = ScriptOfRun(t, config);
+    }
+  }
+  REQUIRE(scripted);
+  REQUIRE(!decisions.lines.empty());
+  for (const nlohmann::json& d : decisions.lines) {
+    const std::string chosen = d["chosen"];
+    INFO(d.dump());
+    StorageId s = -1;
+    for (const Tensor& tensor : t.tensors)
+      if (tensor.name == chosen) s = tensor.storage;
+    REQUIRE(s >= 0);
+    CHECK(d["chosen_origin"] == StorageOrigin(t, s));
+    CHECK(!StorageOrigin(t, s).empty());
+  }
+  std::ostringstream script;
+  WriteEvictionScript(script, t, scripted->script);
+  std::istringstream lines(script.str());
+  for (std::string line; std::getline(lines, line);) {
+    INFO(line);
+    CHECK(line.find("  # ") != std::string::npos);  // EVENT NAME  # origin
+  }
+  // The comments are comments: the script reads back the same.
+  CHECK(ParseEvictionScriptString(script.str(), "s.script", t).entries.size() ==
+        scripted->script.entries.size());
 }
 
 TEST_CASE("attribution: memory by module sums what each module's operators allocate") {
