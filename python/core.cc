@@ -11,7 +11,8 @@
 // Bound library entry points: LoadTrace, ComputeBaseline, Summarize,
 // TraceInfoJson; RunOne, RunMany, RunJson (checker/sweep.h); BuildAtlas,
 // AtlasJson; ScanInstability, ScanJson; ExplainOom, ProveBudget,
-// ClassificationJson; BuildReport, WriteReportFiles, ReportJson.
+// ClassificationJson; BuildReport, WriteReportFiles, ReportJson;
+// PlanCheckpoints, PlanJson.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <pybind11/pybind11.h>
@@ -31,6 +32,7 @@
 #include "checker/sweep.h"
 #include "diagnose/certificate_records.h"
 #include "diagnose/certificate_store.h"
+#include "diagnose/checkpoint_plan.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/report_model.h"
@@ -38,6 +40,7 @@
 #include "model/trace_parser.h"
 #include "reports/atlas_report.h"
 #include "reports/instability_report.h"
+#include "reports/plan_report.h"
 #include "reports/proof_report.h"
 #include "reports/report_files.h"
 #include "reports/report_json.h"
@@ -369,6 +372,19 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::st
   return result;
 }
 
+py::object Plan(const LoadedTrace& t, const std::optional<std::string>& ratio,
+                std::optional<int64_t> budget) {
+  RunSpec spec;
+  SetBudget(spec, ratio, budget, "plan");
+  const int64_t bytes = spec.ratio ? BudgetForRatio(t.baseline.memory, spec.ratio->value) : *spec.budget;
+  ordered_json j;
+  {
+    py::gil_scoped_release release;
+    j = PlanJson(t.trace, PlanCheckpoints(t.trace, bytes));
+  }
+  return ToPython(j);
+}
+
 }  // namespace
 }  // namespace dtr::python
 
@@ -416,4 +432,5 @@ PYBIND11_MODULE(_core, m) {
         py::arg("atlas_max_runs"), py::arg("proofs"), py::arg("divergence"), py::arg("z3"),
         py::arg("timeout"), py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"),
         py::arg("cut"), py::arg("store"));
+  m.def("plan", &Plan, py::arg("trace"), py::arg("ratio"), py::arg("budget"));
 }

@@ -2,7 +2,7 @@
 
 - dtrcheck.capture: record a PyTorch training step as a DTR trace (needs only
   torch): ``python3 -m dtrcheck.capture SCRIPT.py -o model.log``.
-- load, replay, sweep, atlas, scan, explain, prove, report, info: the
+- load, replay, sweep, atlas, scan, explain, prove, plan, report, info: the
   dtrcheck commands over the C++ library (the compiled module dtrcheck._core),
   returning what their --json prints as objects with the same field names,
   each with to_pandas().
@@ -12,9 +12,10 @@
     runs.to_pandas()[["ratio", "result", "overhead"]]
 """
 
-from .api import (Atlas, Classification, Report, Result, Run, Runs, Scan, Trace, TraceInfo, atlas,
-                  explain, info, load, prove, replay, report, scan, sweep)
+from .api import (Atlas, Classification, Plan, Report, Result, Run, Runs, Scan, Trace, TraceInfo,
+                  atlas, explain, info, load, plan, prove, replay, report, scan, sweep)
 from .errors import Error
 
-__all__ = ["Atlas", "Classification", "Error", "Report", "Result", "Run", "Runs", "Scan", "Trace",
-           "TraceInfo", "atlas", "explain", "info", "load", "prove", "replay", "report", "scan", "sweep"]
+__all__ = ["Atlas", "Classification", "Error", "Plan", "Report", "Result", "Run", "Runs", "Scan",
+           "Trace", "TraceInfo", "atlas", "explain", "info", "load", "plan", "prove", "replay", "report",
+           "scan", "sweep"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from .errors import Error
-from .results import Atlas, Classification, Report, Result, Run, Runs, Scan, TraceInfo
+from .results import Atlas, Classification, Plan, Report, Result, Run, Runs, Scan, TraceInfo
 
 DEFAULT_RUNTIME = "RuntimeV2EagerOptimized"
 
@@ -77,6 +77,9 @@ class Trace:
 
     def prove(self, ratio=None, **kwargs) -> Classification:
         return prove(self, ratio, **kwargs)
+
+    def plan(self, ratio=None, **kwargs) -> Plan:
+        return plan(self, ratio, **kwargs)
 
     def report(self, ratios="0.1:1.0:0.05", **kwargs) -> Report:
         return report(self, ratios, **kwargs)
@@ -166,6 +169,14 @@ def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAUL
                                            list(witness_heuristics), _store(store)))
 
 
+def plan(trace, ratio=None, *, budget: int | None = None) -> Plan:
+    """`dtrcheck plan --json`: which modules of a captured step to wrap in
+    torch.utils.checkpoint to fit the budget, with the predicted peak and
+    overhead; ``modules`` lists them, ``to_pandas()`` shows them. Apply it with
+    ``dtrcheck.capture.capture_script(..., checkpoint=p.module_paths())``."""
+    return Plan(_core().plan(_loaded(trace), _ratio(ratio), budget))
+
+
 def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
            cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 1000,
@@ -186,5 +197,6 @@ def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: 
     return r
 
 
-__all__ = ["Atlas", "Classification", "Error", "Report", "Result", "Run", "Runs", "Scan", "Trace",
-           "TraceInfo", "atlas", "explain", "info", "load", "prove", "replay", "report", "scan", "sweep"]
+__all__ = ["Atlas", "Classification", "Error", "Plan", "Report", "Result", "Run", "Runs", "Scan", "Trace",
+           "TraceInfo", "atlas", "explain", "info", "load", "plan", "prove", "replay", "report", "scan",
+           "sweep"]

@@ -114,6 +114,16 @@ class Classification(Result):
     """`dtrcheck explain --json` or `dtrcheck prove --json`."""
 
 
+class Plan(Result):
+    """`dtrcheck plan --json`; to_pandas() shows the planned modules."""
+
+    table = "modules"
+
+    def module_paths(self) -> list:
+        """The planned modules' paths, as capture's ``checkpoint=`` takes them."""
+        return [m.module for m in self.modules]
+
+
 class Report(Result):
     """`dtrcheck report`'s report.json; to_pandas() shows the runs of its first
     heuristic (``heuristic=k`` for the k-th of ``heuristics``).

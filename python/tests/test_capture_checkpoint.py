@@ -186,7 +186,8 @@ def test_the_command_line_flag_with_a_plan_file(tmp_path):
 @pytest.mark.parametrize("flag, message", [
     ("middle.9", "{script}: checkpoint: 'middle.9' names no submodule of the model (Sequential)"),
     ("@missing.json", "missing.json: cannot read the checkpoint plan: No such file or directory"),
-    ("@bad.json", "bad.json: the checkpoint plan must be a JSON list of module paths"),
+    ("@bad.json", "bad.json: the checkpoint plan must be a JSON list of module paths or the output "
+                  "of dtrcheck plan --json"),
 ])
 def test_a_bad_flag_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys, flag, message):
     monkeypatch.chdir(tmp_path)
@@ -218,3 +219,24 @@ def test_a_module_the_step_never_calls_is_refused():
     with Capture(model=model, checkpoint=["layers.0", "layers.1"]) as cap:
         model(torch.randn(2, 4, requires_grad=True)).sum().backward()
     assert cap.recorder.backward_seen
+
+
+def test_a_plan_from_python_applied_by_the_capture_fits_as_predicted(tmp_path):
+    # The loop of docs/python.md: capture, plan for a budget between the floor
+    # and the peak, capture again with the plan applied, and measure.
+    import dtrcheck
+    plain = capture_script(str(BLOCKS), str(tmp_path / "plain.log"))
+    budget = plain.peak_bytes - ACTIVATION
+    plan = dtrcheck.plan(tmp_path / "plain.log", budget=budget)
+    assert plan.to_dict() == json.loads(cli("plan", tmp_path / "plain.log", "--budget", str(budget),
+                                            "--json").stdout)
+    assert plan.verdict == "fits" and plan.predicted_peak <= budget
+    assert list(plan.to_pandas()["module"]) == plan.module_paths() != []
+    checked = capture_script(str(BLOCKS), str(tmp_path / "ck.log"), checkpoint=plan)
+    assert checked.peak_bytes <= budget
+    assert abs(checked.peak_bytes - plan.predicted_peak) <= 0.05 * plan.predicted_peak
+    # `dtrcheck plan --json > plan.json` is a plan file for --checkpoint @plan.json.
+    (tmp_path / "plan.json").write_text(json.dumps(plan.to_dict()))
+    p = capture_cli(BLOCKS, tmp_path / "ck2.log", "--checkpoint", f"@{tmp_path / 'plan.json'}")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "ck2.log").read_text() == (tmp_path / "ck.log").read_text()

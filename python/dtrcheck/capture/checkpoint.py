@@ -45,10 +45,13 @@ _ABSENT = object()
 
 
 def read_plan(spec) -> list:
-    """The module paths of a plan: a list of strings as is; a string is a
-    comma-separated list of paths, or ``@FILE``, a JSON list of module paths."""
+    """The module paths of a plan: a list of strings as is; a dtrcheck.Plan's
+    modules; a string is a comma-separated list of paths, or ``@FILE``, a JSON
+    list of module paths or what ``dtrcheck plan --json`` prints."""
     if spec is None:
         return []
+    if hasattr(spec, "module_paths"):  # dtrcheck.plan()'s result
+        return spec.module_paths()
     if isinstance(spec, str):
         if spec.startswith("@"):
             return _read_plan_file(spec[1:])
@@ -68,8 +71,11 @@ def _read_plan_file(path: str) -> list:
         raise CaptureError(f"{path}: cannot read the checkpoint plan: {e.strerror}") from e
     except ValueError as e:
         raise CaptureError(f"{path}: the checkpoint plan is not JSON: {str(e).splitlines()[0]}") from e
+    if isinstance(value, dict) and isinstance(value.get("modules"), list):  # dtrcheck plan --json
+        value = [m.get("module") if isinstance(m, dict) else None for m in value["modules"]]
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise CaptureError(f"{path}: the checkpoint plan must be a JSON list of module paths")
+        raise CaptureError(f"{path}: the checkpoint plan must be a JSON list of module paths "
+                           "or the output of dtrcheck plan --json")
     return value
 
 
