@@ -102,7 +102,24 @@
 //      something, so it is material at q's computation point: with K' minus
 //      q's outputs, it forms the F of q.
 // (a), (d) and (f) hold with q in place of g as well (then only q's arguments
-// and outputs are free); both are tried when they differ.
+// and outputs are free); both are tried when they differ, if q is computed
+// (a constant has no computation point).
+// (P) The final pins. After the last program step the remaining names are
+//     pinned in order t_1..t_n, each rematerialized first if undefined: a
+//     frame of t_k's operator with its chain of frames down paths of
+//     arguments, during which the storages of t_1..t_{k-1} are pinned, as
+//     the arguments before position k are pre-locked in an operator's frame
+//     (F3). Nothing is computed between the last program step and the first
+//     pin. So the phase is walked as the frame of one more operator P, after
+//     the last program step, whose arguments are t_1..t_n and which has no
+//     outputs: a t_k whose storage is not material when the phase starts is
+//     undefined and its operator is computed in the phase, so (b)-(f) hold
+//     for P as written, except that SL is empty (a tensor defined when the
+//     phase starts is not locked: an earlier pin's frame may evict it), and
+//     (k) at P is the static bound's final term. F at the last operator is
+//     what (f) finds for P instead of nothing. (r) asks about computation
+//     points of program operators, which P's frames follow: P is no root
+//     there.
 // Everything used of the schedule (D0, D, the chains) ranges over all
 // possibilities, so a refutation holds for every eviction script. Lowering B
 // only enlarges E, the unrevivable storages, the cuts and hence F: the test is
@@ -183,6 +200,7 @@ struct TraceFacts {
     return false;
   }
   std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
+  OpId final_pins = -1;           // P of (P), -1 if none
 };
 
 int64_t SizeOf(const Trace& trace, StorageId s) { return trace.storages[s].size; }
@@ -209,8 +227,9 @@ int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId 
     auto [d, u] = queue.top();
     queue.pop();
     if (d > best[u]) continue;
-    if (u >= after_op) return d;
+    if (u >= after_op && u != f.final_pins) return d;
     for (auto [consumer, pos] : f.consumers[u]) {
+      if (consumer == f.final_pins) continue;  // no root, and it computes nothing
       int64_t nd = d + charged(consumer, pos);
       auto it = best.find(consumer);
       if (it == best.end() || nd < it->second) {
@@ -222,8 +241,28 @@ int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId 
   return kInfinity;
 }
 
-TraceFacts Gather(const Trace& trace, bool eager) {
+// Appends the operator P of (P) to a copy of the trace: its arguments are
+// the targets of the pins that end the program, its compute step comes just
+// before them. Returns its id, or -1 if the program does not end in a pin.
+OpId AddFinalPins(Trace& trace) {
+  size_t first = trace.program.size();
+  while (first > 0 && trace.program[first - 1].kind == StepKind::kPin) --first;
+  if (first == trace.program.size()) return -1;
+  Operator pins;
+  pins.name = "the final pins";
+  for (size_t i = first; i < trace.program.size(); ++i) pins.args.push_back(trace.program[i].target);
+  pins.first_output = static_cast<TensorId>(trace.tensors.size());
+  pins.line = trace.program.back().line;
+  const OpId id = static_cast<OpId>(trace.ops.size());
+  trace.ops.push_back(std::move(pins));
+  trace.program.insert(trace.program.begin() + static_cast<std::ptrdiff_t>(first),
+                       Step{StepKind::kCompute, id, trace.program.back().line});
+  return id;
+}
+
+TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
   TraceFacts f;
+  f.final_pins = final_pins;
   const size_t nops = trace.ops.size(), nst = trace.storages.size();
   f.compute_step.assign(nops, -1);
   f.pinned_before.assign(nops, 0);
@@ -277,20 +316,36 @@ TraceFacts Gather(const Trace& trace, bool eager) {
     auto& pre = f.prelocks[c];
     pre.resize(op.args.size());
     f.edge[c].assign(op.args.size(), 0);
+    // P's pre-locks at position i are all the storages of its arguments
+    // before i (each pin holds the earlier ones): not stored, the walk sums
+    // them as it goes (Walk::Costs), and P can pre-lock all but the last.
+    const bool pins = c == final_pins;
     std::vector<StorageId> seen, can;
+    std::vector<uint8_t> in_seen(pins ? nst : 0, 0), tensor_seen(pins ? trace.tensors.size() : 0, 0);
+    size_t prelockable = 0;
     for (size_t i = 0; i < op.args.size(); ++i) {
       StorageId s = trace.tensors[op.args[i]].storage;
-      bool first = std::find(op.args.begin(), op.args.begin() + i, op.args[i]) ==
-                   op.args.begin() + i;
+      bool first = pins ? !tensor_seen[op.args[i]]
+                        : std::find(op.args.begin(), op.args.begin() + i, op.args[i]) ==
+                              op.args.begin() + i;
+      if (pins) tensor_seen[op.args[i]] = 1;
       if (first && !f.constant[s]) {
         f.edge[c][i] = 1;
-        pre[i] = seen;
-        can.insert(can.end(), seen.begin(), seen.end());
+        if (pins) {
+          prelockable = seen.size();
+        } else {
+          pre[i] = seen;
+          can.insert(can.end(), seen.begin(), seen.end());
+        }
         f.consumers[trace.tensors[op.args[i]].op].emplace_back(c, static_cast<int32_t>(i));
       }
-      if (!f.constant[s] && std::find(seen.begin(), seen.end(), s) == seen.end())
+      if (!f.constant[s] && (pins ? !in_seen[s]
+                                  : std::find(seen.begin(), seen.end(), s) == seen.end())) {
         seen.push_back(s);
+        if (pins) in_seen[s] = 1;
+      }
     }
+    if (pins) can.assign(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(prelockable));
     f.arg_storages[c] = seen;
     std::sort(can.begin(), can.end());
     can.erase(std::unique(can.begin(), can.end()), can.end());
@@ -405,10 +460,11 @@ class FlowNetwork {
 class Walk {
  public:
   Walk(const Trace& trace, const TraceFacts& facts, const MemoryBound& static_bound,
-       const CutOptions& options)
+       OpId final_pins, const CutOptions& options)
       : trace_(trace),
         f_(facts),
         static_(static_bound),
+        final_pins_(final_pins),
         eager_(options.eager),
         nst_(trace.storages.size()),
         reached_(trace.ops.size(), 0),
@@ -425,11 +481,11 @@ class Walk {
     std::vector<StorageId> kept;  // F: material at the current op's computation point
     std::vector<OpId> since;
     for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
-      if (Keep(p, kept, since, why)) return true;
+      if (Keep(p, kept, since, why)) return Refuted(why);
       if (p == 0) break;
       std::vector<StorageId> next;
       std::vector<OpId> next_since;
-      if (Frame(p, kept, since, next, next_since, why)) return true;
+      if (Frame(p, kept, since, next, next_since, why)) return Refuted(why);
       kept = std::move(next);
       since = std::move(next_since);
     }
@@ -439,6 +495,16 @@ class Walk {
  private:
   StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
   int64_t size(StorageId s) const { return trace_.storages[s].size; }
+
+  // Names P as kFinalPins for callers, who see the trace without it.
+  bool Refuted(CutArgument* why) const {
+    if (why && final_pins_ >= 0) {
+      if (why->op == final_pins_) why->op = kFinalPins;
+      for (OpId& o : why->kept_since)
+        if (o == final_pins_) o = kFinalPins;
+    }
+    return true;
+  }
 
   // (k) at p's computation point.
   bool Keep(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
@@ -486,10 +552,10 @@ class Walk {
     std::vector<TensorId> certain(qop.args.begin(), qop.args.end());
     for (int32_t i = 0; i < qop.num_outputs; ++i) certain.push_back(qop.first_output + i);
     std::erase_if(certain, [&](TensorId t) { return gone_after(q, storage(t)); });
-    // SL.
+    // SL (none for P: a pin locks nothing for the rest of the phase).
     std::vector<StorageId> locked;
     for (TensorId a : op.args)
-      if (std::find(certain.begin(), certain.end(), a) != certain.end() &&
+      if (p != final_pins_ && std::find(certain.begin(), certain.end(), a) != certain.end() &&
           !f_.constant[storage(a)]) {
         locked_tensor_[a] = 1;
         if (std::find(locked.begin(), locked.end(), storage(a)) == locked.end())
@@ -563,7 +629,7 @@ class Walk {
       // smaller, but the outputs of the ops between c and q are not free there.
       std::vector<OpId> charges;
       if (c >= 0) charges.push_back(c);
-      if (q != c) charges.push_back(q);
+      if (q != c && f_.compute_step[q] >= 0) charges.push_back(q);
       for (OpId at : charges)
         if (max_cost > budget_ && !refuted)
           refuted = Cut(p, at, stay, stay_since, ops, tensors, cost, next, next_since, why);
@@ -611,15 +677,29 @@ class Walk {
     dist_[p] = 0;
     auto relax_from = [&](OpId c) {
       const Operator& co = trace_.ops[c];
+      // P: the unmarked storages of the arguments before i (no op is above P).
+      int64_t pinned_before = 0;
+      std::vector<StorageId> summed;
       for (size_t i = 0; i < co.args.size(); ++i) {
         TensorId t = co.args[i];
-        if (!f_.edge[c][i] || locked_tensor_[t]) continue;
-        int64_t w = 0;
-        for (StorageId y : f_.prelocks[c][i])
-          if (!mark_[y] && !ChargedAbove(y, c)) w += size(y);
-        OpId a = trace_.tensors[t].op;
-        dist_[a] = std::min(dist_[a], dist_[c] + w);
+        const StorageId s = storage(t);
+        if (f_.edge[c][i] && !locked_tensor_[t]) {
+          int64_t w = pinned_before;
+          if (c != final_pins_) {
+            w = 0;
+            for (StorageId y : f_.prelocks[c][i])
+              if (!mark_[y] && !ChargedAbove(y, c)) w += size(y);
+          }
+          OpId a = trace_.tensors[t].op;
+          dist_[a] = std::min(dist_[a], dist_[c] + w);
+        }
+        if (c == final_pins_ && !mark_[s] && !f_.constant[s]) {
+          mark_[s] = 2;  // summed once
+          summed.push_back(s);
+          pinned_before += size(s);
+        }
       }
+      for (StorageId s : summed) mark_[s] = 0;
     };
     relax_from(p);
     for (OpId c : ops) relax_from(c);
@@ -797,6 +877,7 @@ class Walk {
   const Trace& trace_;
   const TraceFacts& f_;
   const MemoryBound& static_;
+  const OpId final_pins_;  // P of (P), -1 if none
   const bool eager_;
   const size_t nst_;
   int64_t budget_ = 0;
@@ -817,10 +898,26 @@ CutOptions CutOptionsFor(RuntimeKind runtime) {
   return o;
 }
 
-bool RefuteByCut(const Trace& trace, const MemoryBound& static_bound, int64_t budget,
+namespace {
+
+// The trace with P (AddFinalPins) and what the walk reads of it.
+struct WalkInput {
+  WalkInput(const Trace& original, bool eager)
+      : trace(original), final_pins(AddFinalPins(trace)),
+        static_bound(ComputeMemoryBound(trace)), facts(Gather(trace, final_pins, eager)) {}
+  Trace trace;
+  OpId final_pins;
+  MemoryBound static_bound;
+  TraceFacts facts;
+};
+
+}  // namespace
+
+// The walk reads the static needs of the trace with P, computed in WalkInput.
+bool RefuteByCut(const Trace& trace, const MemoryBound& /*static_bound*/, int64_t budget,
                  const CutOptions& options, CutArgument* argument) {
-  TraceFacts facts = Gather(trace, options.eager);
-  return Walk(trace, facts, static_bound, options).Refutes(budget, argument);
+  WalkInput in(trace, options.eager);
+  return Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument);
 }
 
 CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
@@ -828,8 +925,8 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  TraceFacts facts = Gather(trace, options.eager);
-  Walk walk(trace, facts, static_bound, options);
+  WalkInput in(trace, options.eager);
+  Walk walk(in.trace, in.facts, in.static_bound, in.final_pins, options);
   CutBound b;
   b.bytes = static_bound.bytes;
   // Invariant: every budget <= lo is refuted (lo = static - 1 by the static

@@ -34,6 +34,14 @@
 //    it counts at every computation of q's frame and is carried to the
 //    operator before q, and so on. A kept storage that q's static need cannot
 //    hold beside it also refutes B.
+// The walk starts at the final pins: after the last program step every name
+// still referenced is rematerialized if needed and pinned, one after another,
+// and those frames are treated like the frame of one more operator whose
+// arguments are the pinned tensors in pin order (each pin holds the ones
+// before it as a frame holds its earlier arguments, but nothing is locked for
+// the whole phase). What every affordable cut there contains (on Transformer:
+// the weight gradients, which only a replay of the backward pass could bring
+// back) must be material at the last operator, and is carried from there.
 // The bound is the smallest budget the argument does not refute (at least the
 // static bound), found by bisection (the test is monotone in B). It holds for
 // the RuntimeV2 family; `eager` says whether releases evict (RuntimeV2Eager*).
@@ -49,6 +57,9 @@
 
 namespace dtr {
 
+// CutArgument::op and kept_since: the frames of the final pins.
+inline constexpr OpId kFinalPins = -2;
+
 // Why a budget fails, at the frame of `op`.
 struct CutArgument {
   enum class Kind {
@@ -57,7 +68,7 @@ struct CutArgument {
     kEvicted,  // a storage that must stay material was evicted by its last release before `op`
   };
   Kind kind = Kind::kCut;
-  OpId op = -1;        // the program operator whose frame (or computation point) is examined
+  OpId op = -1;  // the program operator whose frame (or computation point) is examined, or kFinalPins
   OpId previous = -1;  // kCut: the operator computed just before its frame starts
   int64_t budget = 0;  // the budget refuted
   int64_t need = 0;    // kCut: the static need of `previous`; kKeep: of `op`

@@ -12,7 +12,7 @@ namespace {
 
 std::string CutDescription(const Trace& t, const CutArgument& a) {
   return fmt::format("{} at the frame of {}{}: need {} + kept {} + cut {} > budget {}",
-                     CutKindName(a.kind), t.ops[a.op].name,
+                     CutKindName(a.kind), a.op == kFinalPins ? "the final pins" : t.ops[a.op].name,
                      a.previous >= 0 ? " after " + t.ops[a.previous].name : std::string(), a.need,
                      a.carried, a.cut, a.budget);
 }

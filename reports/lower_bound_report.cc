@@ -11,9 +11,11 @@ namespace {
 using nlohmann::ordered_json;
 
 std::string StorageName(const Trace& t, StorageId s) { return t.tensors[t.storages[s].root].name; }
-std::string OpName(const Trace& t, OpId o) { return o >= 0 ? t.ops[o].name : std::string("-"); }
+std::string OpName(const Trace& t, OpId o) {
+  return o >= 0 ? t.ops[o].name : o == kFinalPins ? "the final pins" : "-";
+}
 // In text: with its origin (model/attribution.h).
-std::string OpLabel(const Trace& t, OpId o) { return o >= 0 ? OperatorLabel(t, o) : std::string("-"); }
+std::string OpLabel(const Trace& t, OpId o) { return o >= 0 ? OperatorLabel(t, o) : OpName(t, o); }
 
 // "x9132 (179830784 bytes, kept since add/498)", ...
 std::string KeptList(const Trace& t, const CutArgument& a) {
@@ -64,9 +66,11 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
           OpLabel(t, a.op), OpLabel(t, a.previous), a.need);
       if (a.carried > 0) text += fmt::format(" + {} bytes kept across frames", a.carried);
       text += fmt::format(
-          " + at least {} bytes that must stay material ({}), else {}'s frame recomputes {}, "
+          " + at least {} bytes that must stay material ({}), else {} {}, "
           "which needs {} bytes; {} > budget {}",
-          a.cut, cut.empty() ? "-" : cut, OpLabel(t, a.op), OpLabel(t, a.expensive),
+          a.cut, cut.empty() ? "-" : cut,
+          a.op == kFinalPins ? "the final pins' frames recompute" : OpLabel(t, a.op) + "'s frame recomputes",
+          OpLabel(t, a.expensive),
           a.expensive_cost, a.need + a.carried + a.cut, a.budget);
       if (!a.kept.empty()) text += fmt::format("; kept: {}", KeptList(t, a));
       return text;
