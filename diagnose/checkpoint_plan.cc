@@ -23,34 +23,71 @@ bool Encloses(const std::string& outer, const std::string& inner) {
 }
 
 // Evicts each chosen module's internal storages at the first computation
-// point after its last forward operator, and writes down what it evicted as
-// an eviction script. Never frees on demand: it runs with no budget.
+// point after the forward is done with them, and writes down what it
+// evicted as an eviction script. Never frees on demand: it runs with no
+// budget. What the backward brings back of the modules' forward is freed
+// again as soon as nothing needs it (no name holds it, no operator to come
+// reads it, no computation has it locked), as torch frees the recomputed
+// tensors; with no budget the runtime alone would keep them to the end.
 class CheckpointEvictions : public EvictionPolicy {
  public:
-  // `modules` sorted by last_step; pointers must outlive the policy.
-  explicit CheckpointEvictions(std::vector<const CheckpointCandidate*> modules)
-      : modules_(std::move(modules)), freed_(modules_.size(), 0) {}
-
-  bool Prepare(Engine& engine) override {
-    for (; next_ < modules_.size() && engine.program_step() > modules_[next_]->last_step; ++next_) {
-      for (StorageId s : modules_[next_]->internal) {
-        if (!engine.Evictable(s)) continue;  // freed already, pinned or locked
-        script_.entries.push_back({engine.event(), s});
-        freed_[next_] += engine.trace().storages[s].size;
-        engine.Evict(s);
+  // Pointers must outlive the policy.
+  CheckpointEvictions(const Trace& trace, const std::vector<const CheckpointCandidate*>& modules,
+                      const std::vector<int32_t>& last_read_step)
+      : freed_(modules.size(), 0) {
+    for (size_t m = 0; m < modules.size(); ++m) {
+      const CheckpointCandidate& c = *modules[m];
+      for (size_t i = 0; i < c.internal.size(); ++i)
+        due_.push_back({c.internal_free_step[i], c.internal[i], m});
+      for (OpId op = c.first_op; op <= c.last_op; ++op) {
+        const Operator& o = trace.ops[op];
+        for (TensorId t = o.first_output; t < o.first_output + o.num_outputs; ++t) {
+          const StorageId s = trace.tensors[t].storage;
+          if (trace.tensors[t].is_alias || trace.storages[s].size == 0) continue;
+          done_.push_back({last_read_step[s], s, m});
+        }
       }
     }
+    auto by_step = [](const Due& x, const Due& y) { return x.step < y.step; };
+    std::stable_sort(due_.begin(), due_.end(), by_step);
+    std::stable_sort(done_.begin(), done_.end(), by_step);
+  }
+
+  bool Prepare(Engine& engine) override {
+    const int32_t step = engine.program_step();
+    for (; next_due_ < due_.size() && step > due_[next_due_].step; ++next_due_) {
+      const Due& d = due_[next_due_];
+      if (!engine.Evictable(d.storage)) continue;  // freed already, pinned or locked
+      freed_[d.module] += engine.trace().storages[d.storage].size;
+      Evict(engine, d.storage);
+    }
+    for (; next_done_ < done_.size() && step > done_[next_done_].step; ++next_done_)
+      finished_.push_back(done_[next_done_].storage);
+    for (StorageId s : finished_)
+      if (engine.Evictable(s) && engine.external_refs(s) == 0) Evict(engine, s);
     return true;
   }
   bool frees_on_demand() const override { return false; }
   StorageId Choose(Engine&, DecisionPoint*) override { return -1; }  // never asked
 
   EvictionScript script_;
-  std::vector<const CheckpointCandidate*> modules_;
-  std::vector<int64_t> freed_;
+  std::vector<int64_t> freed_;  // per module given: the checkpoint's own evictions
 
  private:
-  size_t next_ = 0;
+  struct Due {
+    int32_t step;  // evicted at the first computation point after it
+    StorageId storage;
+    size_t module;
+  };
+  void Evict(Engine& engine, StorageId s) {
+    script_.entries.push_back({engine.event(), s});
+    engine.Evict(s);
+  }
+
+  std::vector<Due> due_;   // the checkpoints' evictions, by step
+  std::vector<Due> done_;  // every storage of the modules' forward, by its last reader's step
+  std::vector<StorageId> finished_;  // those past that step
+  size_t next_due_ = 0, next_done_ = 0;
 };
 
 }  // namespace
@@ -124,7 +161,8 @@ std::vector<CheckpointCandidate> CheckpointCandidates(const Trace& trace) {
     c.first_op = forward[span.first];
     c.last_op = forward[span.last];
     c.forward_ops = span.count;
-    c.last_step = step_of[c.last_op];
+    for (OpId op = c.first_op; op <= c.last_op; ++op)
+      if (position[op] >= 0) c.forward_compute += trace.ops[op].compute;
     for (OpId op = c.first_op; op <= c.last_op; ++op) {
       if (position[op] < 0) continue;
       const Operator& o = trace.ops[op];
@@ -132,16 +170,26 @@ std::vector<CheckpointCandidate> CheckpointCandidates(const Trace& trace) {
         if (trace.tensors[t].is_alias) continue;
         const StorageId s = trace.tensors[t].storage;
         if (trace.storages[s].size == 0) continue;
-        bool read_outside = false;
+        // Internal: saved for the backward (read after the forward) and
+        // read by no forward operator outside the module. One the backward
+        // never reads is freed by the runtime once released, checkpoint or not.
+        bool read_outside = false, read_later = false;
+        int32_t free_step = step_of[op];
         for (TensorId member : trace.storages[s].tensors) {
           for (TensorId child : trace.tensors[member].children) {
             const OpId reader = trace.tensors[child].op;
-            if (a->op_phase[reader] == Phase::kForward &&
-                (reader < c.first_op || reader > c.last_op))
-              read_outside = true;
+            if (a->op_phase[reader] != Phase::kForward) {
+              read_later = true;
+              continue;
+            }
+            if (reader < c.first_op || reader > c.last_op) read_outside = true;
+            free_step = std::max(free_step, step_of[reader]);
           }
         }
-        if (!read_outside) c.internal.push_back(s);
+        if (read_later && !read_outside) {
+          c.internal.push_back(s);
+          c.internal_free_step.push_back(free_step);
+        }
       }
     }
     out.push_back(std::move(c));
@@ -156,13 +204,16 @@ std::vector<CheckpointCandidate> CheckpointCandidates(const Trace& trace) {
 CheckpointSimulation SimulateCheckpoints(const Trace& trace,
                                          const std::vector<CheckpointCandidate>& candidates,
                                          const std::vector<int32_t>& chosen) {
-  std::vector<int32_t> order = chosen;
-  std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-    return candidates[x].last_step < candidates[y].last_step;
-  });
   std::vector<const CheckpointCandidate*> modules;
-  for (int32_t i : order) modules.push_back(&candidates[i]);
-  CheckpointEvictions policy(modules);
+  for (int32_t i : chosen) modules.push_back(&candidates[i]);
+  std::vector<int32_t> last_read_step(trace.storages.size(), -1);
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.program.size()); ++i) {
+    const Step& st = trace.program[i];
+    if (st.kind != StepKind::kCompute) continue;
+    const Operator& o = trace.ops[st.target];
+    for (TensorId arg : o.args) last_read_step[trace.tensors[arg].storage] = i;
+  }
+  CheckpointEvictions policy(trace, modules, last_read_step);
   EngineOptions options;
   options.runtime = RuntimeKind::kV2EagerOptimized;
   Engine engine(trace, options);
@@ -174,10 +225,7 @@ CheckpointSimulation SimulateCheckpoints(const Trace& trace,
                             DescribeScheduleCheck(check)));
   CheckpointSimulation sim;
   sim.script = std::move(policy.script_);
-  sim.freed.assign(chosen.size(), 0);
-  for (size_t k = 0; k < chosen.size(); ++k)
-    for (size_t j = 0; j < order.size(); ++j)
-      if (order[j] == chosen[k]) sim.freed[k] = policy.freed_[j];
+  sim.freed = std::move(policy.freed_);
   sim.peak = check.run.max_memory;
   sim.clock = check.run.clock;
   return sim;
@@ -193,6 +241,12 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   plan.final_pinned = bound.final_pinned;
   plan.candidates = static_cast<int32_t>(candidates.size());
 
+  // What torch recomputes for a set of modules: each one's forward, once.
+  auto recompute = [&](const std::vector<int32_t>& set) {
+    int64_t sum = 0;
+    for (int32_t j : set) sum += candidates[j].forward_compute;
+    return sum;
+  };
   std::vector<int32_t> chosen;
   CheckpointSimulation current = SimulateCheckpoints(trace, candidates, chosen);
   plan.unplanned_peak = current.peak;
@@ -219,8 +273,8 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
         CheckpointSimulation sim = SimulateCheckpoints(trace, candidates, with);
         if (sim.peak >= current.peak) continue;
         const __int128 drop = current.peak - sim.peak;
-        const __int128 cost = std::max<int64_t>(1, sim.clock - current.clock);
-        // Among candidates that reach the budget, the least added clock;
+        const __int128 cost = std::max<int64_t>(1, recompute(with) - recompute(chosen));
+        // Among candidates that reach the budget, the least added recompute;
         // else drop / cost > best_drop / best_cost. Ties: fewer operators,
         // then program order (candidates are visited in it).
         const bool reaches = sim.peak <= budget;
@@ -264,17 +318,13 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
             [&](size_t x, size_t y) { return chosen[x] < chosen[y]; });
   for (size_t k : by_program) {
     const CheckpointCandidate& c = candidates[chosen[k]];
-    int64_t forward_compute = 0;
-    for (OpId op = c.first_op; op <= c.last_op; ++op)
-      if (trace.attribution->op_phase[op] == Phase::kForward) forward_compute += trace.ops[op].compute;
-    plan.modules.push_back({c.module, c.forward_ops, current.freed[k], forward_compute});
+    plan.modules.push_back({c.module, c.forward_ops, current.freed[k], c.forward_compute});
   }
-  int64_t recompute = 0;
-  for (const PlannedModule& m : plan.modules) recompute += m.forward_compute;
-  plan.whole_module_overhead = Overhead(plan.baseline.compute + recompute, plan.baseline.compute);
   plan.predicted_peak = current.peak;
-  plan.predicted_clock = current.clock;
-  plan.predicted_overhead = Overhead(current.clock, plan.baseline.compute);
+  plan.predicted_overhead =
+      Overhead(plan.baseline.compute + recompute(chosen), plan.baseline.compute);
+  plan.simulated_clock = current.clock;
+  plan.simulated_overhead = Overhead(current.clock, plan.baseline.compute);
   plan.script = std::move(current.script);
   return plan;
 }

@@ -3,12 +3,17 @@
 // boundaries of a trace with MODULE and PHASE keys (docs/trace_format.md,
 // "Attribution keys"), each set of modules simulated on the trace.
 //
-// Checkpointing module M is simulated as an eviction script: right after M's
-// last forward operator is computed, every material, unpinned storage made
-// by M's forward operators that no forward operator outside M reads (M's
-// internal activations; its outputs stay) is evicted; the backward then
+// Checkpointing module M is simulated as an eviction script: every
+// material, unpinned storage made by M's forward operators that the backward
+// reads and no forward operator outside M reads (M's internal activations
+// saved for the backward; its outputs stay) is
+// evicted right after the last forward operator that reads it (the one that
+// made it, if none does), as torch frees it when the checkpointed forward is
+// done with it; the backward then
 // rematerializes them on demand, as the runtime always does. DTR's recursive
-// rematerialization stands for torch recomputing the module's forward. The
+// rematerialization stands for torch recomputing the module's forward, and
+// what it brings back is evicted again once nothing needs it (no name, no
+// operator to come, no lock), as torch frees recomputed tensors. The
 // script is replayed by the schedule checker (checker/schedule_checker.h) on
 // RuntimeV2EagerOptimized with no budget limit: its peak is the predicted
 // peak, its clock over the baseline compute the predicted overhead.
@@ -32,10 +37,15 @@ struct CheckpointCandidate {
   std::string module;
   OpId first_op = 0, last_op = 0;  // its first and last forward operators
   int32_t forward_ops = 0;
-  int32_t last_step = 0;  // program step of last_op
-  // Storages made by its forward operators that no forward operator outside
-  // it reads, in id order: what checkpointing it evicts (if material then).
+  int64_t forward_compute = 0;  // the TIME of its forward operators: what torch recomputes
+  // Storages made by its forward operators that an operator after the
+  // forward reads and no forward operator outside it reads, in id order:
+  // what checkpointing it evicts (if material then).
   std::vector<StorageId> internal;
+  // Per internal storage, the program step after which the forward no longer
+  // reads it (its last forward reader's, or its maker's): torch frees it
+  // there, keeping only the region's inputs for the backward.
+  std::vector<int32_t> internal_free_step;
 };
 
 // The candidates of a captured trace, in program order (an ancestor before
@@ -80,12 +90,13 @@ struct CheckpointPlan {
   int32_t candidates = 0;
   std::vector<PlannedModule> modules;  // in program order
   int64_t predicted_peak = 0;
-  int64_t predicted_clock = 0;
-  double predicted_overhead = 0;  // predicted_clock / baseline.compute
   // (baseline.compute + every planned module's forward_compute) /
-  // baseline.compute: torch recomputing each module's whole forward once,
-  // where the simulation recomputes only what the backward reads.
-  double whole_module_overhead = 0;
+  // baseline.compute: torch recomputes each module's whole forward once.
+  double predicted_overhead = 0;
+  // The simulation's clock and its overhead: recomputing on demand only what
+  // the backward reads, sometimes more than once.
+  int64_t simulated_clock = 0;
+  double simulated_overhead = 0;
   PlanVerdict verdict = PlanVerdict::kFits;
   // kBestReached: the program operator at whose computation the plan's run
   // first reaches its peak ("NAME/ID"), and what is in use there before its
@@ -97,10 +108,10 @@ struct CheckpointPlan {
 
 // Greedy search: from no module, repeatedly adds a candidate that is not
 // inside a chosen one (one around chosen ones replaces them) and lowers the
-// predicted peak: one that reaches `budget` with the least added clock if
-// any does, else the one that lowers the peak the most per unit of added
-// clock (a candidate adding none counts as adding 1); ties: fewer forward
-// operators, then program order. Stops when the predicted peak is at or
+// predicted peak: one that reaches `budget` with the least added forward
+// compute to redo if any does, else the one that lowers the peak the most
+// per unit of it (a candidate adding none counts as adding 1); ties: fewer
+// forward operators, then program order. Stops when the predicted peak is at or
 // under `budget` or no candidate lowers it. Deterministic. Throws Error as
 // CheckpointCandidates does.
 CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget);

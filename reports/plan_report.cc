@@ -65,11 +65,11 @@ void PrintPlanText(std::ostream& out, const Trace& trace, const CheckpointPlan& 
   }
   fmt::print(out, "predicted peak  {:>14} bytes ({}; {} without a plan)\n", p.predicted_peak,
              HumanBytes(p.predicted_peak), HumanBytes(p.unplanned_peak));
-  fmt::print(out, "predicted overhead {:.4f} (clock {} over baseline compute {})\n",
-             p.predicted_overhead, p.predicted_clock, p.baseline.compute);
+  fmt::print(out, "predicted overhead {:.4f} (torch recomputes each module's forward once)\n",
+             p.predicted_overhead);
   if (!p.modules.empty())
-    fmt::print(out, "  {:.4f} if torch recomputes each module's whole forward once\n",
-               p.whole_module_overhead);
+    fmt::print(out, "  {:.4f} in the simulation, which recomputes on demand only what the backward reads\n",
+               p.simulated_overhead);
   if (p.verdict == PlanVerdict::kFits)
     fmt::print(out, "verdict         fits: predicted peak {} <= budget {}\n", p.predicted_peak,
                p.budget);
@@ -93,9 +93,9 @@ nlohmann::ordered_json PlanJson(const Trace& trace, const CheckpointPlan& p) {
                               {"modules", std::move(modules)},
                               {"unplanned_peak", p.unplanned_peak},
                               {"predicted_peak", p.predicted_peak},
-                              {"predicted_clock", p.predicted_clock},
                               {"predicted_overhead", p.predicted_overhead},
-                              {"whole_module_overhead", p.whole_module_overhead},
+                              {"simulated_clock", p.simulated_clock},
+                              {"simulated_overhead", p.simulated_overhead},
                               {"verdict", PlanVerdictName(p.verdict)},
                               {"why", WhyNoPlan(trace, p)}};
   if (p.verdict == PlanVerdict::kBestReached) {
