@@ -28,6 +28,8 @@ std::optional<PinnedFloor> ExplainPinnedFloor(const Trace& trace, size_t largest
     PinnedFloorPart& p = f.parts[part];
     p.bytes += trace.storages[s].size;
     ++p.storages;
+    if (trace.ops[trace.tensors[trace.storages[s].root].op].is_constant)
+      p.from_start_bytes += trace.storages[s].size;
     members[part].push_back(s);
     f.bytes += trace.storages[s].size;
     ++f.storages;

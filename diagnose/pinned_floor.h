@@ -24,6 +24,10 @@ namespace dtr {
 struct PinnedFloorPart {
   int64_t bytes = 0;
   int32_t storages = 0;
+  // Of those, the CONSTANTs: allocated before the step began and held all
+  // through it (gradients zero_grad() zeroed instead of freeing, optimizer
+  // state), where the rest is made during the step.
+  int64_t from_start_bytes = 0;
   std::vector<StorageId> largest;  // the largest, largest first (equal sizes: first pinned first)
 };
 

@@ -49,6 +49,13 @@ void PrintPinnedFloorText(std::ostream& out, const Trace& trace, const PinnedFlo
              "  DTR evicts only storages that are not pinned (the activations while the step uses "
              "them): these {} bytes stay whatever it evicts, and no budget below them fits\n",
              f.bytes);
+  const PinnedFloorPart& grads = f.parts[static_cast<int>(RoleKind::kGradient)];
+  if (grads.from_start_bytes > 0)
+    fmt::print(out,
+               "  {} of the gradients are held from the start of the step (CONSTANTs: zero_grad() "
+               "zeroed them instead of setting them to None), under the whole forward; capture the "
+               "step with zero_grad(set_to_none=True) to measure the floor without them\n",
+               HumanBytes(grads.from_start_bytes));
 }
 
 nlohmann::ordered_json PinnedFloorJson(const Trace& trace, const PinnedFloor& f, const Baseline& b) {
@@ -66,6 +73,7 @@ nlohmann::ordered_json PinnedFloorJson(const Trace& trace, const PinnedFloor& f,
     parts.push_back({{"part", PinnedFloorPartName(part)},
                      {"bytes", p.bytes},
                      {"storages", p.storages},
+                     {"from_start_bytes", p.from_start_bytes},
                      {"largest", std::move(largest)}});
   }
   return {{"bytes", f.bytes}, {"ratio", Ratio(f, b)}, {"storages", f.storages}, {"parts", std::move(parts)}};

@@ -19,7 +19,8 @@ namespace dtr {
 void PrintPinnedFloorText(std::ostream& out, const Trace& trace, const PinnedFloor& f,
                           const Baseline& baseline);
 // {"bytes", "ratio", "storages", "parts": [{"part", "bytes", "storages",
-// "largest": [{"storage", "name", "bytes", "role"}]}]} (docs/run_json.md).
+// "from_start_bytes", "largest": [{"storage", "name", "bytes", "role"}]}]}
+// (docs/run_json.md).
 nlohmann::ordered_json PinnedFloorJson(const Trace& trace, const PinnedFloor& f,
                                        const Baseline& baseline);
 // "parameters 80 B, gradients 80 B, ..., other 0 B": one line.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import BINARY, SCRIPTS, cli_json
+from conftest import BINARY, SCRIPTS, cli, cli_json
 from dtrcheck.capture import Capture, capture_script
 
 # Every key a line of each instruction may have (the format's, then ours).
@@ -307,10 +307,10 @@ def test_the_node_of_a_view_written_in_place_is_the_in_place_operators():
 
 
 @pytest.mark.parametrize("set_to_none", [False, True])
-def test_what_an_earlier_step_left_is_declared_before_the_first_operator(set_to_none):
-    # A step after the first finds the gradients (unless zero_grad sets them
-    # to None) and the optimizer's momentum allocated: they hold memory from
-    # the start, not from the optimizer step that first reads them.
+def test_optimizer_state_from_an_earlier_step_is_declared_before_the_first_operator(tmp_path, set_to_none):
+    # A step after the first finds the optimizer's momentum allocated: it
+    # holds memory from the start, not from the optimizer step that first
+    # reads it. Gradients are CONSTANTs only when zero_grad() keeps them.
     model = torch.nn.Linear(64, 64)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x = torch.randn(8, 64)
@@ -326,11 +326,20 @@ def test_what_an_earlier_step_left_is_declared_before_the_first_operator(set_to_
     lines = lines_of(cap)
     first_call = next(i for i, l in enumerate(lines) if l["INSTRUCTION"] == "CALL")
     declared = {l["ROLE"] for l in lines[:first_call] if "ROLE" in l}
-    momentum = {"optimizer momentum_buffer weight", "optimizer momentum_buffer bias"}
-    gradients = {"gradient weight", "gradient bias"}
-    assert momentum <= declared
-    assert gradients.isdisjoint(declared) == set_to_none
-    # The peak counts them: weight and bias, their momentum, and (kept) their
-    # gradients are live through the backward.
+    assert {"optimizer momentum_buffer weight", "optimizer momentum_buffer bias"} <= declared
+    constants = {l["NAME"] for l in lines if l["INSTRUCTION"] == "CONSTANT"}
+    constant_roles = {l["ROLE"] for l in lines if "ROLE" in l and l["NAME"] in constants}
+    assert {"gradient weight", "gradient bias"}.isdisjoint(constant_roles) == set_to_none
+    # The peak counts the momentum: weight and bias, their momentum, and their
+    # new gradients are live together at the optimizer step.
     params = sum(p.numel() * p.element_size() for p in model.parameters())
-    assert cap.recorder.peak_bytes >= (2 if set_to_none else 3) * params
+    assert cap.recorder.peak_bytes >= 3 * params
+    # info names the gradients held from the start, and only those.
+    if not BINARY.exists():
+        pytest.skip(f"{BINARY} is not built")
+    cap.save(str(tmp_path / "t.log"))
+    floor = cli_json("info", tmp_path / "t.log")[0]["pinned_floor"]
+    grads = next(p for p in floor["parts"] if p["part"] == "gradients")
+    assert grads["from_start_bytes"] == (0 if set_to_none else params)
+    text = cli("info", tmp_path / "t.log").stdout
+    assert ("of the gradients are held from the start of the step" in text) != set_to_none

@@ -235,18 +235,20 @@ class Capture:
 
 
 def _kept_from_before(model) -> list:
-    """What a step finds allocated besides the model's tensors: the gradients
-    of its parameters (zero_grad() without set_to_none=True keeps them) and
-    the state optimizers keep for them (momentum_buffer, exp_avg, ...), in
-    the model's parameter order. Declared as CONSTANTs with the parameters:
-    named only when first used, they would be missing from the trace's
-    memory until the optimizer step, and the peak in the backward would be
-    short of them (resnet18 with Adam: by the 93.5 MB of its two states)."""
+    """The state optimizers keep for the model's parameters (momentum_buffer,
+    exp_avg, ...) when the step starts, in parameter order. Declared as
+    CONSTANTs with the parameters: named only when the optimizer step first
+    reads them, they would be missing from the trace's memory until then, and
+    a peak in the backward would be short of them (resnet18 with Adam: by the
+    93.5 MB of its two states). Gradients are not declared: zero_grad() either
+    zeroes them first thing (they become CONSTANTs there) or sets them to None
+    (set_to_none=True), and a CONSTANT stays allocated to the end in simrd's
+    semantics even when released."""
     params = list(model.parameters())
-    out = [p.grad for p in params if p.grad is not None]
     ids = {id(p) for p in params}
     optimizers = [o for o in gc.get_objects() if issubclass(type(o), torch.optim.Optimizer)
                   and any(id(p) in ids for g in o.param_groups for p in g["params"])]
+    out = []
     for o in optimizers:
         for p in params:
             out += [v for v in o.state.get(p, {}).values() if isinstance(v, torch.Tensor)]
