@@ -289,7 +289,12 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
       ->type_name("WALK");
   cmd->add_option("--plan-seconds", f.plan_seconds,
                   "seconds for checkpoint plans: low-memory scripts built from the top, "
-                  "independent of any heuristic (default 60; 0: none)")
+                  "independent of any heuristic (default: no time limit; 0: none)")
+      ->check(NumberFrom(0));
+  cmd->add_option("--plan-work", f.plan_work,
+                  "computations the checkpoint plans may follow in all (default 500000000; 0: "
+                  "no limit): a count, so the plans found are the same on any machine and "
+                  "under any load")
       ->check(NumberFrom(0));
   cmd->add_option("--plan-max-overhead", f.plan_max_overhead,
                   "compute overhead a checkpoint plan may have (default: any)")
@@ -301,7 +306,7 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
       ->type_name("FILE");
   cmd->add_option("--cut-seconds", f.cut_seconds,
                   "seconds for the keep-or-recompute cut's bisection of the lower bound "
-                  "(default 300; 0: none)")
+                  "(default: no time limit, to its resolution; 0: none)")
       ->check(NumberFrom(0));
   AddStoreFlag(cmd, f.store);
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
@@ -329,6 +334,7 @@ int RunBounds(const BoundsFlags& f) {
   BoundsOptions o;
   if (f.plans_only && f.plan_seconds == 0) throw Error("--plans-only needs --plan-seconds above 0");
   o.plan_seconds = f.plan_seconds;
+  o.plan_work = f.plan_work;
   if (f.plan_max_overhead > 0) o.plan_max_overhead = f.plan_max_overhead;
   o.plans_only = f.plans_only;
   o.search_seconds = f.search_seconds;

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,13 @@ struct BoundsFlags : ReplayFlags {
   uint32_t work_limit = 0;
   double search_seconds = 60;
   std::string walk = "gallop";
-  double plan_seconds = 60;      // checkpoint plans (0: none)
+  double plan_seconds = std::numeric_limits<double>::infinity();  // checkpoint plans (0: none)
+  int64_t plan_work = 500'000'000;  // computations the plans follow (0: no limit)
   double plan_max_overhead = 0;  // 0: any
   bool plans_only = false;
   std::string save_script;
   bool csv = false;
-  double cut_seconds = 300;
+  double cut_seconds = std::numeric_limits<double>::infinity();
   std::string store;
 };
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);

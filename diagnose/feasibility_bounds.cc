@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cmath>
 
@@ -171,7 +172,8 @@ void SearchPlannedSchedule(const Trace& trace, const Baseline& baseline,
                            const BoundsStatus& status) {
   ScheduleSearchOptions so;
   so.runtime = options.runtime;
-  so.seconds = options.plan_seconds;
+  so.seconds = std::isfinite(options.plan_seconds) ? options.plan_seconds : 0;  // 0: no limit
+  so.max_work = options.plan_work;
   so.max_overhead = options.plan_max_overhead;
   report.plan_search = SearchRetentionPlans(trace, baseline, so, [&](const std::string& s) {
     if (status) status("checkpoint plan: " + s);

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,15 +69,19 @@ struct BoundsOptions {
   double search_seconds = 60;
   WalkMode walk = WalkMode::kGallop;
   int32_t counterfactuals = 24;  // per witness search (WitnessOptions::counterfactuals)
-  // Checkpoint plans (diagnose/schedule_search.h) after the walk-down: seconds
-  // for the search (0: none), and the compute overhead a plan may have.
-  double plan_seconds = 60;
+  // Checkpoint plans (diagnose/schedule_search.h) after the walk-down: the
+  // computations they may follow in all (a count: the same answer on any
+  // machine and under any load; 0: no limit), seconds for the search (0:
+  // none; infinite: no time limit), and the compute overhead a plan may have.
+  int64_t plan_work = 500'000'000;
+  double plan_seconds = std::numeric_limits<double>::infinity();
   std::optional<double> plan_max_overhead;
   // Checkpoint plans only: no heuristic grid and no walk-down.
   bool plans_only = false;
   // The keep-or-recompute cut (checker/cut_bound.h), bisected between the
-  // static bound and the best schedule, within this many seconds (0: none).
-  double cut_seconds = 300;
+  // static bound and the best schedule to its resolution, within this many
+  // seconds (0: none; infinite: no time limit, the same answer everywhere).
+  double cut_seconds = std::numeric_limits<double>::infinity();
 };
 
 struct HeuristicBound {

@@ -86,6 +86,8 @@ class Searcher {
         LocalSearch(starts_[i].second);
     }
     out_.timed_out = timed_out_;
+    out_.work = work_;
+    out_.work_limited = work_limited_;
     if (best_) Verify();
     out_.seconds = Elapsed();
     return std::move(out_);
@@ -108,10 +110,22 @@ class Searcher {
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
 
-  // True when the search should stop: out of time, or good enough.
+  // True when the search should stop: out of time or work, or good enough.
   bool TimeUp() {
     if (deadline_ && Clock::now() >= *deadline_) timed_out_ = true;
-    return timed_out_ || (best_ && best_->peak_memory <= o_.good_enough);
+    if (o_.max_work > 0 && work_ >= o_.max_work) work_limited_ = true;
+    return timed_out_ || work_limited_ || (best_ && best_->peak_memory <= o_.good_enough);
+  }
+
+  // The computations one plan may follow: its own limit, and the work left.
+  int64_t EventsAllowed() const {
+    return o_.max_work > 0 ? std::min(o_.max_events, o_.max_work - work_) : o_.max_events;
+  }
+
+  // Counts a followed plan's work; a plan cut by the work left marks the search done.
+  void Count(const FollowedPlan& f, int64_t allowed) {
+    work_ += f.events;
+    if (!f.completed && allowed < o_.max_events && f.events >= allowed) work_limited_ = true;
   }
 
   double OverheadOf(int64_t compute) const {
@@ -128,7 +142,7 @@ class Searcher {
         {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need});
     FollowOptions fo;
     fo.runtime = o_.runtime;
-    fo.max_events = o_.max_events;
+    fo.max_events = EventsAllowed();
     fo.deadline = deadline_;
     // A plan cannot beat the best by going above it: stop it there.
     if (best_) fo.budget = best_->peak_memory;
@@ -148,6 +162,7 @@ class Searcher {
     a.overhead = OverheadOf(f.compute);
     a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (f.stopped == "time limit") timed_out_ = true;
+    Count(f, fo.max_events);
     bool taken = false;
     if (f.completed && o_.max_overhead && a.overhead > *o_.max_overhead) {
       a.stopped = fmt::format("overhead {:.2f} above the limit {}", a.overhead, *o_.max_overhead);
@@ -191,7 +206,7 @@ class Searcher {
   std::optional<FollowedPlan> FollowRanked(const RetentionPlan& plan, int64_t cap) {
     FollowOptions fo;
     fo.runtime = o_.runtime;
-    fo.max_events = o_.max_events;
+    fo.max_events = EventsAllowed();
     fo.deadline = deadline_;
     fo.record_steps = true;
     fo.budget = cap;
@@ -202,6 +217,7 @@ class Searcher {
       return std::nullopt;  // the runtime refuses this plan's evictions: not a candidate
     }
     ++local_moves_;
+    Count(f, fo.max_events);
     if (f.stopped == "time limit") timed_out_ = true;
     if (!f.completed) return std::nullopt;
     if (o_.max_overhead && OverheadOf(f.compute) > *o_.max_overhead) return std::nullopt;
@@ -335,6 +351,8 @@ class Searcher {
   Clock::time_point began_;
   std::optional<Clock::time_point> deadline_;
   bool timed_out_ = false;
+  int64_t work_ = 0;  // computations followed
+  bool work_limited_ = false;
   std::map<PlanPoint, bool> tried_;
   std::vector<std::pair<int64_t, RetentionPlan>> starts_;  // every best so far, with its peak
   size_t local_moves_ = 0;

@@ -38,6 +38,9 @@ struct ScheduleSearchOptions {
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;  // a RuntimeV2 runtime
   double seconds = 60;                 // wall time for the whole search; 0: no limit
   int64_t max_events = 20'000'000;     // per followed plan
+  // Computations followed over the whole search (0: no limit): a count, so
+  // the search stops at the same plan on any machine and under any load.
+  int64_t max_work = 0;
   std::optional<double> max_overhead;  // compute overhead allowed (clock / baseline compute)
   bool refine = true;                  // steps 2 and 3 (else the grid only)
   // Stop as soon as a plan's peak is at most this (-1: search for the lowest).
@@ -70,6 +73,8 @@ struct ScheduleSearch {
   std::vector<PlanAttempt> attempts;  // in order
   double seconds = 0;
   bool timed_out = false;
+  int64_t work = 0;            // computations followed
+  bool work_limited = false;   // stopped at max_work
 };
 
 using ScheduleSearchStatus = std::function<void(const std::string&)>;

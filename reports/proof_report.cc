@@ -506,6 +506,8 @@ ordered_json PlanSearchJson(const ProofHeader& h, const std::optional<ScheduleSe
   }
   return {{"seconds", p->seconds},
           {"timed_out", p->timed_out},
+          {"work", p->work},
+          {"work_limited", p->work_limited},
           {"plans", p->attempts.size()},
           {"best", best}};
 }
@@ -514,7 +516,9 @@ void PrintPlanSearchText(std::ostream& out, const ProofHeader& h,
                          const std::optional<ScheduleSearch>& p) {
   if (!p) return;
   fmt::print(out, "  checkpoint plans: {} followed in {:.1f}s{}", p->attempts.size(), p->seconds,
-             p->timed_out ? " (stopped at the time limit)" : "");
+             p->timed_out      ? " (stopped at the time limit)"
+             : p->work_limited ? " (stopped at the work limit)"
+                               : "");
   if (!p->best) {
     fmt::print(out, ", none completed\n");
     return;
