@@ -72,6 +72,35 @@ TEST_CASE("schedule search: an overhead limit trades memory for compute on a cha
   CHECK(refused);
 }
 
+TEST_CASE("schedule search: a work limit stops it at the same plan every time") {
+  ChainOptions co;
+  co.layers = 64;
+  Trace t = ParseTraceString(GenerateChain(co), "chain.log");
+  Baseline b = ComputeBaseline(t);
+  ScheduleSearchOptions o;
+  o.seconds = 0;
+  ScheduleSearch whole = SearchRetentionPlans(t, b, o);
+  REQUIRE(whole.attempts.size() > 4);
+  CHECK_FALSE(whole.work_limited);
+  // A third of the whole search's work: cut partway, at a count.
+  o.max_work = whole.work / 3;
+  ScheduleSearch cut = SearchRetentionPlans(t, b, o);
+  CHECK(cut.work_limited);
+  CHECK(cut.work <= o.max_work);
+  CHECK(cut.work < whole.work);
+  CHECK(cut.attempts.size() <= whole.attempts.size());
+  ScheduleSearch again = SearchRetentionPlans(t, b, o);
+  CHECK(again.work == cut.work);
+  REQUIRE(again.attempts.size() == cut.attempts.size());
+  for (size_t i = 0; i < cut.attempts.size(); ++i) {
+    CHECK(again.attempts[i].description == cut.attempts[i].description);
+    CHECK(again.attempts[i].peak == cut.attempts[i].peak);
+  }
+  REQUIRE(cut.best);
+  REQUIRE(again.best);
+  CHECK(again.best->peak == cut.best->peak);
+}
+
 TEST_CASE("schedule search: RuntimeV1 is refused") {
   Trace t = RandomTinyTrace(1, 5);
   ScheduleSearchOptions o;
