@@ -231,6 +231,79 @@ CheckpointSimulation SimulateCheckpoints(const Trace& trace,
   return sim;
 }
 
+namespace {
+
+// What torch recomputes for a set of modules: each one's forward, once.
+int64_t Recompute(const std::vector<CheckpointCandidate>& candidates, const std::vector<int32_t>& set) {
+  int64_t sum = 0;
+  for (int32_t j : set) sum += candidates[j].forward_compute;
+  return sum;
+}
+
+struct Greedy {
+  std::vector<int32_t> chosen;
+  CheckpointSimulation sim;
+};
+
+// The greedy search from no module. With `reach_first`, a candidate that
+// reaches the budget beats every one that does not (the least recompute among
+// those); without, the best drop per unit of recompute is taken until the
+// budget is reached.
+Greedy GreedyPlan(const Trace& trace, const std::vector<CheckpointCandidate>& candidates,
+                  int64_t budget, CheckpointSimulation start, bool reach_first) {
+  std::vector<int32_t> chosen;
+  CheckpointSimulation current = std::move(start);
+  auto recompute = [&](const std::vector<int32_t>& set) { return Recompute(candidates, set); };
+  while (current.peak > budget) {
+    int32_t best = -1;
+    CheckpointSimulation best_sim;
+    __int128 best_drop = 0, best_cost = 1;
+    for (int32_t i = 0; i < static_cast<int32_t>(candidates.size()); ++i) {
+      if (candidates[i].internal.empty()) continue;
+      // Inside a chosen module: nothing to add. Around chosen modules: it
+      // replaces them (torch.utils.checkpoint of the outer call).
+      bool inside = false;
+      std::vector<int32_t> with;
+      for (int32_t j : chosen) {
+        if (Encloses(candidates[j].module, candidates[i].module)) inside = true;
+        if (!Encloses(candidates[i].module, candidates[j].module)) with.push_back(j);
+      }
+      if (inside) continue;
+      with.push_back(i);
+      CheckpointSimulation sim = SimulateCheckpoints(trace, candidates, with);
+      if (sim.peak >= current.peak) continue;
+      const __int128 drop = current.peak - sim.peak;
+      const __int128 cost = std::max<int64_t>(1, recompute(with) - recompute(chosen));
+      // Among candidates that reach the budget (with reach_first), the least
+      // added recompute; else drop / cost > best_drop / best_cost. Ties:
+      // fewer operators, then program order (candidates are visited in it).
+      const bool reaches = reach_first && sim.peak <= budget;
+      const bool best_reaches = reach_first && best >= 0 && best_sim.peak <= budget;
+      const __int128 lhs = reaches ? best_cost : drop * best_cost;
+      const __int128 rhs = reaches ? cost : best_drop * cost;
+      if (best < 0 || (reaches && !best_reaches) ||
+          (reaches == best_reaches &&
+           (lhs > rhs ||
+            (lhs == rhs && candidates[i].forward_ops < candidates[best].forward_ops)))) {
+        best = i;
+        best_sim = std::move(sim);
+        best_drop = drop;
+        best_cost = cost;
+      }
+    }
+    if (best < 0) break;
+    std::vector<int32_t> kept;
+    for (int32_t j : chosen)
+      if (!Encloses(candidates[best].module, candidates[j].module)) kept.push_back(j);
+    kept.push_back(best);
+    chosen = std::move(kept);
+    current = std::move(best_sim);
+  }
+  return {std::move(chosen), std::move(current)};
+}
+
+}  // namespace
+
 CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   const std::vector<CheckpointCandidate> candidates = CheckpointCandidates(trace);
   CheckpointPlan plan;
@@ -241,12 +314,7 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   plan.final_pinned = bound.final_pinned;
   plan.candidates = static_cast<int32_t>(candidates.size());
 
-  // What torch recomputes for a set of modules: each one's forward, once.
-  auto recompute = [&](const std::vector<int32_t>& set) {
-    int64_t sum = 0;
-    for (int32_t j : set) sum += candidates[j].forward_compute;
-    return sum;
-  };
+  auto recompute = [&](const std::vector<int32_t>& set) { return Recompute(candidates, set); };
   std::vector<int32_t> chosen;
   CheckpointSimulation current = SimulateCheckpoints(trace, candidates, chosen);
   plan.unplanned_peak = current.peak;
@@ -254,51 +322,15 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   if (budget < plan.floor) {
     plan.verdict = PlanVerdict::kBelowFloor;
   } else {
-    while (current.peak > budget) {
-      int32_t best = -1;
-      CheckpointSimulation best_sim;
-      __int128 best_drop = 0, best_cost = 1;
-      for (int32_t i = 0; i < static_cast<int32_t>(candidates.size()); ++i) {
-        if (candidates[i].internal.empty()) continue;
-        // Inside a chosen module: nothing to add. Around chosen modules: it
-        // replaces them (torch.utils.checkpoint of the outer call).
-        bool inside = false;
-        std::vector<int32_t> with;
-        for (int32_t j : chosen) {
-          if (Encloses(candidates[j].module, candidates[i].module)) inside = true;
-          if (!Encloses(candidates[i].module, candidates[j].module)) with.push_back(j);
-        }
-        if (inside) continue;
-        with.push_back(i);
-        CheckpointSimulation sim = SimulateCheckpoints(trace, candidates, with);
-        if (sim.peak >= current.peak) continue;
-        const __int128 drop = current.peak - sim.peak;
-        const __int128 cost = std::max<int64_t>(1, recompute(with) - recompute(chosen));
-        // Among candidates that reach the budget, the least added recompute;
-        // else drop / cost > best_drop / best_cost. Ties: fewer operators,
-        // then program order (candidates are visited in it).
-        const bool reaches = sim.peak <= budget;
-        const bool best_reaches = best >= 0 && best_sim.peak <= budget;
-        const __int128 lhs = reaches ? best_cost : drop * best_cost;
-        const __int128 rhs = reaches ? cost : best_drop * cost;
-        if (best < 0 || (reaches && !best_reaches) ||
-            (reaches == best_reaches &&
-             (lhs > rhs ||
-              (lhs == rhs && candidates[i].forward_ops < candidates[best].forward_ops)))) {
-          best = i;
-          best_sim = std::move(sim);
-          best_drop = drop;
-          best_cost = cost;
-        }
-      }
-      if (best < 0) break;
-      std::vector<int32_t> kept;
-      for (int32_t j : chosen)
-        if (!Encloses(candidates[best].module, candidates[j].module)) kept.push_back(j);
-      kept.push_back(best);
-      chosen = std::move(kept);
-      current = std::move(best_sim);
-    }
+    // Both rules; the plan that fits with the least recompute, else the lower peak.
+    Greedy a = GreedyPlan(trace, candidates, budget, current, true);
+    Greedy b = GreedyPlan(trace, candidates, budget, current, false);
+    const bool a_fits = a.sim.peak <= budget, b_fits = b.sim.peak <= budget;
+    const bool take_b = b_fits ? !a_fits || recompute(b.chosen) < recompute(a.chosen)
+                               : !a_fits && b.sim.peak < a.sim.peak;
+    Greedy& best = take_b ? b : a;
+    chosen = std::move(best.chosen);
+    current = std::move(best.sim);
     plan.verdict = current.peak <= budget ? PlanVerdict::kFits : PlanVerdict::kBestReached;
     if (plan.verdict == PlanVerdict::kBestReached) {
       // One byte less stops the same run where it first reaches its peak.

@@ -106,14 +106,16 @@ struct CheckpointPlan {
   EvictionScript script;  // the final plan's script (docs/eviction_script.md)
 };
 
-// Greedy search: from no module, repeatedly adds a candidate that is not
-// inside a chosen one (one around chosen ones replaces them) and lowers the
-// predicted peak: one that reaches `budget` with the least added forward
-// compute to redo if any does, else the one that lowers the peak the most
-// per unit of it (a candidate adding none counts as adding 1); ties: fewer
-// forward operators, then program order. Stops when the predicted peak is at or
-// under `budget` or no candidate lowers it. Deterministic. Throws Error as
-// CheckpointCandidates does.
+// Greedy search, twice: from no module, repeatedly adds a candidate that is
+// not inside a chosen one (one around chosen ones replaces them) and lowers
+// the predicted peak. The first rule takes one that reaches `budget` with
+// the least added forward compute to redo if any does, else the one that
+// lowers the peak the most per unit of it (a candidate adding none counts as
+// adding 1); the second always the latter. Ties: fewer forward operators,
+// then program order. Each stops when the predicted peak is at or under
+// `budget` or no candidate lowers it; the plan is the one that fits with
+// less to recompute (the first on a tie), else the lower peak.
+// Deterministic. Throws Error as CheckpointCandidates does.
 CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget);
 
 // "fits", "below-floor", "best-reached"
