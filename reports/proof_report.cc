@@ -186,7 +186,8 @@ void PrintFrontierText(std::ostream& out, const Trace& t, const ProofHeader& h,
       ++hidden;
       continue;
     }
-    if (hidden) fmt::print(out, "  {:>5}  ({} frames locking nothing new)\n", "...", hidden);
+    if (hidden)
+      fmt::print(out, "  {:>5}  ({} frame{} locking nothing new)\n", "...", hidden, hidden == 1 ? "" : "s");
     hidden = 0;
     fmt::print(out, "  {:>5}  {:<28} {:<10} {:>12} {:>14} {:>14}{}\n", fr.depth, OpName(t, fr.tensor),
                t.tensors[fr.tensor].name, fr.request, fr.new_locked_bytes, fr.completion_need,
