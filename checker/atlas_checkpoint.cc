@@ -58,7 +58,7 @@ AtlasInterval IntervalFromJson(const ordered_json& j, const Baseline& baseline) 
 
 }  // namespace
 
-AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const RunSpec& spec, int64_t lo_bytes, int64_t hi_bytes) {
+AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const ReplaySettings& spec, int64_t lo_bytes, int64_t hi_bytes) {
   AtlasWalkKey k;
   k.trace = trace;
   k.heuristic = std::string(spec.heuristic->name);

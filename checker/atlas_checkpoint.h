@@ -26,7 +26,7 @@ struct AtlasWalkKey {
   int64_t budget_lo = 0, budget_hi = 0;
 };
 
-AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const RunSpec& spec, int64_t lo_bytes, int64_t hi_bytes);
+AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const ReplaySettings& spec, int64_t lo_bytes, int64_t hi_bytes);
 
 // The header of `atlas --checkpoint`: CheckpointHeader("atlas", ...), then
 // the key's settings and range. (`scan --exact` adds its own keys to it.)

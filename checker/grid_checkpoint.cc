@@ -135,7 +135,7 @@ RunResult RunResultFromJson(const ordered_json& j) {
   return r;
 }
 
-GridKey GridKeyOf(const TraceFingerprint& trace, const RunSpec& settings, std::vector<std::string> heuristics,
+GridKey GridKeyOf(const TraceFingerprint& trace, const ReplaySettings& settings, std::vector<std::string> heuristics,
                   std::string ratios) {
   GridKey k;
   k.trace = trace;

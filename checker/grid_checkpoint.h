@@ -29,9 +29,8 @@ struct GridKey {
   std::string ratios;  // the grid as given (--ratios)
 };
 
-// `settings` gives runtime, overhead limit and seed (its heuristic, ratio and
-// budget are ignored).
-GridKey GridKeyOf(const TraceFingerprint& trace, const RunSpec& settings, std::vector<std::string> heuristics,
+// `settings` gives runtime, overhead limit and seed (its heuristic is ignored).
+GridKey GridKeyOf(const TraceFingerprint& trace, const ReplaySettings& settings, std::vector<std::string> heuristics,
                   std::string ratios);
 
 // CheckpointHeader(command, ...), then the key's fields.

@@ -18,14 +18,7 @@ ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
   ReplayConfig c;
   c.runtime = spec.runtime;
   c.heuristic = spec.heuristic;
-  if (spec.budget) {
-    c.budget = *spec.budget;
-  } else if (spec.ratio) {
-    c.budget = BudgetForRatio(baseline.memory, spec.ratio->value);
-  } else {
-    throw Error("a run needs a ratio or a budget");
-  }
-  if (c.budget < 0) throw Error("the budget must not be negative");
+  c.budget = spec.Bytes(baseline.memory);
   if (spec.overhead_limit) c.remat_limit = RematLimit(baseline.compute, *spec.overhead_limit);
   c.seed = spec.seed;
   c.overrides = spec.overrides;

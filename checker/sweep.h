@@ -10,21 +10,24 @@
 #include <utility>
 #include <vector>
 
+#include "checker/budget_choice.h"
 #include "checker/ratio_grid.h"
 #include "checker/replay.h"
+#include "checker/replay_settings.h"
 
 namespace dtr {
 
-struct RunSpec {
-  const HeuristicSpec* heuristic = nullptr;
-  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
-  std::optional<Ratio> ratio;     // the budget is int(baseline_memory * ratio) ...
-  std::optional<int64_t> budget;  // ... unless given in bytes
-  std::optional<double> overhead_limit;
-  uint64_t seed = 0;
+struct RunSpec : ReplaySettings, BudgetChoice {
   // Decision index -> storage to evict instead (ReplayConfig::overrides).
   std::vector<std::pair<int64_t, StorageId>> overrides;
 };
+
+// A run with `settings` and no budget yet.
+inline RunSpec RunSpecOf(const ReplaySettings& settings) {
+  RunSpec s;
+  static_cast<ReplaySettings&>(s) = settings;
+  return s;
+}
 
 struct RunRecord {
   RunSpec spec;

@@ -4,14 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "api/front_door.h"
 #include "cli/replay_flags.h"
 
 namespace dtr::cli {
 
-struct AtlasFlags : ReplayFlags {
-  std::string ratios;
-  std::string budgets;
-  std::string checkpoint;
+struct AtlasFlags {
+  std::string trace;
+  api::AtlasRequest request;
+  bool json = false;
   bool csv = false;
   bool all = false;
 };

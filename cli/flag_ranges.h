@@ -1,9 +1,9 @@
-// Numeric flags with a documented range (docs/cli.md). A range validator
-// reads the flag's text before CLI11 converts it: the whole text must be a
-// number (no clamping of out-of-range integers, no trailing characters) inside
-// the range, else the command line is refused with exit status 2 and a message
-// naming the flag, the value and the range:
-//   dtrcheck: -j: 0 is outside the range 1..1024 (see --help)
+// Numeric flags with a documented range (docs/cli.md), as CLI11 validators.
+// The ranges of the options the front door shares are defined once in
+// api/option_ranges.h; a validator reads the flag's text before CLI11
+// converts it and refuses it with exit status 2 and the message the front
+// door gives any other caller:
+//   dtrcheck: --jobs: 0 is outside the range 1..1024 (see --help)
 // --help shows the range after the type: "-j,--jobs INT:1..1024".
 #pragma once
 
@@ -11,22 +11,25 @@
 #include <cstdint>
 #include <limits>
 
+#include "api/option_ranges.h"
+
 namespace dtr::cli {
 
-inline constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
-inline constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+using api::kMaxInt32;
+using api::kMaxInt64;
 
-// Integers from lo to hi, both included ("1..1024"; a bound at the edge of
-// int32 or int64 is written 2^31-1 or 2^63-1).
+// A range of api/option_ranges.h.
+CLI::Validator InRange(const api::IntegerRange& range);
+CLI::Validator InRange(const api::NumberRange& range);
+
+// Ranges of flags only the CLI has: integers from lo to hi, both included;
+// finite numbers above lo (excluded) or from lo (included), at most hi.
 CLI::Validator IntegerIn(int64_t lo, int64_t hi);
+CLI::Validator NumberAbove(double lo, double hi = std::numeric_limits<double>::infinity());
+CLI::Validator NumberFrom(double lo, double hi = std::numeric_limits<double>::infinity());
 
 // Any unsigned 64-bit integer ("0..2^64-1"); for seeds.
 CLI::Validator AnyUnsigned64();
-
-// Finite numbers above lo (lo excluded: "(1, inf)") or from lo (included:
-// "[0, inf)"), and at most hi ("(0, 86400]").
-CLI::Validator NumberAbove(double lo, double hi = std::numeric_limits<double>::infinity());
-CLI::Validator NumberFrom(double lo, double hi = std::numeric_limits<double>::infinity());
 
 // A ratio (checker/ratio_grid.h: a decimal above 0) and a grid of them
 // (A:B:STEP or r1,r2,...), refused with the parser's message after the

@@ -7,9 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "checker/atlas_checkpoint.h"
-#include "checker/grid_checkpoint.h"
 #include "checker/ratio_grid.h"
+#include "api/front_door.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
@@ -18,7 +17,6 @@
 #include "diagnose/divergence.h"
 #include "diagnose/instability_scan.h"
 #include "model/error.h"
-#include "model/trace_parser.h"
 #include "reports/csv_table.h"
 #include "reports/instability_report.h"
 
@@ -35,102 +33,60 @@ void AddCommon(CLI::App* cmd, ReplayFlags& f) {
 }
 
 RunSpec SpecAt(const ReplayFlags& f, const Ratio& ratio) {
-  RunSpec s = SpecFrom(f);
+  RunSpec s = RunSpecOf(f.Resolve());
   s.ratio = ratio;
   return s;
-}
-
-ScanOptions Options(const ReplayFlags& f, double cliff_factor) {
-  RunSpec spec = SpecFrom(f);
-  ScanOptions o;
-  o.heuristic = spec.heuristic;
-  o.runtime = spec.runtime;
-  o.overhead_limit = spec.overhead_limit;
-  o.seed = spec.seed;
-  o.jobs = f.jobs;
-  o.cliff_factor = cliff_factor;
-  return o;
 }
 
 }  // namespace
 
 void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
-  AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+  api::ScanRequest& r = f.request;
+  AddTraceArgument(cmd, f.trace);
+  AddReplayFlags(cmd, r.settings);
+  AddJobsFlag(cmd, r.jobs);
+  AddJsonFlag(cmd, f.json, "one JSON object (docs/instability_json.md)");
+  cmd->add_option("--ratios", r.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
       ->type_name("GRID")
       ->check(RatioGridText());
-  AddCliffFactorFlag(cmd, f.cliff_factor,
+  AddCliffFactorFlag(cmd, r.cliff_factor,
                      "adjacent budgets whose overheads differ by more than this factor form a "
                      "cliff (default 1.5)");
-  cmd->add_flag("--refine", f.refine, "locate every cliff and inversion edge to the byte");
-  cmd->add_flag("--exact", f.exact,
+  cmd->add_flag("--refine", r.refine, "locate every cliff and inversion edge to the byte");
+  cmd->add_flag("--exact", r.exact,
                 "walk every budget of the range (the exact atlas): boundaries to the byte without "
                 "bisection, and inversions the grid missed");
-  cmd->add_option("--max-walk", f.max_walk,
+  cmd->add_option("--max-walk", r.max_walk,
                   "replays per walk direction and boundary before bisecting (default 1000; 0: "
                   "bisect at once)")
-      ->check(IntegerIn(0, 1000000));
+      ->check(InRange(api::kMaxWalk));
   cmd->add_flag("--csv", f.csv, "one CSV row per grid point (the --json points)");
-  AddCheckpointFlag(cmd, f.checkpoint,
+  AddCheckpointFlag(cmd, r.checkpoint,
                     "append each finished grid replay (--exact: atlas interval) to FILE; rerun with "
                     "the same FILE to replay only what it lacks (docs/checkpoint.md)");
 }
 
 int RunScan(const ScanFlags& f) {
   if (f.json && f.csv) throw Error("scan takes --json or --csv, not both");
-  ScanOptions options = Options(f, f.cliff_factor);
-  if (f.refine && f.exact) throw Error("scan takes --refine or --exact, not both");
-  options.refine = f.refine;
-  options.exact = f.exact;
-  options.max_walk = f.max_walk;
-  std::vector<Ratio> ratios = ParseRatios(f.ratios);
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
-  // The grid's replays, or the exact scan's atlas walk, go to the checkpoint.
-  std::optional<GridCheckpoint> grid_checkpoint;
-  std::optional<AtlasCheckpoint> atlas_checkpoint;
-  GridJournal grid_journal;
-  AtlasJournal atlas_journal;
-  if (!f.checkpoint.empty()) {
-    RunSpec spec = SpecFrom(f);
-    nlohmann::ordered_json header =
-        GridHeader("scan", GridKeyOf(CheckpointFingerprint(f.trace, trace, baseline), spec,
-                                     {std::string(spec.heuristic->name)}, f.ratios));
-    header["exact"] = f.exact;
-    if (f.exact) {
-      auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end(),
-                                          [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
-      int64_t lo_bytes = BudgetForRatio(baseline.memory, lo->value);
-      int64_t hi_bytes = BudgetForRatio(baseline.memory, hi->value);
-      header["budget_lo"] = lo_bytes;
-      header["budget_hi"] = hi_bytes;
-      atlas_checkpoint.emplace(f.checkpoint, header, baseline, lo_bytes, hi_bytes);
-      atlas_journal = atlas_checkpoint->Journal();
-      options.atlas_journal = &atlas_journal;
-    } else {
-      grid_checkpoint.emplace(f.checkpoint, header);
-      grid_journal = grid_checkpoint->Journal();
-      options.grid_journal = &grid_journal;
-    }
-  }
+  api::Validate(f.request);
+  api::LoadedTrace trace = api::LoadTraceFile(f.trace);
   ScanResult scan;
   {
     ProgressBar bar("scan");
-    scan = ScanInstability(trace, baseline, ratios, options, [&](size_t d, size_t t) {
-      if (options.exact)
+    scan = api::Scan(trace, f.request, [&](size_t d, size_t t) {
+      if (f.request.exact)
         bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
       else
         bar.Update(d, t);
     });
   }
   if (f.json)
-    std::cout << ScanJson(summary, scan).dump() << "\n";
+    std::cout << ScanJson(trace.summary, scan).dump() << "\n";
   else if (f.csv)
-    PrintCsvTable(std::cout, ScanJson(summary, scan)["points"]);
+    PrintCsvTable(std::cout, ScanJson(trace.summary, scan)["points"]);
   else
-    PrintScanText(std::cout, summary, scan);
+    PrintScanText(std::cout, trace.summary, scan);
   return 0;
 }
 
@@ -167,7 +123,7 @@ int RunDiff(const DiffFlags& f) {
     }
     if (budgets.size() != 2)
       throw Error(fmt::format("diff needs exactly two budgets, got {}", budgets.size()));
-    a = SpecFrom(f);
+    a = RunSpecOf(f.Resolve());
     b = a;
     a.budget = budgets[0];
     b.budget = budgets[1];
@@ -179,20 +135,19 @@ int RunDiff(const DiffFlags& f) {
     a = SpecAt(f, ratios[0]);
     b = SpecAt(f, ratios[1]);
   }
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
+  api::LoadedTrace loaded = api::LoadTraceFile(f.trace);
+  const Trace& trace = loaded.trace;
   RunComparison cmp;
   {
     ProgressBar bar("diff", std::chrono::seconds(1));
     ReplayProgress progress(bar, trace.program.size(),
                             a.overhead_limit ? "" : ReplayProgress::kLimitHint, 2);
-    cmp = CompareRuns(trace, baseline, a, b, {&progress.watcher(0), &progress.watcher(1)});
+    cmp = CompareRuns(trace, loaded.baseline, a, b, {&progress.watcher(0), &progress.watcher(1)});
   }
   if (f.json)
-    std::cout << DiffJson(summary, trace, cmp).dump() << "\n";
+    std::cout << DiffJson(loaded.summary, trace, cmp).dump() << "\n";
   else
-    PrintDiffText(std::cout, summary, trace, cmp);
+    PrintDiffText(std::cout, loaded.summary, trace, cmp);
   return 0;
 }
 
@@ -225,19 +180,17 @@ int RunBlame(const BlameFlags& f) {
   if (!f.against.empty()) against = SpecAt(f, ParseRatio(f.against));
   BlameOptions options = f.options;
   options.jobs = f.jobs;
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
   BlameResult blame;
   {
     ProgressBar bar("blame");
-    blame = Blame(trace, baseline, run, against, options,
-                  [&](size_t d, size_t t) { bar.Update(d, t); });
+    blame = Blame(t.trace, t.baseline, run, against, options,
+                  [&](size_t d, size_t total) { bar.Update(d, total); });
   }
   if (f.json)
-    std::cout << BlameJson(summary, trace, blame).dump() << "\n";
+    std::cout << BlameJson(t.summary, t.trace, blame).dump() << "\n";
   else
-    PrintBlameText(std::cout, summary, trace, blame);
+    PrintBlameText(std::cout, t.summary, t.trace, blame);
   return 0;
 }
 
@@ -251,21 +204,21 @@ void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
 }
 
 int RunAblate(const AblateFlags& f) {
-  ScanOptions options = Options(f, f.cliff_factor);
+  ScanOptions options;
+  static_cast<ReplaySettings&>(options) = f.Resolve();
+  options.jobs = f.jobs;
+  options.cliff_factor = f.cliff_factor;
   std::vector<Ratio> ratios = ParseRatios(f.ratios);
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
   AblationResult result;
   {
     ProgressBar bar("ablate");
-    result =
-        Ablate(trace, baseline, ratios, options, [&](size_t d, size_t t) { bar.Update(d, t); });
+    result = Ablate(t.trace, t.baseline, ratios, options, [&](size_t d, size_t total) { bar.Update(d, total); });
   }
   if (f.json)
-    std::cout << AblateJson(summary, result).dump() << "\n";
+    std::cout << AblateJson(t.summary, result).dump() << "\n";
   else
-    PrintAblateText(std::cout, summary, result);
+    PrintAblateText(std::cout, t.summary, result);
   return 0;
 }
 

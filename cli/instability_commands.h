@@ -5,19 +5,17 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "api/front_door.h"
 #include "cli/replay_flags.h"
 #include "diagnose/counterfactual.h"
 
 namespace dtr::cli {
 
-struct ScanFlags : ReplayFlags {
-  std::string ratios;
-  double cliff_factor = 1.5;
-  bool refine = false;
-  bool exact = false;
-  int max_walk = 1000;
+struct ScanFlags {
+  std::string trace;
+  api::ScanRequest request;
+  bool json = false;
   bool csv = false;
-  std::string checkpoint;
 };
 void AddScanFlags(CLI::App* cmd, ScanFlags& f);
 int RunScan(const ScanFlags& f);

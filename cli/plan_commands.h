@@ -5,14 +5,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/front_door.h"
 #include "cli/replay_flags.h"
 
 namespace dtr::cli {
 
-struct PlanFlags : BudgetFlags {
+struct PlanFlags {
   std::string trace;
+  api::PlanRequest request;
   bool json = false;
-  std::string save_script;  // "": none
 };
 void AddPlanFlags(CLI::App* cmd, PlanFlags& f);
 int RunPlan(const PlanFlags& f);

@@ -22,7 +22,6 @@
 #include "diagnose/remat_frontier.h"
 #include "diagnose/report_model.h"
 #include "model/error.h"
-#include "model/trace_parser.h"
 #include "reports/csv_table.h"
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
@@ -33,7 +32,7 @@ namespace {
 
 void AddProofBudgetFlags(CLI::App* cmd, ProofBudgetFlags& f) {
   AddTraceArgument(cmd, f.trace);
-  AddBudgetFlags(cmd, f);
+  AddBudgetFlags(cmd, f.budget);
   AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
   AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
 }
@@ -45,18 +44,16 @@ struct Loaded {
 };
 
 Loaded Load(const ProofBudgetFlags& f, const char* command) {
-  RequireBudget(f, command);
+  api::RequireBudget(f.budget, command);
   RuntimeKind runtime = ParseRuntime(f.runtime);
   RequireRuntimeV2(runtime, command);
-  std::optional<Ratio> ratio;
-  if (!f.ratio.empty() && f.budget < 0) ratio = ParseRatio(f.ratio);
-  Loaded l{LoadTrace(f.trace), {}, {}};
-  l.baseline = ComputeBaseline(l.trace);
-  l.header.log = Summarize(f.trace, l.baseline).log;
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  Loaded l{std::move(t.trace), t.baseline, {}};
+  l.header.log = t.summary.log;
   l.header.baseline = l.baseline;
   l.header.runtime = runtime;
-  l.header.ratio = ratio;
-  l.header.budget = ratio ? BudgetForRatio(l.baseline.memory, ratio->value) : f.budget;
+  l.header.ratio = f.budget.budget ? std::nullopt : f.budget.ratio;
+  l.header.budget = f.budget.Bytes(l.baseline.memory);
   return l;
 }
 
@@ -75,8 +72,9 @@ ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
   return config;
 }
 
-void AddStoreFlag(CLI::App* cmd, std::string& store) {
-  cmd->add_option("--store", store,
+void AddStoreFlag(CLI::App* cmd, std::optional<std::string>& store) {
+  cmd->add_option_function<std::string>(
+         "--store", [&store](const std::string& dir) { store = dir; },
                   "certificate store directory (docs/certificate_store.md; default "
                   "$DTRCHECK_STORE): use the certificates stored for this trace, add what this run "
                   "finds")
@@ -93,65 +91,53 @@ void SaveStore(CertificateStore* store, const std::string& changed) {
 }
 
 void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
-  cmd->add_option("--witness-heuristics", f.witness_heuristics,
+  api::ProofRequest& r = f.request;
+  cmd->add_option("--witness-heuristics", r.witness_heuristics,
                   "heuristics whose runs (at and below the budget) are tried as witnesses, "
                   "comma-separated (default DTR; names as for --heuristic)")
       ->delimiter(',')
       ->type_name("NAME,...");
-  AddTimeoutFlag(cmd, f.timeout);
-  AddWorkLimitFlag(cmd, f.work_limit);
-  AddWindowsFlag(cmd, f.windows, "Z3 windows tried for an inherent proof (default 6)");
-  AddWindowOpsFlag(cmd, f.window_ops);
-  cmd->add_flag("--no-z3", f.no_z3, "no Z3 queries (witness plans and windows)");
-  cmd->add_option("--rolling-z3", f.rolling,
+  AddTimeoutFlag(cmd, r.timeout);
+  AddWorkLimitFlag(cmd, r.work_limit);
+  AddWindowsFlag(cmd, r.windows, "Z3 windows tried for an inherent proof (default 6)");
+  AddWindowOpsFlag(cmd, r.window_ops);
+  cmd->add_flag_callback("--no-z3", [&r] { r.z3 = false; }, "no Z3 queries (witness plans and windows)");
+  cmd->add_option("--rolling-z3", r.rolling,
                   "also try rolling Z3 plans of N operators over the whole program as witnesses "
                   "(slow; default 0: off)")
-      ->check(IntegerIn(0, 1000));
-  cmd->add_option("--plan-seconds", f.plan_seconds,
+      ->check(InRange(api::kRollingOps));
+  cmd->add_option("--plan-seconds", r.plan_seconds,
                   "also try checkpoint plans as witnesses, for at most this many seconds "
                   "(low-memory scripts built from the top; default 0: off)")
-      ->check(NumberFrom(0));
+      ->check(InRange(api::kPlanSeconds));
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
-  cmd->add_option("--save-script", f.save_script, "write the verified witness script to FILE")
+  cmd->add_option("--save-script", r.save_script, "write the verified witness script to FILE")
       ->type_name("FILE");
-  cmd->add_flag("--no-cut", f.no_cut,
-                "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
-  AddStoreFlag(cmd, f.store);
-}
-
-ClassifyOptions OptionsFrom(const ProofFlags& f, RuntimeKind runtime) {
-  ClassifyOptions o = ClassifyOptionsFor({.z3 = !f.no_z3,
-                                          .timeout_seconds = f.timeout,
-                                          .work_limit = f.work_limit,
-                                          .windows = f.windows,
-                                          .window_ops = f.window_ops,
-                                          .cut = !f.no_cut});
-  o.witness.runtime = runtime;
-  o.witness.rolling_ops = f.rolling;
-  o.witness.plan_seconds = f.plan_seconds;
-  for (const std::string& h : f.witness_heuristics)
-    o.witness.heuristics.push_back(&FindHeuristic(h));
-  return o;
-}
-
-void SaveWitness(const ProofFlags& f, const Loaded& l, const Classification& c) {
-  if (f.save_script.empty()) return;
-  if (!c.witness_search.witness) throw Error("no verified script to save (the verdict has none)");
-  const Witness& w = *c.witness_search.witness;
-  SaveEvictionScript(f.save_script, l.trace, w.script,
-                     {fmt::format("dtrcheck eviction script for {}", l.header.log),
-                      fmt::format("passes the schedule checker at budget {} ({})", w.check.budget,
-                                  RuntimeName(l.header.runtime)),
-                      fmt::format("source: {}: {}", w.source, w.description)});
+  cmd->add_flag_callback("--no-cut", [&r] { r.cut = false; },
+                         "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
+  AddStoreFlag(cmd, r.store);
 }
 
 // Prints the verdict; exit status 1 if --expect named another one.
-int Print(const Loaded& l, const std::string& kind, const ProofFlags& f, const Classification& c) {
+// Then saves what the run added to the certificate store: a store that
+// cannot be written does not take the finished answer with it (the error
+// then sets exit status 3).
+int PrintAndStore(const api::LoadedTrace& t, const ProofFlags& f, api::ProofAnswer& a) {
+  const Classification& c = a.classification;
   if (f.json)
-    std::cout << ClassificationJson(l.trace, l.header, kind, c).dump() << "\n";
+    std::cout << api::ProofJson(t, a).dump() << "\n";
   else
-    PrintClassificationText(std::cout, l.trace, l.header, c, f.verbose);
+    PrintClassificationText(std::cout, t.trace, a.header, c, f.verbose);
+  SaveStore(a.store.get(), a.store_changes);
   return f.expect.empty() || f.expect == VerdictName(c.verdict) ? kExitSuccess : kExitNegative;
+}
+
+// trace, --ratio/--budget, --runtime (V2 only), --json.
+void AddProofRequestFlags(CLI::App* cmd, ProofFlags& f) {
+  AddTraceArgument(cmd, f.trace);
+  AddBudgetFlags(cmd, f.request.budget);
+  AddRuntimeFlag(cmd, f.request.settings, RuntimeChoice::kV2Only);
+  AddJsonFlag(cmd, f.json, "one JSON object (docs/proof_json.md)");
 }
 
 void AddExpectFlag(CLI::App* cmd, ProofFlags& f, std::vector<std::string> verdicts) {
@@ -206,58 +192,41 @@ int RunCheck(const CheckFlags& f) {
 }
 
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
-  AddProofBudgetFlags(cmd, f);
-  AddHeuristicFlag(cmd, f, "eviction heuristic of the run, simrd's name");
+  f.request.kind = api::ProofKind::kExplain;
+  AddProofRequestFlags(cmd, f);
+  AddHeuristicFlag(cmd, f.request.settings, "eviction heuristic of the run, simrd's name");
   AddProofFlags(cmd, f);
   AddExpectFlag(cmd, f, {"policy-induced", "inherent", "undetermined"});
 }
 
 int RunExplain(const ProofFlags& f) {
-  Loaded l = Load(f, "explain");
-  ReplayConfig config = HeuristicRun(l, f);
-  std::unique_ptr<CertificateStore> store =
-      OpenStore(StoreDirectory(f.store), f.trace, l.trace, l.baseline.memory);
-  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
-  if (store) o.stored = store->Find(l.header.runtime);
-  Classification c;
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  api::ProofAnswer a;
   {
     ProgressBar bar("explain");
-    ReplayProgress progress(bar, l.trace.program.size(), kNoLimitHint);
-    config.watcher = &progress.watcher(0);  // the run, then its frontier
-    c = ExplainOom(l.trace, l.baseline, config, o, [&](const std::string& s) { bar.Status(s); });
+    ReplayProgress progress(bar, t.trace.program.size(), kNoLimitHint);
+    a = api::Prove(t, f.request, &progress.watcher(0), [&](const std::string& s) { bar.Status(s); });
   }
-  SaveWitness(f, l, c);
-  const std::string changed =
-      store ? RecordClassification(*store, l.trace, l.header.runtime, c, "explain") : "";
-  const int status = Print(l, "explain", f, c);
-  SaveStore(store.get(), changed);
-  return status;
+  return PrintAndStore(t, f, a);
 }
 
 void AddProveFlags(CLI::App* cmd, ProofFlags& f) {
-  AddProofBudgetFlags(cmd, f);
+  f.request.kind = api::ProofKind::kProve;
+  AddProofRequestFlags(cmd, f);
   AddProofFlags(cmd, f);
   AddExpectFlag(cmd, f, {"feasible", "inherent", "undetermined"});
 }
 
 int RunProve(const ProofFlags& f) {
-  Loaded l = Load(f, "prove");
-  std::unique_ptr<CertificateStore> store =
-      OpenStore(StoreDirectory(f.store), f.trace, l.trace, l.baseline.memory);
-  ClassifyOptions o = OptionsFrom(f, l.header.runtime);
-  if (store) o.stored = store->Find(l.header.runtime);
-  Classification c;
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  api::ProofAnswer a;
   {
     ProgressBar bar("prove");
-    c = ProveBudget(l.trace, l.baseline, l.header.budget, o,
-                    [&](const std::string& s) { bar.Status(s); });
+    a = api::Prove(t, f.request, nullptr, [&](const std::string& s) { bar.Status(s); });
   }
-  SaveWitness(f, l, c);
-  const std::string changed =
-      store ? RecordClassification(*store, l.trace, l.header.runtime, c, "prove") : "";
-  const int status = Print(l, "prove", f, c);
-  SaveStore(store.get(), changed);
-  return status;
+  return PrintAndStore(t, f, a);
 }
 
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
@@ -347,18 +316,19 @@ int RunBounds(const BoundsFlags& f) {
   ParseRatios(o.grid);  // bad grids fail before any work
   o.fine_step = f.fine_step;
   if (!o.fine_step.empty()) ParseRatio(o.fine_step);
-  o.overhead_limit = OverheadLimit(f);
+  o.overhead_limit = f.overhead_limit;
   o.jobs = f.jobs;
   o.windows = f.windows;
   o.window_ops = f.window_ops;
   o.limits.timeout_seconds = f.timeout;
   o.limits.work_limit = f.work_limit;
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
+  api::LoadedTrace loaded = api::LoadTraceFile(f.trace);
+  const Trace& trace = loaded.trace;
+  const Baseline& baseline = loaded.baseline;
   std::unique_ptr<CertificateStore> store =
-      OpenStore(StoreDirectory(f.store), f.trace, trace, baseline.memory);
+      OpenStore(StoreDirectory(f.store.value_or("")), f.trace, trace, baseline.memory);
   ProofHeader h;
-  h.log = Summarize(f.trace, baseline).log;
+  h.log = loaded.summary.log;
   h.baseline = baseline;
   h.runtime = o.runtime;
   BoundsReport r;

@@ -4,9 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "api/front_door.h"
 #include "cli/replay_flags.h"
 
 namespace dtr::cli {
@@ -27,20 +29,12 @@ void AddCheckFlags(CLI::App* cmd, CheckFlags& f);
 int RunCheck(const CheckFlags& f);
 
 // explain and prove: the witness search and Z3.
-struct ProofFlags : ProofBudgetFlags {
-  std::vector<std::string> witness_heuristics;
-  double timeout = 10;
-  uint32_t work_limit = 0;  // Z3's rlimit per call (0: none)
-  int32_t windows = 6;
-  int32_t window_ops = 6;
-  bool no_z3 = false;
-  int32_t rolling = 0;
+struct ProofFlags {
+  std::string trace;
+  api::ProofRequest request;
+  bool json = false;
   bool verbose = false;
-  std::string save_script;
   std::string expect;  // "": any verdict exits 0; else exit status 1 for another verdict
-  double plan_seconds = 0;  // checkpoint plans as a witness source (0: off)
-  bool no_cut = false;
-  std::string store;  // certificate store directory ("": $DTRCHECK_STORE, else none)
 };
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f);
 int RunExplain(const ProofFlags& f);
@@ -63,7 +57,7 @@ struct BoundsFlags : ReplayFlags {
   std::string save_script;
   bool csv = false;
   double cut_seconds = std::numeric_limits<double>::infinity();
-  std::string store;
+  std::optional<std::string> store;
 };
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f);
 int RunBounds(const BoundsFlags& f);

@@ -9,19 +9,13 @@
 #include <utility>
 
 #include "checker/eviction_script.h"
-#include "checker/grid_checkpoint.h"
-#include "checker/heuristic.h"
-#include "checker/ratio_grid.h"
 #include "checker/replay.h"
-#include "checker/sweep.h"
 #include "cli/exit_status.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"
 #include "diagnose/decision_log.h"
-#include "model/echo.h"
 #include "model/error.h"
-#include "model/trace_parser.h"
 #include "reports/csv_table.h"
 #include "reports/run_report.h"
 
@@ -47,29 +41,6 @@ void PrintRuns(const Trace& trace, const TraceSummary& summary, const std::vecto
   }
 }
 
-// "--override I=TENSOR": decision I evicts TENSOR's storage instead of the
-// heuristic's choice (as blame's fixes do). Sorted by decision index.
-std::vector<std::pair<int64_t, StorageId>> ParseOverrides(const std::vector<std::string>& texts,
-                                                          const Trace& trace) {
-  std::vector<std::pair<int64_t, StorageId>> out;
-  for (const std::string& text : texts) {
-    size_t eq = text.find('=');
-    int64_t index = -1;
-    if (eq != std::string::npos && eq > 0 && eq < 19 && text.find_first_not_of("0123456789") == eq)
-      index = std::stoll(text.substr(0, eq));
-    if (index < 0)
-      throw Error(
-          fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", Echo(text)));
-    StorageId storage = trace.tensor_named(text.substr(eq + 1)).storage;
-    for (const auto& [i, s] : out)
-      if (i == index)
-        throw Error(fmt::format("--override: decision {} is overridden twice", index));
-    out.emplace_back(index, storage);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 void AddInfoFlags(CLI::App* cmd, InfoFlags& f) {
@@ -79,18 +50,17 @@ void AddInfoFlags(CLI::App* cmd, InfoFlags& f) {
 }
 
 int RunInfo(const InfoFlags& f) {
-  Trace trace = LoadTrace(f.trace);
-  TraceSummary summary = Summarize(f.trace, ComputeBaseline(trace));
+  api::LoadedTrace trace = api::LoadTraceFile(f.trace);
   if (f.json)
-    std::cout << TraceInfoJson(trace, summary).dump() << "\n";
+    std::cout << api::InfoJson(trace).dump() << "\n";
   else
-    PrintTraceInfo(std::cout, trace, summary);
+    PrintTraceInfo(std::cout, trace.trace, trace.summary);
   return 0;
 }
 
 void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f) {
   AddTraceArgument(cmd, f.trace);
-  AddBudgetFlags(cmd, f);
+  AddBudgetFlags(cmd, f.request.budget);
   cmd->add_option(
          "--emit-script", f.emit_script,
          "write the run's heuristic evictions as an eviction script (docs/eviction_script.md)")
@@ -100,15 +70,15 @@ void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f) {
       ->expected(0, 1)
       ->default_str("20")
       ->check(IntegerIn(0, kMaxInt32));
-  cmd->add_option("--override", f.overrides,
+  cmd->add_option("--override", f.request.overrides,
                   "that decision evicts TENSOR's storage instead (repeatable; as blame's fixes)")
       ->take_all()
       ->type_name("DECISION=TENSOR");
-  AddReplayFlags(cmd, f);
+  AddReplayFlags(cmd, f.request.settings);
   cmd->add_flag("--fail-on-oom", f.fail_on_oom,
                 "exit status 1 unless the run passes (it ran out of memory or, with "
                 "--overhead-limit, thrashed)");
-  AddJsonFlag(cmd, f, kRunJsonHelp);
+  AddJsonFlag(cmd, f.json, kRunJsonHelp);
   cmd->add_option("--record", f.record,
                   "write every decision point and eager eviction to FILE (gzip'd JSON lines, "
                   "docs/decision_log.md)")
@@ -116,14 +86,12 @@ void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f) {
 }
 
 int RunReplay(const ReplayCommandFlags& f) {
-  RequireBudget(f, "replay");
-  RunSpec spec = SpecFrom(f);
-  if (!f.ratio.empty()) spec.ratio = ParseRatio(f.ratio);
-  if (f.budget >= 0) spec.budget = f.budget;
-  Trace trace = LoadTrace(f.trace);
-  spec.overrides = ParseOverrides(f.overrides, trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
+  api::Validate(f.request);
+  api::LoadedTrace loaded = api::LoadTraceFile(f.trace);
+  const Trace& trace = loaded.trace;
+  const Baseline& baseline = loaded.baseline;
+  const TraceSummary& summary = loaded.summary;
+  RunSpec spec = api::ReplaySpec(loaded, f.request);
   // The script and the decision log come from observers on the one replay.
   std::optional<ScriptedRun> scripted;
   std::optional<DecisionLogWriter> log;
@@ -168,52 +136,31 @@ int RunReplay(const ReplayCommandFlags& f) {
 }
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
+  api::SweepRequest& r = f.request;
   AddTraceArgument(cmd, f.trace);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+  cmd->add_option("--ratios", r.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
       ->type_name("GRID")
       ->check(RatioGridText());
-  AddReplayFlags(cmd, f, /*many_heuristics=*/true);
-  AddJsonFlag(cmd, f, kRunJsonHelp);
+  AddReplayFlags(cmd, r.settings, /*many_heuristics=*/true);
+  AddJsonFlag(cmd, f.json, kRunJsonHelp);
   cmd->add_flag("--csv", f.csv, "one CSV row per run, with the --json field names");
-  AddJobsFlag(cmd, f);
-  AddCheckpointFlag(cmd, f.checkpoint,
+  AddJobsFlag(cmd, r.jobs);
+  AddCheckpointFlag(cmd, r.checkpoint,
                     "append each finished run to FILE; rerun with the same FILE to replay only the "
                     "runs it lacks (docs/checkpoint.md)");
 }
 
 int RunSweep(const SweepFlags& f) {
   if (f.json && f.csv) throw Error("sweep takes --json or --csv, not both");
-  std::vector<Ratio> ratios = ParseRatios(f.ratios);
-  std::vector<RunSpec> specs;
-  for (const std::string& h : f.heuristics) {
-    RunSpec base = SpecFrom(f, h);
-    for (const Ratio& r : ratios) {
-      RunSpec s = base;
-      s.ratio = r;
-      specs.push_back(s);
-    }
-  }
-  Trace trace = LoadTrace(f.trace);
-  Baseline baseline = ComputeBaseline(trace);
-  TraceSummary summary = Summarize(f.trace, baseline);
-  std::optional<GridCheckpoint> checkpoint;
-  GridJournal journal;
-  if (!f.checkpoint.empty()) {
-    std::vector<std::string> heuristics;
-    for (const std::string& h : f.heuristics) heuristics.emplace_back(SpecFrom(f, h).heuristic->name);
-    checkpoint.emplace(f.checkpoint, GridHeader("sweep", GridKeyOf(CheckpointFingerprint(f.trace, trace, baseline),
-                                                                   SpecFrom(f), heuristics, f.ratios)));
-    journal = checkpoint->Journal();
-  }
+  api::Validate(f.request);
+  api::LoadedTrace trace = api::LoadTraceFile(f.trace);
   std::vector<RunRecord> runs;
   {
     ProgressBar bar("sweep");
-    runs = RunMany(
-        trace, baseline, specs, f.jobs, [&](size_t d, size_t t) { bar.Update(d, t); },
-        checkpoint ? &journal : nullptr);
+    runs = api::Sweep(trace, f.request, [&](size_t d, size_t t) { bar.Update(d, t); });
   }
-  PrintRuns(trace, summary, runs, f.json, f.csv);
+  PrintRuns(trace.trace, trace.summary, runs, f.json, f.csv);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/front_door.h"
 #include "cli/replay_flags.h"
 
 namespace dtr::cli {
@@ -16,20 +17,23 @@ struct InfoFlags {
 void AddInfoFlags(CLI::App* cmd, InfoFlags& f);
 int RunInfo(const InfoFlags& f);
 
-struct ReplayCommandFlags : ReplayFlags, BudgetFlags {
+struct ReplayCommandFlags {
+  std::string trace;
+  api::ReplayRequest request;
+  bool json = false;
   std::string emit_script;
   int storages = -1;  // -1: no per-storage list
   std::string record;
-  std::vector<std::string> overrides;
   bool fail_on_oom = false;  // exit status 1 unless the run passes
 };
 void AddReplayCommandFlags(CLI::App* cmd, ReplayCommandFlags& f);
 int RunReplay(const ReplayCommandFlags& f);
 
-struct SweepFlags : ReplayFlags {
-  std::string ratios;
+struct SweepFlags {
+  std::string trace;
+  api::SweepRequest request;
+  bool json = false;
   bool csv = false;
-  std::string checkpoint;
 };
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f);
 int RunSweep(const SweepFlags& f);

@@ -15,28 +15,25 @@
 #include <string>
 #include <vector>
 
-#include "checker/checkpoint_journal.h"
-#include "checker/replay.h"
-#include "checker/sweep.h"
+#include "api/replay_choice.h"
+#include "cli/flag_ranges.h"
+#include "checker/budget_choice.h"
 
 namespace dtr::cli {
 
-struct ReplayFlags {
+// The trace, the replay settings (api/replay_choice.h: defaults and checks
+// live there), -j and --json.
+struct ReplayFlags : api::ReplayChoice {
   std::string trace;
-  std::vector<std::string> heuristics{"DTR"};  // one entry unless added with AddHeuristicsFlag
-  std::string runtime = "RuntimeV2EagerOptimized";
-  double overhead_limit = 0;  // 0: none (the flag itself is at least 1)
-  uint64_t seed = 0;
-  int jobs = 0;  // 0: one per core (the flag itself is at least 1)
+  int jobs = 0;  // 0: one per core (the flag itself is in api::kJobs)
   bool json = false;
-
-  const std::string& heuristic() const { return heuristics[0]; }
 };
 
-// One budget, as a ratio of the baseline peak memory or in bytes.
+// One budget, as a ratio of the baseline peak memory or in bytes
+// (checker/budget_choice.h); neither when not given. For the commands that
+// have no front door request yet (frontier, check).
 struct BudgetFlags {
-  std::string ratio;
-  int64_t budget = -1;  // -1: not given (the flag itself is at least 0)
+  BudgetChoice budget;
 };
 
 // The required positional trace argument.
@@ -44,66 +41,78 @@ void AddTraceArgument(CLI::App* cmd, std::string& trace);
 
 // --heuristic NAME (one heuristic). `help` overrides the usual text where the
 // flag means something narrower (explain: the heuristic of the run explained).
-void AddHeuristicFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help = "");
+void AddHeuristicFlag(CLI::App* cmd, api::ReplayChoice& f, const std::string& help = "");
 // --heuristic A,B,... (several heuristics, comma-separated).
-void AddHeuristicsFlag(CLI::App* cmd, ReplayFlags& f);
+void AddHeuristicsFlag(CLI::App* cmd, api::ReplayChoice& f);
 // "DTR, DTREqClass, ...": every heuristic name, for help texts.
 std::string HeuristicNameList();
 
 enum class RuntimeChoice { kAny, kV2Only };
 void AddRuntimeFlag(CLI::App* cmd, std::string& runtime,
                     RuntimeChoice choice = RuntimeChoice::kAny);
-inline void AddRuntimeFlag(CLI::App* cmd, ReplayFlags& f,
+inline void AddRuntimeFlag(CLI::App* cmd, api::ReplayChoice& f,
                            RuntimeChoice choice = RuntimeChoice::kAny) {
   AddRuntimeFlag(cmd, f.runtime, choice);
 }
 // --overhead-limit X, X >= 1; `help` overrides the usual text (the thrash limit).
-void AddOverheadLimitFlag(CLI::App* cmd, double& limit, const std::string& help = "");
-inline void AddOverheadLimitFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help = "") {
+void AddOverheadLimitFlag(CLI::App* cmd, std::optional<double>& limit, const std::string& help = "");
+inline void AddOverheadLimitFlag(CLI::App* cmd, api::ReplayChoice& f, const std::string& help = "") {
   AddOverheadLimitFlag(cmd, f.overhead_limit, help);
 }
-void AddSeedFlag(CLI::App* cmd, ReplayFlags& f);
+void AddSeedFlag(CLI::App* cmd, api::ReplayChoice& f);
 // -j,--jobs N, 1..1024.
 void AddJobsFlag(CLI::App* cmd, int& jobs);
 inline void AddJobsFlag(CLI::App* cmd, ReplayFlags& f) { AddJobsFlag(cmd, f.jobs); }
 // --json, with the help text naming what the command prints.
-void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help);
+void AddJsonFlag(CLI::App* cmd, bool& json, const std::string& help);
+inline void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) { AddJsonFlag(cmd, f.json, help); }
 
 // --heuristic (one, or several with many_heuristics), --runtime,
 // --overhead-limit, --seed, in this order.
-void AddReplayFlags(CLI::App* cmd, ReplayFlags& f, bool many_heuristics = false);
+void AddReplayFlags(CLI::App* cmd, api::ReplayChoice& f, bool many_heuristics = false);
 
 // --ratio R and --budget BYTES.
-void AddBudgetFlags(CLI::App* cmd, BudgetFlags& f);
-// Throws "COMMAND needs --ratio R or --budget BYTES" when neither was given.
-void RequireBudget(const BudgetFlags& f, const std::string& command);
+void AddBudgetFlags(CLI::App* cmd, BudgetChoice& budget);
 
 // --cliff-factor X, X > 1, with the command's help text.
 void AddCliffFactorFlag(CLI::App* cmd, double& factor, const std::string& help);
-// --timeout SECONDS per Z3 call, 0 < SECONDS <= 86400.
-void AddTimeoutFlag(CLI::App* cmd, double& seconds);
+// Binds flag `name` to `value`; an optional value is set only when the flag
+// is given.
+template <typename T>
+CLI::Option* AddValueOption(CLI::App* cmd, const std::string& name, T& value, const std::string& help) {
+  return cmd->add_option(name, value, help);
+}
+template <typename T>
+CLI::Option* AddValueOption(CLI::App* cmd, const std::string& name, std::optional<T>& value,
+                            const std::string& help) {
+  return cmd->add_option_function<T>(name, [&value](const T& v) { value = v; }, help);
+}
+
+// --timeout SECONDS per Z3 call (api::kTimeout).
+template <typename T>
+void AddTimeoutFlag(CLI::App* cmd, T& seconds) {
+  AddValueOption(cmd, "--timeout", seconds, "seconds per Z3 call (default 10)")->check(InRange(api::kTimeout));
+}
 // --work-limit N, Z3's resource limit per call (checker/feasibility.h
-// SolverLimits::work_limit), 0..2^32-1 (0: none).
-void AddWorkLimitFlag(CLI::App* cmd, uint32_t& limit);
-// --windows N (0..1000) with the command's help text, and --window-ops N (1..1000).
-void AddWindowsFlag(CLI::App* cmd, int32_t& windows, const std::string& help);
-void AddWindowOpsFlag(CLI::App* cmd, int32_t& window_ops);
+// SolverLimits::work_limit; api::kWorkLimit, 0: none).
+template <typename T>
+void AddWorkLimitFlag(CLI::App* cmd, T& limit) {
+  AddValueOption(cmd, "--work-limit", limit,
+                 "Z3's resource limit per call (its rlimit; default 0: none): a count, not a "
+                 "time, so a call it cuts is cut on any machine and under any load")
+      ->check(InRange(api::kWorkLimit));
+}
+// --windows N with the command's help text, and --window-ops N.
+template <typename T>
+void AddWindowsFlag(CLI::App* cmd, T& windows, const std::string& help) {
+  AddValueOption(cmd, "--windows", windows, help)->check(InRange(api::kWindows));
+}
+template <typename T>
+void AddWindowOpsFlag(CLI::App* cmd, T& window_ops) {
+  AddValueOption(cmd, "--window-ops", window_ops, "operators per Z3 window (default 6)")
+      ->check(InRange(api::kWindowOps));
+}
 
 // --checkpoint FILE, with the command's help text (what a line holds).
 void AddCheckpointFlag(CLI::App* cmd, std::string& file, const std::string& help);
-// The trace as checkpoint headers name it (checker/checkpoint_journal.h):
-// the SHA-256 of the file at `path`, its file name, size and baseline.
-TraceFingerprint CheckpointFingerprint(const std::string& path, const Trace& trace, const Baseline& baseline);
-
-// The overhead limit as a RunSpec carries it: none for 0, else the flag's value.
-std::optional<double> OverheadLimit(double limit);
-inline std::optional<double> OverheadLimit(const ReplayFlags& f) {
-  return OverheadLimit(f.overhead_limit);
-}
-
-// heuristic, runtime, overhead limit and seed of one run; ratio and budget
-// unset. Throws Error for an unknown heuristic or runtime.
-RunSpec SpecFrom(const ReplayFlags& f, const std::string& heuristic);
-inline RunSpec SpecFrom(const ReplayFlags& f) { return SpecFrom(f, f.heuristic()); }
-
 }  // namespace dtr::cli

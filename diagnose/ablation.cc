@@ -84,11 +84,8 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline,
   std::vector<RunSpec> specs;
   for (const HeuristicSpec* h : heuristics)
     for (const Ratio& r : sorted) {
-      RunSpec s;
+      RunSpec s = RunSpecOf(options);
       s.heuristic = h;
-      s.runtime = options.runtime;
-      s.overhead_limit = options.overhead_limit;
-      s.seed = options.seed;
       s.ratio = r;
       specs.push_back(s);
     }

@@ -12,15 +12,6 @@ namespace dtr {
 
 namespace {
 
-RunSpec SpecFor(const ScanOptions& o) {
-  RunSpec s;
-  s.heuristic = o.heuristic;
-  s.runtime = o.runtime;
-  s.overhead_limit = o.overhead_limit;
-  s.seed = o.seed;
-  return s;
-}
-
 // Which side of a boundary a run behaves like. When the outcomes are equal,
 // exactly one of the two holds unless the overhead is equidistant; ties count
 // for the upper side, so that LikeLower and LikeUpper never both hold.
@@ -148,7 +139,7 @@ ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
   BoundarySides sides{lower, upper};
   auto like_lower = [&](const ScanPoint& p) { return sides.LikeLower(p); };
   auto like_upper = [&](const ScanPoint& p) { return sides.LikeUpper(p); };
-  RunSpec spec = SpecFor(options);
+  RunSpec spec = RunSpecOf(options);
   ScanBoundary b;
   auto run_at = [&](int64_t budget) {
     spec.budget = budget;
@@ -232,16 +223,15 @@ namespace {
 void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& sorted,
                  const ScanOptions& options, const ProgressFn& progress, ScanResult& out) {
   if (sorted.empty()) throw Error("a scan needs at least one ratio");
-  int64_t lo = BudgetForRatio(baseline.memory, sorted.front().value);
-  int64_t hi = BudgetForRatio(baseline.memory, sorted.back().value);
-  out.atlas = BuildAtlas(trace, baseline, SpecFor(options), lo, hi, options.jobs,
+  auto [lo, hi] = GridBudgetRange(sorted, baseline.memory);
+  out.atlas = BuildAtlas(trace, baseline, RunSpecOf(options), lo, hi, options.jobs,
                          [&](int64_t covered, int64_t total, size_t) {
                            if (progress) progress(covered, total);
                          },
                          /*max_runs=*/0, options.atlas_journal);
   const BudgetAtlas& atlas = *out.atlas;
   for (const Ratio& r : sorted) {
-    int64_t budget = BudgetForRatio(baseline.memory, r.value);
+    int64_t budget = BudgetChoice{.ratio = r}.Bytes(baseline.memory);
     ScanPoint p = PointOfInterval(atlas.intervals[IntervalAt(atlas, budget)], budget);
     p.ratio = r;
     out.points.push_back(p);
@@ -272,7 +262,7 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
   }
   std::vector<RunSpec> specs;
   for (const Ratio& r : sorted) {
-    RunSpec s = SpecFor(options);
+    RunSpec s = RunSpecOf(options);
     s.ratio = r;
     specs.push_back(s);
   }

@@ -30,11 +30,7 @@
 
 namespace dtr {
 
-struct ScanOptions {
-  const HeuristicSpec* heuristic = nullptr;
-  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
-  std::optional<double> overhead_limit;
-  uint64_t seed = 0;
+struct ScanOptions : ReplaySettings {
   double cliff_factor = 1.5;  // > 1
   bool refine = false;
   bool exact = false;   // walk the atlas over the grid's range (see above); excludes refine

@@ -51,14 +51,6 @@ void StartStage(const ReportOptions& o, const char* name) {
   if (o.stage) o.stage(name);
 }
 
-RunSpec SpecOf(const ReportOptions& o) {
-  RunSpec s;
-  s.heuristic = o.heuristic;
-  s.runtime = o.runtime;
-  s.overhead_limit = o.overhead_limit;
-  return s;
-}
-
 std::string RatioFlag(const BudgetRow& row) {
   return row.run.spec.ratio ? "--ratio " + row.run.spec.ratio->text
                             : fmt::format("--budget {}", row.run.result.budget);
@@ -299,7 +291,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
   // 1. The grid.
   std::vector<RunSpec> specs;
   for (const Ratio& r : options.ratios) {
-    RunSpec s = SpecOf(options);
+    RunSpec s = RunSpecOf(options);
     s.ratio = r;
     specs.push_back(s);
   }
@@ -315,7 +307,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     std::vector<BudgetRow> grid_rows = m.rows;
     CurveShape grid = AnalyzeCurve(grid_rows, options.cliff_factor);
     StartStage(options, "atlas");
-    m.atlas = WalkAtlasWithin(trace, baseline, SpecOf(options), grid.points, options.atlas_max_runs,
+    m.atlas = WalkAtlasWithin(trace, baseline, RunSpecOf(options), grid.points, options.atlas_max_runs,
                               options.jobs, options.progress);
     if (options.refine) {
       std::vector<GridAddition> additions =
@@ -325,7 +317,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
         StartStage(options, "refine");
         std::vector<RunSpec> more;
         for (const GridAddition& a : additions) {
-          RunSpec s = SpecOf(options);
+          RunSpec s = RunSpecOf(options);
           if (a.ratio)
             s.ratio = a.ratio;
           else

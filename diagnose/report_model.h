@@ -79,20 +79,17 @@ std::string ExplainFlagsFor(const VerdictOptions& options);
 // first 1,000 intervals above ratio 0.10 reach past 0.12).
 constexpr size_t kDefaultAtlasReplays = 1000;
 
-struct ReportOptions {
+struct ReportOptions : ReplaySettings {
   std::string trace_name;    // shown as the trace's name
   std::string trace_source;  // where it came from: a path, or how it was generated
   // The trace argument of the `dtrcheck explain` / `diff` commands the report
   // prints to redo a verdict or a divergence by hand (default: trace_source).
   std::string command_trace;
-  // BuildReport reports on `heuristic`; BuildBudgetReport on each of
-  // `heuristics` (or on `heuristic` alone when the list is empty).
-  const HeuristicSpec* heuristic = nullptr;
+  // BuildReport reports on the settings' heuristic; BuildBudgetReport on each
+  // of `heuristics` (or on the settings' alone when the list is empty).
   std::vector<const HeuristicSpec*> heuristics;
-  RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
   std::string ratios_text;  // the grid as the user wrote it
   std::vector<Ratio> ratios;
-  std::optional<double> overhead_limit;
   // The one run whose memory timeline is drawn, instead of the default pair
   // (see ReportModel::timelines). Must be one of `ratios`.
   std::optional<Ratio> timeline_ratio;

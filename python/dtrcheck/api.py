@@ -6,8 +6,10 @@ a Result (results.py) whose attributes are the JSON field names. A trace is
 a path or a Trace from ``load()`` (load once to reuse its parse and
 baseline). Ratios are decimals, given as strings ("0.101") or floats (0.101;
 Python's shortest repr is parsed as the decimal, exactly as the CLI parses
-the text). Long calls release the GIL; ``jobs=0`` means one worker thread
-per core. Errors raise dtrcheck.Error with the CLI's one-line message.
+the text). Long calls release the GIL; ``jobs=None`` means one worker thread
+per core. A keyword left at None takes the CLI's default, and every value
+is checked by the C++ front door as the CLI checks its flag: errors raise
+dtrcheck.Error with the CLI's one-line message.
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ def _ratios(value) -> str:
     return ",".join(_ratio(v) for v in value)
 
 
+def _range(value, item) -> str | None:
+    """A range "LO:HI" as text, from text or a pair (each end written by `item`)."""
+    if value is None or isinstance(value, str):
+        return value
+    lo, hi = value
+    return f"{item(lo)}:{item(hi)}"
+
+
 class Trace:
     """A parsed trace and its simrd baseline (RuntimeV1, infinite budget).
 
@@ -81,7 +91,7 @@ class Trace:
     def plan(self, ratio=None, **kwargs) -> Plan:
         return plan(self, ratio, **kwargs)
 
-    def report(self, ratios="0.1:1.0:0.05", **kwargs) -> Report:
+    def report(self, ratios=None, **kwargs) -> Report:
         return report(self, ratios, **kwargs)
 
     def __repr__(self) -> str:
@@ -110,7 +120,7 @@ def replay(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DT
 
 
 def sweep(trace, ratios, *, heuristic="DTR", runtime: str = DEFAULT_RUNTIME,
-          overhead_limit: float | None = None, seed: int = 0, jobs: int = 0) -> Runs:
+          overhead_limit: float | None = None, seed: int = 0, jobs: int | None = None) -> Runs:
     """`dtrcheck sweep --json`: one run per (heuristic, ratio), heuristics outer.
 
     ratios: "A:B:STEP", "r1,r2,...", or a list of ratios; heuristic: a name or a list.
@@ -121,24 +131,22 @@ def sweep(trace, ratios, *, heuristic="DTR", runtime: str = DEFAULT_RUNTIME,
 
 
 def atlas(trace, ratios=None, *, budgets=None, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
-          overhead_limit: float | None = None, seed: int = 0, jobs: int = 0, max_runs: int = 0) -> Atlas:
+          overhead_limit: float | None = None, seed: int = 0, jobs: int | None = None,
+          max_runs: int = 0) -> Atlas:
     """`dtrcheck atlas --json`: every budget interval of identical behaviour.
 
-    ratios=(lo, hi) or budgets=(lo_bytes, hi_bytes), both ends included;
-    max_runs > 0 stops after that many replays (the result says so).
+    ratios=(lo, hi) or "A:B", or budgets=(lo_bytes, hi_bytes) or "LO:HI", both
+    ends included; max_runs > 0 stops after that many replays (the result says so).
     """
-    r = None if ratios is None else (_ratio(ratios[0]), _ratio(ratios[1]))
-    b = None if budgets is None else (int(budgets[0]), int(budgets[1]))
-    return Atlas(_core().atlas(_loaded(trace), r, b, heuristic, runtime, overhead_limit, seed, jobs,
-                               max_runs))
+    return Atlas(_core().atlas(_loaded(trace), _range(ratios, _ratio), _range(budgets, str), heuristic, runtime,
+                               overhead_limit, seed, jobs, max_runs))
 
 
 def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
-         overhead_limit: float | None = None, seed: int = 0, cliff_factor: float = 1.5,
-         refine: bool = False, exact: bool = False, max_walk: int = 1000, jobs: int = 0) -> Scan:
+         overhead_limit: float | None = None, seed: int = 0, cliff_factor: float | None = None,
+         refine: bool = False, exact: bool = False, max_walk: int | None = None,
+         jobs: int | None = None) -> Scan:
     """`dtrcheck scan --json`: regimes, cliffs and feasibility inversions of a grid."""
-    if refine and exact:
-        raise Error("scan takes refine or exact, not both")
     return Scan(_core().scan(_loaded(trace), _ratios(ratios), heuristic, runtime, overhead_limit, seed,
                              cliff_factor, refine, exact, max_walk, jobs))
 
@@ -149,9 +157,9 @@ def _store(value) -> str | None:
 
 
 def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
-            runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float = 10, work_limit: int = 0,
-            windows: int = 6, window_ops: int = 6, cut: bool = True,
-            witness_heuristics=(), store=None) -> Classification:
+            runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float | None = None,
+            work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
+            cut: bool = True, witness_heuristics=(), store=None) -> Classification:
     """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate.
     `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
     return Classification(_core().classify(_loaded(trace), "explain", _ratio(ratio), budget, heuristic,
@@ -160,11 +168,12 @@ def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "D
 
 
 def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAULT_RUNTIME,
-          z3: bool = True, timeout: float = 10, work_limit: int = 0, windows: int = 6,
-          window_ops: int = 6, cut: bool = True, witness_heuristics=(), store=None) -> Classification:
+          z3: bool = True, timeout: float | None = None, work_limit: int | None = None,
+          windows: int | None = None, window_ops: int | None = None, cut: bool = True,
+          witness_heuristics=(), store=None) -> Classification:
     """`dtrcheck prove --json`: whether any eviction order fits the budget.
     `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
-    return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "", runtime,
+    return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "DTR", runtime,
                                            z3, timeout, work_limit, windows, window_ops, cut,
                                            list(witness_heuristics), _store(store)))
 
@@ -177,18 +186,22 @@ def plan(trace, ratio=None, *, budget: int | None = None) -> Plan:
     return Plan(_core().plan(_loaded(trace), _ratio(ratio), budget))
 
 
-def report(trace, ratios="0.1:1.0:0.05", *, out: str = "out/report", heuristic: str = "DTR",
+def report(trace, ratios=None, *, out: str = "out/report", heuristic="DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
-           cliff_factor: float = 1.25, jobs: int = 0, atlas: bool = True, atlas_max_runs: int = 1000,
+           cliff_factor: float | None = None, jobs: int | None = None, atlas: bool = True,
+           atlas_max_runs: int | None = None,
            proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float | None = None,
            work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
            cut: bool = True, store=None) -> Report:
     """`dtrcheck report`: writes report.json, report.md and report.html to `out`;
-    returns report.json's content, with ``files`` the paths written. Z3's limits
+    returns report.json's content, with ``files`` the paths written. ratios=None:
+    the CLI's default grid; heuristic: a name or a list (one report part each). Z3's limits
     (timeout, work_limit, windows, window_ops) need z3=True, as the CLI's flags need --z3.
     `store` (default $DTRCHECK_STORE): a certificate store whose schedules and bounds
     the verdicts use, as --store (read only)."""
-    result = _core().report(_loaded(trace), _ratios(ratios), str(out), heuristic, runtime, overhead_limit,
+    heuristics = [heuristic] if isinstance(heuristic, str) else list(heuristic)
+    result = _core().report(_loaded(trace), "" if ratios is None else _ratios(ratios),
+                            None if out is None else os.fspath(out), heuristics, runtime, overhead_limit,
                             _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
                             divergence, z3, timeout, work_limit, windows, window_ops, cut,
                             _store(store))

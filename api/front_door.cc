@@ -1,0 +1,429 @@
+#include "api/front_door.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "checker/atlas_checkpoint.h"
+#include "checker/eviction_script.h"
+#include "checker/grid_checkpoint.h"
+#include "checker/heuristic.h"
+#include "checker/ratio_grid.h"
+#include "checker/schedule_checker.h"
+#include "diagnose/certificate_records.h"
+#include "model/echo.h"
+#include "model/error.h"
+#include "reports/atlas_report.h"
+#include "reports/instability_report.h"
+#include "reports/plan_report.h"
+#include "reports/report_files.h"
+#include "reports/report_json.h"
+#include "reports/run_report.h"
+#include "traces/demo.h"
+
+namespace dtr::api {
+
+namespace {
+
+void CheckJobs(int jobs) {
+  if (jobs != 0) CheckOption(kJobs, jobs);
+}
+
+// "A:B" -> the two halves; throws naming the flag otherwise.
+std::pair<std::string, std::string> SplitRange(const std::string& text, const char* flag) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw Error(fmt::format("{} expects LO:HI, got '{}'", flag, Echo(text)));
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+int64_t ParseBytes(const std::string& text) {
+  size_t used = 0;
+  int64_t v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || v < 0)
+    throw Error(fmt::format("--budgets expects byte counts like 1006117915:1086607348, got '{}'",
+                            Echo(text)));
+  return v;
+}
+
+// The atlas's range as ratios, checked before the trace is read; none for --budgets.
+std::optional<std::pair<Ratio, Ratio>> AtlasRatios(const AtlasRequest& r) {
+  if (r.ratios.empty()) return std::nullopt;
+  auto [a, b] = SplitRange(r.ratios, "--ratios");
+  std::pair<Ratio, Ratio> ratios{RatioOption("--ratios", a), RatioOption("--ratios", b)};
+  if (ratios.second.value < ratios.first.value)
+    throw Error(fmt::format("--ratios {}: the range is empty", Echo(r.ratios)));
+  return ratios;
+}
+
+std::string StoreDir(const std::optional<std::string>& store) { return store ? *store : StoreDirectory(""); }
+
+}  // namespace
+
+nlohmann::ordered_json InfoJson(const LoadedTrace& t) { return TraceInfoJson(t.trace, t.summary); }
+
+void RequireBudget(const BudgetChoice& b, const std::string& command) {
+  if (!b.ratio && !b.budget) throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+  if (b.budget) CheckOption(kBudget, *b.budget);
+}
+
+BudgetChoice ChooseBudget(const std::optional<std::string>& ratio, std::optional<int64_t> bytes,
+                          const std::string& command) {
+  if (!ratio && !bytes) throw Error(fmt::format("{} needs --ratio R or --budget BYTES", command));
+  if (ratio && bytes) throw Error(fmt::format("{} takes --ratio or --budget, not both", command));
+  BudgetChoice b;
+  if (ratio) b.ratio = RatioOption("--ratio", *ratio);
+  if (bytes) {
+    CheckOption(kBudget, *bytes);
+    b.budget = bytes;
+  }
+  return b;
+}
+
+// replay
+
+void Validate(const ReplayRequest& r) {
+  RequireBudget(r.budget, "replay");
+  r.settings.Resolve();
+}
+
+RunSpec ReplaySpec(const LoadedTrace& t, const ReplayRequest& r) {
+  Validate(r);
+  RunSpec spec = RunSpecOf(r.settings.Resolve());
+  static_cast<BudgetChoice&>(spec) = r.budget;
+  // "--override I=TENSOR", sorted by decision index.
+  for (const std::string& text : r.overrides) {
+    size_t eq = text.find('=');
+    int64_t index = -1;
+    if (eq != std::string::npos && eq > 0 && eq < 19 && text.find_first_not_of("0123456789") == eq)
+      index = std::stoll(text.substr(0, eq));
+    if (index < 0)
+      throw Error(fmt::format("--override '{}': expected DECISION=TENSOR, e.g. 180=x8205", Echo(text)));
+    StorageId storage = t.trace.tensor_named(text.substr(eq + 1)).storage;
+    for (const auto& [i, s] : spec.overrides)
+      if (i == index) throw Error(fmt::format("--override: decision {} is overridden twice", index));
+    spec.overrides.emplace_back(index, storage);
+  }
+  std::sort(spec.overrides.begin(), spec.overrides.end());
+  return spec;
+}
+
+RunRecord Replay(const LoadedTrace& t, const ReplayRequest& r) {
+  RunSpec spec = ReplaySpec(t, r);
+  return RecordOf(spec, t.baseline, dtr::Replay(t.trace, ConfigFor(spec, t.baseline)));
+}
+
+nlohmann::ordered_json RunJson(const LoadedTrace& t, const RunRecord& run) {
+  return dtr::RunJson(t.summary, run, &t.trace);
+}
+
+// sweep
+
+void Validate(const SweepRequest& r) {
+  GridOption("--ratios", r.ratios);
+  r.settings.Heuristics();
+  r.settings.Resolve();
+  CheckJobs(r.jobs);
+}
+
+std::vector<RunRecord> Sweep(const LoadedTrace& t, const SweepRequest& r, const ProgressFn& progress) {
+  Validate(r);
+  std::vector<Ratio> ratios = GridOption("--ratios", r.ratios);
+  std::vector<RunSpec> specs;
+  std::vector<std::string> heuristics;
+  for (const std::string& h : r.settings.heuristics) {
+    RunSpec base = RunSpecOf(r.settings.Resolve(h));
+    heuristics.emplace_back(base.heuristic->name);
+    for (const Ratio& ratio : ratios) {
+      RunSpec s = base;
+      s.ratio = ratio;
+      specs.push_back(s);
+    }
+  }
+  std::optional<GridCheckpoint> checkpoint;
+  GridJournal journal;
+  if (!r.checkpoint.empty()) {
+    checkpoint.emplace(r.checkpoint,
+                       GridHeader("sweep", GridKeyOf(t.Fingerprint(), r.settings.Resolve(), heuristics, r.ratios)));
+    journal = checkpoint->Journal();
+  }
+  return RunMany(t.trace, t.baseline, specs, r.jobs, progress, checkpoint ? &journal : nullptr);
+}
+
+// atlas
+
+void Validate(const AtlasRequest& r) {
+  if (r.ratios.empty() == r.budgets.empty()) throw Error("atlas needs --ratios A:B or --budgets LO:HI");
+  r.settings.Resolve();
+  CheckJobs(r.jobs);
+  if (AtlasRatios(r)) return;
+  auto [a, b] = SplitRange(r.budgets, "--budgets");
+  ParseBytes(a);
+  ParseBytes(b);
+}
+
+AtlasAnswer Atlas(const LoadedTrace& t, const AtlasRequest& r, const AtlasProgressFn& progress) {
+  Validate(r);
+  AtlasAnswer answer;
+  answer.spec = RunSpecOf(r.settings.Resolve());
+  std::pair<int64_t, int64_t> bytes;
+  if (std::optional<std::pair<Ratio, Ratio>> ratios = AtlasRatios(r)) {
+    bytes = GridBudgetRange({ratios->first, ratios->second}, t.baseline.memory);
+  } else {
+    auto [a, b] = SplitRange(r.budgets, "--budgets");
+    bytes = {ParseBytes(a), ParseBytes(b)};
+  }
+  if (bytes.second < bytes.first || bytes.first < 0)  // before a checkpoint file is made
+    throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", bytes.first, bytes.second));
+  std::optional<AtlasCheckpoint> checkpoint;
+  AtlasJournal journal;
+  if (!r.checkpoint.empty()) {
+    checkpoint.emplace(r.checkpoint, WalkKeyOf(t.Fingerprint(), answer.spec, bytes.first, bytes.second),
+                       t.baseline);
+    journal = checkpoint->Journal();
+  }
+  answer.atlas = BuildAtlas(t.trace, t.baseline, answer.spec, bytes.first, bytes.second, r.jobs, progress,
+                            r.max_runs, checkpoint ? &journal : nullptr);
+  return answer;
+}
+
+nlohmann::ordered_json AtlasJson(const LoadedTrace& t, const AtlasAnswer& a) {
+  return dtr::AtlasJson(t.summary, a.spec, a.atlas);
+}
+
+// scan
+
+void Validate(const ScanRequest& r) {
+  GridOption("--ratios", r.ratios);
+  r.settings.Resolve();
+  CheckJobs(r.jobs);
+  CheckOption(kCliffFactor, r.cliff_factor);
+  CheckOption(kMaxWalk, r.max_walk);
+  if (r.refine && r.exact) throw Error("scan takes --refine or --exact, not both");
+}
+
+ScanResult Scan(const LoadedTrace& t, const ScanRequest& r, const ProgressFn& progress) {
+  Validate(r);
+  ScanOptions o;
+  static_cast<ReplaySettings&>(o) = r.settings.Resolve();
+  o.jobs = r.jobs;
+  o.cliff_factor = r.cliff_factor;
+  o.refine = r.refine;
+  o.exact = r.exact;
+  o.max_walk = r.max_walk;
+  std::vector<Ratio> ratios = GridOption("--ratios", r.ratios);
+  // The grid's replays, or the exact scan's atlas walk, go to the checkpoint.
+  std::optional<GridCheckpoint> grid_checkpoint;
+  std::optional<AtlasCheckpoint> atlas_checkpoint;
+  GridJournal grid_journal;
+  AtlasJournal atlas_journal;
+  if (!r.checkpoint.empty()) {
+    nlohmann::ordered_json header =
+        GridHeader("scan", GridKeyOf(t.Fingerprint(), o, {std::string(o.heuristic->name)}, r.ratios));
+    header["exact"] = r.exact;
+    if (r.exact) {
+      auto [lo, hi] = GridBudgetRange(ratios, t.baseline.memory);
+      header["budget_lo"] = lo;
+      header["budget_hi"] = hi;
+      atlas_checkpoint.emplace(r.checkpoint, header, t.baseline, lo, hi);
+      atlas_journal = atlas_checkpoint->Journal();
+      o.atlas_journal = &atlas_journal;
+    } else {
+      grid_checkpoint.emplace(r.checkpoint, header);
+      grid_journal = grid_checkpoint->Journal();
+      o.grid_journal = &grid_journal;
+    }
+  }
+  return ScanInstability(t.trace, t.baseline, ratios, o, progress);
+}
+
+nlohmann::ordered_json ScanJson(const LoadedTrace& t, const ScanResult& scan) {
+  return dtr::ScanJson(t.summary, scan);
+}
+
+// explain, prove
+
+void Validate(const ProofRequest& r) {
+  const char* command = r.kind == ProofKind::kExplain ? "explain" : "prove";
+  RequireBudget(r.budget, command);
+  ReplaySettings s = r.settings.Resolve();
+  RequireRuntimeV2(s.runtime, command);
+  for (const std::string& h : r.witness_heuristics) FindHeuristic(h);
+  CheckOption(kTimeout, r.timeout);
+  CheckOption(kWorkLimit, r.work_limit);
+  CheckOption(kWindows, r.windows);
+  CheckOption(kWindowOps, r.window_ops);
+  CheckOption(kRollingOps, r.rolling);
+  CheckOption(kPlanSeconds, r.plan_seconds);
+}
+
+ProofAnswer Prove(const LoadedTrace& t, const ProofRequest& r, ReplayObserver* watcher,
+                  const ClassifyProgress& progress) {
+  Validate(r);
+  const ReplaySettings settings = r.settings.Resolve();
+  ProofAnswer a;
+  a.kind = r.kind == ProofKind::kExplain ? "explain" : "prove";
+  a.header.log = t.summary.log;
+  a.header.baseline = t.baseline;
+  a.header.runtime = settings.runtime;
+  a.header.ratio = r.budget.budget ? std::nullopt : r.budget.ratio;
+  a.header.budget = r.budget.Bytes(t.baseline.memory);
+  ClassifyOptions o = ClassifyOptionsFor({.z3 = r.z3,
+                                          .timeout_seconds = r.timeout,
+                                          .work_limit = r.work_limit,
+                                          .windows = r.windows,
+                                          .window_ops = r.window_ops,
+                                          .cut = r.cut});
+  o.witness.runtime = settings.runtime;
+  o.witness.rolling_ops = r.rolling;
+  o.witness.plan_seconds = r.plan_seconds;
+  for (const std::string& h : r.witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(h));
+  // The stored certificates are used, and what this run finds is added.
+  a.store = OpenStore(StoreDir(r.store), t.path, t.trace, t.baseline.memory);
+  if (a.store) o.stored = a.store->Find(settings.runtime);
+  if (r.kind == ProofKind::kExplain) {
+    a.header.heuristic = r.settings.heuristic();
+    ReplayConfig config;
+    config.runtime = settings.runtime;
+    config.heuristic = settings.heuristic;
+    config.budget = a.header.budget;
+    config.watcher = watcher;  // the run, then its frontier
+    a.classification = ExplainOom(t.trace, t.baseline, config, o, progress);
+  } else {
+    a.classification = ProveBudget(t.trace, t.baseline, a.header.budget, o, progress);
+  }
+  if (!r.save_script.empty()) {
+    const Classification& c = a.classification;
+    if (!c.witness_search.witness) throw Error("no verified script to save (the verdict has none)");
+    const Witness& w = *c.witness_search.witness;
+    SaveEvictionScript(r.save_script, t.trace, w.script,
+                       {fmt::format("dtrcheck eviction script for {}", a.header.log),
+                        fmt::format("passes the schedule checker at budget {} ({})", w.check.budget,
+                                    RuntimeName(a.header.runtime)),
+                        fmt::format("source: {}: {}", w.source, w.description)});
+  }
+  if (a.store) a.store_changes = RecordClassification(*a.store, t.trace, settings.runtime, a.classification, a.kind);
+  return a;
+}
+
+nlohmann::ordered_json ProofJson(const LoadedTrace& t, const ProofAnswer& a) {
+  return ClassificationJson(t.trace, a.header, a.kind, a.classification);
+}
+
+bool SaveProofStore(ProofAnswer& a) {
+  if (!a.store || a.store_changes.empty()) return false;
+  return a.store->Save();
+}
+
+// plan
+
+void Validate(const PlanRequest& r) {
+  RequireBudget(r.budget, "plan");
+}
+
+CheckpointPlan Plan(const LoadedTrace& t, const PlanRequest& r) {
+  Validate(r);
+  CheckpointPlan plan = PlanCheckpoints(t.trace, r.budget.Bytes(t.baseline.memory));
+  if (!r.save_script.empty()) {
+    std::vector<std::string> comment = {"dtrcheck plan: the evictions of checkpointing"};
+    for (const PlannedModule& m : plan.modules) comment.push_back("  " + m.module);
+    SaveEvictionScript(r.save_script, t.trace, plan.script, comment);
+  }
+  return plan;
+}
+
+nlohmann::ordered_json PlanJson(const LoadedTrace& t, const CheckpointPlan& plan) {
+  return dtr::PlanJson(t.trace, plan);
+}
+
+// report
+
+void Validate(const ReportRequest& r) {
+  if (!r.ratios.empty()) GridOption("--ratios", r.ratios);
+  r.settings.Heuristics();
+  r.settings.Resolve();
+  if (!r.timeline_ratio.empty()) RatioOption("--timeline-ratio", r.timeline_ratio);
+  CheckOption(kCliffFactor, r.cliff_factor);
+  CheckJobs(r.jobs);
+  CheckOption(kAtlasMaxRuns, static_cast<int64_t>(std::min<size_t>(r.atlas_max_runs, kMaxInt64)));
+  // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
+  // --window-ops need --z3.
+  std::vector<std::string> given;
+  for (const auto& [flag, set] : {std::pair{"--timeout", r.timeout.has_value()},
+                                  {"--work-limit", r.work_limit.has_value()},
+                                  {"--windows", r.windows.has_value()},
+                                  {"--window-ops", r.window_ops.has_value()}})
+    if (set) given.emplace_back(flag);
+  if (!given.empty() && !r.z3)
+    throw Error(fmt::format("report: {} set Z3's limits and need --z3", fmt::join(given, ", ")));
+  if (r.timeout) CheckOption(kTimeout, *r.timeout);
+  if (r.work_limit) CheckOption(kWorkLimit, *r.work_limit);
+  if (r.windows) CheckOption(kWindows, *r.windows);
+  if (r.window_ops) CheckOption(kWindowOps, *r.window_ops);
+  if (r.out.empty()) throw Error("report needs an output directory (--out DIR)");
+}
+
+ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
+                    const std::function<void(const std::string&)>& stage, const ProgressFn& progress) {
+  Validate(r);
+  ReportOptions o;
+  static_cast<ReplaySettings&>(o) = r.settings.Resolve();
+  o.heuristics = r.settings.Heuristics();
+  o.cliff_factor = r.cliff_factor;
+  o.jobs = r.jobs;
+  o.atlas = r.atlas;
+  o.atlas_max_runs = r.atlas_max_runs;
+  o.refine = r.refine;
+  o.verdicts = r.proofs;
+  o.divergence = r.divergence;
+  o.verdict_options.z3 = r.z3;
+  o.verdict_options.cut = r.cut;
+  if (r.timeout) o.verdict_options.timeout_seconds = *r.timeout;
+  if (r.work_limit) o.verdict_options.work_limit = *r.work_limit;
+  if (r.windows) o.verdict_options.windows = *r.windows;
+  if (r.window_ops) o.verdict_options.window_ops = *r.window_ops;
+  o.stage = stage;
+  o.progress = progress;
+  // The demo trace is written beside the report, so that the report's
+  // `dtrcheck explain` / `diff` commands have a file to read.
+  std::vector<std::pair<std::string, std::string>> extra;
+  std::unique_ptr<CertificateStore> store;
+  if (t.path.empty()) {
+    o.trace_name = kDemoTraceName;
+    o.trace_source = kDemoSource;
+    extra.push_back({"demo.log", GenerateDemo()});
+    o.command_trace = (std::filesystem::path(r.out) / "demo.log").string();
+    o.ratios_text = r.ratios.empty() ? DemoRatios() : r.ratios;
+  } else {
+    o.trace_name = std::filesystem::path(t.path).filename().string();
+    o.trace_source = t.path;
+    o.ratios_text = r.ratios.empty() ? kDefaultReportRatios : r.ratios;
+    // Read only; report.json's explain commands name the directory.
+    const std::string dir = StoreDir(r.store);
+    store = OpenStore(dir, t.path, t.trace, t.baseline.memory);
+    if (store) {
+      o.stored = store->Find(o.runtime);
+      o.store_path = dir;
+    }
+  }
+  o.ratios = GridOption("--ratios", o.ratios_text);
+  if (!r.figures.empty()) CheckFiguresDir(r.out, r.figures);
+  if (!r.timeline_ratio.empty()) o.timeline_ratio = RatioOption("--timeline-ratio", r.timeline_ratio);
+  ReportAnswer a;
+  a.report = BuildBudgetReport(t.trace, o);
+  a.files = WriteReportFiles(t.trace, a.report, r.out, r.figures, extra);
+  return a;
+}
+
+nlohmann::ordered_json ReportJson(const LoadedTrace& t, const ReportAnswer& a) {
+  return dtr::ReportJson(t.trace, a.report);
+}
+
+}  // namespace dtr::api

@@ -1,0 +1,204 @@
+// The library's front door: for each command that both the CLI and the Python
+// module offer, one request struct and one function that validates it, opens
+// the checkpoint or certificate store it names, runs, and returns plain
+// results. The CLI fills a request from its flags and renders the result
+// (cli/); the Python module fills the same request from keyword arguments and
+// converts the result (python/core.cc). Defaults live in the request structs,
+// ranges in api/option_ranges.h, so both callers refuse the same values with
+// the same message (the CLI's line after "dtrcheck: "). A new option is one
+// field here, filled by each caller.
+//
+// Every function throws dtr::Error (model/error.h) for a bad request or a bad
+// trace, before any replay where it can. Validate(request) checks a request
+// without a trace, so that the CLI refuses bad flags before it reads a file;
+// the run functions call it again.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/loaded_trace.h"
+#include "api/option_ranges.h"
+#include "api/replay_choice.h"
+#include "checker/budget_atlas.h"
+#include "checker/budget_choice.h"
+#include "checker/sweep.h"
+#include "diagnose/certificate_store.h"
+#include "diagnose/checkpoint_plan.h"
+#include "diagnose/instability_scan.h"
+#include "diagnose/oom_classification.h"
+#include "diagnose/report_model.h"
+#include "reports/proof_report.h"
+
+namespace dtr::api {
+
+// `dtrcheck info`: the trace's size and simrd baseline.
+nlohmann::ordered_json InfoJson(const LoadedTrace& trace);
+
+// Throws "COMMAND needs --ratio R or --budget BYTES" when the budget has
+// neither, and the --budget range's message for negative bytes.
+void RequireBudget(const BudgetChoice& budget, const std::string& command);
+// One budget as the ratio text ("0.101") or bytes; `command` names the
+// command in the message when neither or both are given.
+BudgetChoice ChooseBudget(const std::optional<std::string>& ratio, std::optional<int64_t> bytes,
+                          const std::string& command);
+
+// `dtrcheck replay`: one run, exactly as simrd does it.
+struct ReplayRequest {
+  BudgetChoice budget;
+  ReplayChoice settings;
+  // "DECISION=TENSOR": that decision evicts TENSOR's storage instead.
+  std::vector<std::string> overrides;
+};
+void Validate(const ReplayRequest& request);
+// The run the request describes, its overrides resolved on the trace.
+RunSpec ReplaySpec(const LoadedTrace& trace, const ReplayRequest& request);
+RunRecord Replay(const LoadedTrace& trace, const ReplayRequest& request);
+// RunJson (reports/run_report.h) of a run of `trace`.
+nlohmann::ordered_json RunJson(const LoadedTrace& trace, const RunRecord& run);
+
+// `dtrcheck sweep`: every heuristic at every ratio of the grid.
+struct SweepRequest {
+  std::string ratios;  // A:B:STEP or r1,r2,...
+  ReplayChoice settings;
+  int jobs = 0;            // 0: one per core; else kJobs
+  std::string checkpoint;  // "": none (docs/checkpoint.md)
+};
+void Validate(const SweepRequest& request);
+std::vector<RunRecord> Sweep(const LoadedTrace& trace, const SweepRequest& request,
+                             const ProgressFn& progress = nullptr);
+
+// `dtrcheck atlas`: every budget interval of a range on which the replay is
+// identical.
+struct AtlasRequest {
+  std::string ratios;   // "A:B", or
+  std::string budgets;  // "LO:HI" in bytes
+  ReplayChoice settings;
+  int jobs = 0;
+  size_t max_runs = 0;  // 0: walk the whole range
+  std::string checkpoint;
+};
+struct AtlasAnswer {
+  RunSpec spec;  // the settings walked
+  BudgetAtlas atlas;
+};
+void Validate(const AtlasRequest& request);
+AtlasAnswer Atlas(const LoadedTrace& trace, const AtlasRequest& request,
+                  const AtlasProgressFn& progress = nullptr);
+// AtlasJson (reports/atlas_report.h) of the answer.
+nlohmann::ordered_json AtlasJson(const LoadedTrace& trace, const AtlasAnswer& answer);
+
+// `dtrcheck scan`: regimes, cliffs and feasibility inversions of a grid.
+inline constexpr double kDefaultCliffFactor = 1.5;
+struct ScanRequest {
+  std::string ratios;
+  ReplayChoice settings;
+  int jobs = 0;
+  double cliff_factor = kDefaultCliffFactor;  // kCliffFactor
+  bool refine = false;
+  bool exact = false;
+  int max_walk = 1000;  // kMaxWalk
+  std::string checkpoint;
+};
+void Validate(const ScanRequest& request);
+ScanResult Scan(const LoadedTrace& trace, const ScanRequest& request, const ProgressFn& progress = nullptr);
+// ScanJson (reports/instability_report.h) of the result.
+nlohmann::ordered_json ScanJson(const LoadedTrace& trace, const ScanResult& scan);
+
+// `dtrcheck explain` (why a heuristic's run ran out of memory) and `dtrcheck
+// prove` (whether any eviction order fits): a verdict with its certificate.
+enum class ProofKind { kExplain, kProve };
+struct ProofRequest {
+  ProofKind kind = ProofKind::kExplain;
+  BudgetChoice budget;
+  ReplayChoice settings;  // explain: the heuristic of the run; a RuntimeV2 runtime
+  std::vector<std::string> witness_heuristics;
+  bool z3 = true;
+  double timeout = 10;      // kTimeout
+  uint32_t work_limit = 0;  // kWorkLimit
+  int32_t windows = 6;      // kWindows
+  int32_t window_ops = 6;   // kWindowOps
+  int32_t rolling = 0;      // rolling Z3 plans of this many operators (0: off)
+  double plan_seconds = 0;  // checkpoint plans as witnesses (0: off)
+  bool cut = true;
+  std::string save_script;  // "": none; else the verified witness script goes there
+  // The certificate store directory: none for $DTRCHECK_STORE, "" for none.
+  std::optional<std::string> store;
+};
+struct ProofAnswer {
+  std::string kind;  // "explain" or "prove"
+  ProofHeader header;
+  Classification classification;
+  // The store opened for the request, with what this run found recorded in
+  // it but not yet saved (see SaveProofStore), and what changed ("": nothing).
+  std::unique_ptr<CertificateStore> store;
+  std::string store_changes;
+};
+void Validate(const ProofRequest& request);
+ProofAnswer Prove(const LoadedTrace& trace, const ProofRequest& request,
+                  ReplayObserver* watcher = nullptr, const ClassifyProgress& progress = nullptr);
+// ClassificationJson (reports/proof_report.h) of the answer.
+nlohmann::ordered_json ProofJson(const LoadedTrace& trace, const ProofAnswer& answer);
+// Saves what the run added to the store; false when nothing changed. Throws
+// Error when the store cannot be written: callers give the answer first.
+bool SaveProofStore(ProofAnswer& answer);
+
+// `dtrcheck plan`: which modules of a captured PyTorch step to wrap in
+// torch.utils.checkpoint to fit the budget (diagnose/checkpoint_plan.h).
+struct PlanRequest {
+  BudgetChoice budget;
+  std::string save_script;  // "": none; else the plan's evictions as an eviction script
+};
+void Validate(const PlanRequest& request);
+CheckpointPlan Plan(const LoadedTrace& trace, const PlanRequest& request);
+// PlanJson (reports/plan_report.h) of the plan.
+nlohmann::ordered_json PlanJson(const LoadedTrace& trace, const CheckpointPlan& plan);
+
+// `dtrcheck report`: the budget report as JSON, Markdown and HTML files.
+inline constexpr const char* kDefaultReportRatios = "0.1:1.0:0.05";
+inline constexpr double kDefaultReportCliffFactor = 1.25;
+struct ReportRequest {
+  std::string ratios;  // "": kDefaultReportRatios, or the demo's grid for the demo
+  std::string out = "out/report";
+  std::string figures;  // "": no standalone SVG files
+  ReplayChoice settings;
+  std::string timeline_ratio;  // "": the default pair of runs
+  double cliff_factor = kDefaultReportCliffFactor;
+  int jobs = 0;
+  bool atlas = true;
+  size_t atlas_max_runs = kDefaultAtlasReplays;  // kAtlasMaxRuns
+  bool refine = true;
+  bool proofs = true;
+  bool divergence = true;
+  // The verdicts' Z3 options: no Z3 unless z3, then explain's defaults. Each
+  // limit set without z3 is refused.
+  bool z3 = false;
+  std::optional<double> timeout;
+  std::optional<uint32_t> work_limit;
+  std::optional<int32_t> windows;
+  std::optional<int32_t> window_ops;
+  bool cut = true;
+  std::optional<std::string> store;  // as ProofRequest::store; read only
+};
+struct ReportAnswer {
+  BudgetReport report;
+  std::vector<std::string> files;  // written, in order
+};
+void Validate(const ReportRequest& request);
+// On `trace`, or on the embedded demo when its path is "" (LoadDemoTrace):
+// then demo.log is written beside the report, for the commands it prints.
+// `stage` and `progress` as ReportOptions' (diagnose/report_model.h).
+ReportAnswer Report(const LoadedTrace& trace, const ReportRequest& request,
+                    const std::function<void(const std::string&)>& stage = nullptr,
+                    const ProgressFn& progress = nullptr);
+nlohmann::ordered_json ReportJson(const LoadedTrace& trace, const ReportAnswer& answer);
+
+}  // namespace dtr::api
