@@ -53,14 +53,23 @@ int64_t ParseBytes(const std::string& text) {
   return v;
 }
 
-// The atlas's range as ratios, checked before the trace is read; none for --budgets.
+// The atlas's range as ratios, checked before the trace is read; none for
+// --budgets. "A:B", or any grid sweep and scan take (A:B:STEP, r1,r2,...),
+// walked from its lowest to its highest ratio: the atlas covers every budget
+// between, so a step changes nothing.
 std::optional<std::pair<Ratio, Ratio>> AtlasRatios(const AtlasRequest& r) {
   if (r.ratios.empty()) return std::nullopt;
-  auto [a, b] = SplitRange(r.ratios, "--ratios");
-  std::pair<Ratio, Ratio> ratios{RatioOption("--ratios", a), RatioOption("--ratios", b)};
-  if (ratios.second.value < ratios.first.value)
-    throw Error(fmt::format("--ratios {}: the range is empty", Echo(r.ratios)));
-  return ratios;
+  if (std::count(r.ratios.begin(), r.ratios.end(), ':') == 1 && r.ratios.find(',') == std::string::npos) {
+    auto [a, b] = SplitRange(r.ratios, "--ratios");
+    std::pair<Ratio, Ratio> ratios{RatioOption("--ratios", a), RatioOption("--ratios", b)};
+    if (ratios.second.value < ratios.first.value)
+      throw Error(fmt::format("--ratios {}: the range is empty", Echo(r.ratios)));
+    return ratios;
+  }
+  std::vector<Ratio> grid = GridOption("--ratios", r.ratios);
+  auto [lo, hi] = std::minmax_element(grid.begin(), grid.end(),
+                                      [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
+  return std::pair{*lo, *hi};
 }
 
 std::string StoreDir(const std::optional<std::string>& store) { return store ? *store : StoreDirectory(""); }

@@ -79,7 +79,7 @@ std::vector<RunRecord> Sweep(const LoadedTrace& trace, const SweepRequest& reque
 // `dtrcheck atlas`: every budget interval of a range on which the replay is
 // identical.
 struct AtlasRequest {
-  std::string ratios;   // "A:B", or
+  std::string ratios;   // "A:B", or a grid (A:B:STEP, r1,r2,...): its lowest to highest ratio; or
   std::string budgets;  // "LO:HI" in bytes
   ReplayChoice settings;
   int jobs = 0;

@@ -15,9 +15,11 @@ namespace dtr::cli {
 void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
   AddTraceArgument(cmd, f.trace);
   api::AtlasRequest& r = f.request;
-  CLI::Option* ratios = cmd->add_option("--ratios", r.ratios,
-                                        "range of budget ratios, both ends included (budget int(baseline*r))")
-                            ->type_name("A:B");
+  CLI::Option* ratios =
+      cmd->add_option("--ratios", r.ratios,
+                      "range of budget ratios, both ends included (budget int(baseline*r)); a grid "
+                      "A:B:STEP or r1,r2,... as sweep takes it walks its lowest to highest ratio")
+          ->type_name("A:B");
   cmd->add_option("--budgets", r.budgets, "range in bytes, both ends included (instead of --ratios)")
       ->type_name("LO:HI")
       ->excludes(ratios);

@@ -6,7 +6,7 @@ runs the CLI on the same trace and compares its line after "dtrcheck: "."""
 import pytest
 
 import dtrcheck
-from conftest import SOURCE, cli
+from conftest import SOURCE, cli, cli_json
 
 CHAIN = SOURCE / "tests" / "fuzz" / "seeds" / "chain.log"
 
@@ -77,3 +77,12 @@ def test_report_without_an_output_directory_is_refused(chain, tmp_path, monkeypa
 def test_an_atlas_range_as_text_is_the_clis(chain):
     # "0.5:0.6" once split into the characters "0" and ".".
     assert chain.atlas("0.5:0.6", jobs=1).to_dict() == chain.atlas((0.5, 0.6), jobs=1).to_dict()
+
+
+def test_atlas_takes_the_grids_sweep_takes(chain):
+    # One grid syntax: atlas walks a grid's lowest to highest ratio, every budget between.
+    whole = cli_json("atlas", CHAIN, "--ratios", "0.5:0.6", "-j", "1")
+    assert cli_json("atlas", CHAIN, "--ratios", "0.5:0.6:0.05", "-j", "1") == whole
+    assert cli_json("atlas", CHAIN, "--ratios", "0.6,0.55,0.5", "-j", "1") == whole
+    assert chain.atlas("0.5:0.6:0.05", jobs=1).to_dict() == whole[0]
+    assert len(cli_json("sweep", CHAIN, "--ratios", "0.5:0.6:0.05")) == 3
