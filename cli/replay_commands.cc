@@ -32,7 +32,11 @@ void PrintRuns(const Trace& trace, const TraceSummary& summary, const std::vecto
     for (const RunRecord& r : runs) std::cout << RunJson(summary, r, &trace).dump() << "\n";
   } else if (csv) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (const RunRecord& r : runs) rows.push_back(RunJson(summary, r, &trace));
+    for (const RunRecord& r : runs) {
+      rows.push_back(RunJson(summary, r, &trace));
+      // An OOM run's overhead (simrd's, at the failure) is no result: an empty cell.
+      if (r.result.outcome == Outcome::kOom) rows.back()["overhead"] = nullptr;
+    }
     PrintCsvTable(std::cout, rows);
   } else if (runs.size() == 1) {
     PrintRunText(std::cout, summary, runs[0], &trace);

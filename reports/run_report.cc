@@ -140,13 +140,15 @@ void PrintStorageEvictionsText(std::ostream& out, const Trace& trace, const RunR
 void PrintSweepText(std::ostream& out, const TraceSummary& summary, const std::vector<RunRecord>& runs) {
   fmt::print(out, "{}: baseline memory {}, baseline compute {}\n", summary.log, summary.baseline.memory,
              summary.baseline.compute);
-  fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>18} {:>10} {:>9} {:>9}\n", "heuristic", "ratio", "budget", "result",
+  fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>9} {:>10} {:>9} {:>9}\n", "heuristic", "ratio", "budget", "result",
              "overhead", "evictions", "distinct", "evals");
+  // Overheads to 4 decimals (--json and --csv keep every digit); none for an
+  // OOM run, whose clock at the failure is no result.
   for (const RunRecord& run : runs) {
     const RunResult& r = run.result;
-    fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>18} {:>10} {:>9} {:>9}\n", run.spec.heuristic->name, RatioText(run),
-               r.budget, OutcomeName(r.outcome), run.overhead, r.evictions(), r.distinct_evicted,
-               r.heuristic_evals);
+    std::string overhead = r.outcome == Outcome::kOom ? "" : fmt::format("{:.4f}", run.overhead);
+    fmt::print(out, "{:<16} {:<8} {:>12} {:>7} {:>9} {:>10} {:>9} {:>9}\n", run.spec.heuristic->name, RatioText(run),
+               r.budget, OutcomeName(r.outcome), overhead, r.evictions(), r.distinct_evicted, r.heuristic_evals);
   }
 }
 

@@ -31,7 +31,12 @@ def _frame(rows: list):
         import pandas
     except ImportError as e:  # optional: only to_pandas needs it
         raise ImportError("to_pandas() needs pandas (Debian: python3-pandas)") from e
-    return pandas.json_normalize([_unwrap(r) for r in rows], sep=".")
+    frame = pandas.json_normalize([_unwrap(r) for r in rows], sep=".")
+    # An OOM run's overhead is simrd's clock at the failure, not a result: a
+    # pivot must not rank it among passing runs (the JSON keeps simrd's number).
+    if {"result", "overhead"} <= set(frame.columns):
+        frame.loc[frame["result"] == "oom", "overhead"] = float("nan")
+    return frame
 
 
 class Result:

@@ -86,3 +86,19 @@ def test_atlas_takes_the_grids_sweep_takes(chain):
     assert cli_json("atlas", CHAIN, "--ratios", "0.6,0.55,0.5", "-j", "1") == whole
     assert chain.atlas("0.5:0.6:0.05", jobs=1).to_dict() == whole[0]
     assert len(cli_json("sweep", CHAIN, "--ratios", "0.5:0.6:0.05")) == 3
+
+
+def test_an_oom_row_has_no_overhead_in_text_csv_and_pandas(chain):
+    # chain.log runs out of memory at 0.5 and passes at 1.0. An OOM run's
+    # overhead is simrd's clock at the failure: --json keeps it (the reference
+    # files have it), the tables leave it out so no pivot ranks it.
+    runs = chain.sweep("0.5,1.0")
+    assert [r.result for r in runs] == ["oom", "pass"] and runs[0].overhead > 0
+    frame = runs.to_pandas()
+    assert frame["overhead"].isna().tolist() == [True, False]
+    csv = cli("sweep", CHAIN, "--ratios", "0.5,1.0", "--csv").stdout.splitlines()
+    column = csv[0].split(",").index("overhead")
+    assert [row.split(",")[column] for row in csv[1:]] == ["", repr(runs[1].overhead)]
+    text = cli("sweep", CHAIN, "--ratios", "0.5,1.0").stdout.splitlines()
+    assert text[2].split()[3:5] == ["oom", "0"]  # result, then no overhead: the evictions
+    assert text[3].split()[3:5] == ["pass", f"{runs[1].overhead:.4f}"]
