@@ -14,30 +14,29 @@ void AddTraceArgument(CLI::App* cmd, std::string& trace) {
   cmd->add_option("trace", trace, "DTR execution log (JSON lines)")->required()->type_name("FILE");
 }
 
-std::string HeuristicNameList() {
-  std::string names;
-  for (const HeuristicSpec& h : AllHeuristics())
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", h.name);
-  return names;
+// Where the names are listed, once, instead of 24 names in every --help (an
+// unknown name's error lists them too: checker/heuristic.cc).
+const char* const kHeuristicNames = "the names: docs/concepts.md#heuristics-and-runtimes";
+
+void AddHeuristicsFlag(CLI::App* cmd, std::vector<std::string>& heuristics, const std::string& help) {
+  cmd->add_option("--heuristic", heuristics,
+                  fmt::format("{} (default DTR; {})",
+                              help.empty() ? "eviction heuristic(s), simrd's names, comma-separated" : help,
+                              kHeuristicNames))
+      ->delimiter(',')
+      ->type_name("NAME,...");
 }
 
 void AddHeuristicFlag(CLI::App* cmd, api::ReplayChoice& f, const std::string& help) {
   f.heuristics.resize(1);
   cmd->add_option(
          "--heuristic", f.heuristics[0],
-         fmt::format("{} (default DTR): {}",
-                     help.empty() ? "eviction heuristic, simrd's name" : help, HeuristicNameList()))
+         fmt::format("{} (default DTR; {})", help.empty() ? "eviction heuristic, simrd's name" : help,
+                     kHeuristicNames))
       ->type_name("NAME");
 }
 
-void AddHeuristicsFlag(CLI::App* cmd, api::ReplayChoice& f) {
-  cmd->add_option("--heuristic", f.heuristics,
-                  fmt::format("eviction heuristic(s), simrd's names, comma-separated (default "
-                              "DTR): {}",
-                              HeuristicNameList()))
-      ->delimiter(',')
-      ->type_name("NAME,...");
-}
+void AddHeuristicsFlag(CLI::App* cmd, api::ReplayChoice& f) { AddHeuristicsFlag(cmd, f.heuristics, ""); }
 
 void AddRuntimeFlag(CLI::App* cmd, std::string& runtime, RuntimeChoice choice) {
   std::string names;

@@ -42,10 +42,10 @@ void AddTraceArgument(CLI::App* cmd, std::string& trace);
 // --heuristic NAME (one heuristic). `help` overrides the usual text where the
 // flag means something narrower (explain: the heuristic of the run explained).
 void AddHeuristicFlag(CLI::App* cmd, api::ReplayChoice& f, const std::string& help = "");
-// --heuristic A,B,... (several heuristics, comma-separated).
+// --heuristic A,B,... (several heuristics, comma-separated); `help` overrides
+// the usual text (report: one part each).
+void AddHeuristicsFlag(CLI::App* cmd, std::vector<std::string>& heuristics, const std::string& help);
 void AddHeuristicsFlag(CLI::App* cmd, api::ReplayChoice& f);
-// "DTR, DTREqClass, ...": every heuristic name, for help texts.
-std::string HeuristicNameList();
 
 enum class RuntimeChoice { kAny, kV2Only };
 void AddRuntimeFlag(CLI::App* cmd, std::string& runtime,

@@ -112,12 +112,9 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
                   "also write each figure as a standalone SVG file into DIR (curve.svg, "
                   "zoom-a.svg, timeline.svg, frontier-1.svg, ...)")
       ->type_name("DIR");
-  cmd->add_option("--heuristic", r.settings.heuristics,
-                  fmt::format("eviction heuristic(s), simrd's names, comma-separated: one report "
-                              "part each, overlaid on the budget curve (default DTR): {}",
-                              HeuristicNameList()))
-      ->delimiter(',')
-      ->type_name("NAME,...");
+  AddHeuristicsFlag(cmd, r.settings.heuristics,
+                    "eviction heuristic(s), simrd's names, comma-separated: one report part each, "
+                    "overlaid on the budget curve");
   AddRuntimeFlag(cmd, r.settings);
   AddOverheadLimitFlag(cmd, r.settings);
   cmd->add_option("--timeline-ratio", r.timeline_ratio,

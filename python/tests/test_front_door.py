@@ -35,6 +35,7 @@ REFUSED = [
     (lambda t: t.replay(budget=-1), ["replay", "--budget", "-1"]),
     (lambda t: t.replay(budget=2**63), ["replay", "--budget", str(2**63)]),
     (lambda t: t.replay(), ["replay"]),
+    (lambda t: t.replay(0.5, heuristic="DTR,LRU"), ["replay", "--ratio", "0.5", "--heuristic", "DTR,LRU"]),
     (lambda t: t.replay(0.5, runtime="RuntimeV3"), ["replay", "--ratio", "0.5", "--runtime", "RuntimeV3"]),
     (lambda t: t.atlas("0.6:0.5"), ["atlas", "--ratios", "0.6:0.5"]),
     (lambda t: t.atlas(), ["atlas"]),
