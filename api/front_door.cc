@@ -15,6 +15,7 @@
 #include "diagnose/certificate_records.h"
 #include "model/echo.h"
 #include "model/error.h"
+#include "reports/report_text.h"
 #include "reports/atlas_report.h"
 #include "reports/instability_report.h"
 #include "reports/plan_report.h"
@@ -361,7 +362,10 @@ void Validate(const ReportRequest& r) {
   if (!r.timeline_ratio.empty()) RatioOption("--timeline-ratio", r.timeline_ratio);
   CheckOption(kCliffFactor, r.cliff_factor);
   CheckJobs(r.jobs);
-  CheckOption(kAtlasMaxRuns, static_cast<int64_t>(std::min<size_t>(r.atlas_max_runs, kMaxInt64)));
+  if (r.atlas_max_runs)  // 0: sized after the grid
+    CheckOption(kAtlasMaxRuns, static_cast<int64_t>(std::min<size_t>(r.atlas_max_runs, kMaxInt64)));
+  if (r.max_verdicts)  // 0: sized to the trace
+    CheckOption(kMaxVerdicts, static_cast<int64_t>(std::min<size_t>(r.max_verdicts, kMaxInt64)));
   // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
   // --window-ops need --z3.
   std::vector<std::string> given;
@@ -413,7 +417,7 @@ ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
   } else {
     o.trace_name = std::filesystem::path(t.path).filename().string();
     o.trace_source = t.path;
-    o.ratios_text = r.ratios.empty() ? kDefaultReportRatios : r.ratios;
+    o.ratios_text = r.ratios.empty() ? DefaultReportRatios(t.trace) : r.ratios;
     // Read only; report.json's explain commands name the directory.
     const std::string dir = StoreDir(r.store);
     store = OpenStore(dir, t.path, t.trace, t.baseline.memory);
@@ -425,7 +429,10 @@ ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
   o.ratios = GridOption("--ratios", o.ratios_text);
   if (!r.figures.empty()) CheckFiguresDir(r.out, r.figures);
   if (!r.timeline_ratio.empty()) o.timeline_ratio = RatioOption("--timeline-ratio", r.timeline_ratio);
+  const ReportCaps caps = DefaultReportCaps(t.trace);
+  o.max_verdicts = r.max_verdicts ? r.max_verdicts : caps.verdicts;
   ReportAnswer a;
+  a.plan = ReportPlan(o, caps);
   a.report = BuildBudgetReport(t.trace, o);
   a.files = WriteReportFiles(t.trace, a.report, r.out, r.figures, extra);
   return a;

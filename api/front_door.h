@@ -163,10 +163,9 @@ CheckpointPlan Plan(const LoadedTrace& trace, const PlanRequest& request);
 nlohmann::ordered_json PlanJson(const LoadedTrace& trace, const CheckpointPlan& plan);
 
 // `dtrcheck report`: the budget report as JSON, Markdown and HTML files.
-inline constexpr const char* kDefaultReportRatios = "0.1:1.0:0.05";
 inline constexpr double kDefaultReportCliffFactor = 1.25;
 struct ReportRequest {
-  std::string ratios;  // "": kDefaultReportRatios, or the demo's grid for the demo
+  std::string ratios;  // "": DefaultReportRatios (diagnose/report_model.h), or the demo's grid
   std::string out = "out/report";
   std::string figures;  // "": no standalone SVG files
   ReplayChoice settings;
@@ -174,7 +173,8 @@ struct ReportRequest {
   double cliff_factor = kDefaultReportCliffFactor;
   int jobs = 0;
   bool atlas = true;
-  size_t atlas_max_runs = kDefaultAtlasReplays;  // kAtlasMaxRuns
+  size_t atlas_max_runs = 0;  // kAtlasMaxRuns; 0: sized after the grid (AtlasReplaysFor)
+  size_t max_verdicts = 0;    // kMaxVerdicts; 0: sized to the trace (DefaultReportCaps)
   bool refine = true;
   bool proofs = true;
   bool divergence = true;
@@ -189,6 +189,7 @@ struct ReportRequest {
   std::optional<std::string> store;  // as ProofRequest::store; read only
 };
 struct ReportAnswer {
+  std::string plan;  // what the report did, and how to go further (ReportPlan)
   BudgetReport report;
   std::vector<std::string> files;  // written, in order
 };

@@ -11,6 +11,7 @@
 #include "cli/replay_flags.h"
 #include "diagnose/report_model.h"
 #include "model/error.h"
+#include "reports/report_headline.h"
 #include "reports/report_text.h"
 #include "traces/demo.h"
 
@@ -22,6 +23,7 @@ namespace {
 void PrintSummary(const ReportModel& model) {
   fmt::print("{}: {} with {} on {}, {} budgets\n", model.trace.name, model.ratios_text,
              model.heuristic, model.runtime, model.rows.size());
+  fmt::print("{}", HeadlineText(model.headline, "  "));
   for (const std::string& finding : CurveFindings(model)) fmt::print("  {}\n", finding);
   for (const std::string& finding : AtlasFindings(model)) fmt::print("  Atlas: {}\n", finding);
   for (const std::string& added : AddedRowLines(model)) fmt::print("    added: {}\n", added);
@@ -88,6 +90,7 @@ int RunReport(const ReportFlags& f) {
             bar->Update(d, t);
         });
   }
+  fmt::print("{}\n", answer.plan);
   for (const ReportModel& model : answer.report.heuristics) PrintSummary(model);
   for (const std::string& p : answer.files) fmt::print("wrote {}\n", p);
   return 0;
@@ -101,8 +104,9 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   cmd->add_option(
          "--ratios", r.ratios,
          fmt::format(
-             "A:B:STEP (decimal grid) or r1,r2,... (default: {} for a trace, {} for the demo)",
-             api::kDefaultReportRatios, DemoRatios()))
+             "A:B:STEP (decimal grid) or r1,r2,... (default for a trace: from its proven floor, "
+             "rounded up to a hundredth, to 1.0 in steps sized to the trace; {} for the demo)",
+             DemoRatios()))
       ->type_name("GRID")
       ->check(RatioGridText());
   cmd->add_option("-o,--out", r.out, "output directory (created if needed)")
@@ -129,9 +133,14 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
                 "do not walk the exact budget atlas over the grid's range (as `dtrcheck atlas`)");
   cmd->add_option("--atlas-max-runs", r.atlas_max_runs,
                   "the atlas's budget: it walks the grid's range, most telling windows first, "
-                  "until it has made this many replays, and says what it covered (default 1000; "
-                  "a count, not a time, so the report is the same on any machine)")
+                  "until it has made this many replays, and says what it covered (default: sized "
+                  "after the grid from its costliest run, at most 1000; a count, not a time, so "
+                  "the report is the same on any machine)")
       ->check(InRange(api::kAtlasMaxRuns));
+  cmd->add_option("--max-verdicts", r.max_verdicts,
+                  "classify at most this many OOM budgets, the highest of each failing stretch "
+                  "first (default: sized to the trace)")
+      ->check(InRange(api::kMaxVerdicts));
   cmd->add_flag_callback("--no-refine", [&r] { r.refine = false; },
                 "keep exactly the grid: add no rows where the atlas found inversions and cliffs");
   cmd->add_flag_callback("--no-proofs", [&r] { r.proofs = false; },

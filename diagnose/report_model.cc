@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "checker/memory_bound.h"
 #include "checker/parallel.h"
 #include "model/error.h"
 
@@ -69,7 +71,27 @@ std::string CommandTrace(const ReportOptions& o) {
   return o.command_trace.empty() ? o.trace_source : o.command_trace;
 }
 
-// ExplainOom at each OOM row, as `dtrcheck explain --ratio R` runs it: a
+// The OOM rows to classify, in budget order: all of them, or at most `cap`:
+// first the highest row of each OOM stretch (its verdict is the stretch's
+// answer), then the rest from the highest budget down.
+std::vector<size_t> VerdictRows(const ReportModel& m, size_t cap) {
+  std::vector<size_t> order;
+  for (const OomStretch& s : m.curve.oom_stretches)
+    for (size_t i = s.to + 1; i-- > s.from;)
+      if (m.rows[i].run.result.outcome == Outcome::kOom) {
+        order.push_back(i);
+        break;
+      }
+  for (size_t i = m.rows.size(); i-- > 0;)
+    if (m.rows[i].run.result.outcome == Outcome::kOom &&
+        std::find(order.begin(), order.end(), i) == order.end())
+      order.push_back(i);
+  if (cap > 0 && order.size() > cap) order.resize(cap);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// ExplainOom at each OOM row VerdictRows picks, as `dtrcheck explain --ratio R` runs it: a
 // plain config (runtime, heuristic, budget; the overhead limit does not
 // change a run that ran out of memory before reaching it).
 std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& baseline,
@@ -79,12 +101,9 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
   classify.stored = options.stored;
   std::string explain_flags = ExplainFlagsFor(options.verdict_options);
   if (!options.store_path.empty()) explain_flags += " --store " + options.store_path;
-  std::vector<BudgetVerdict> out;
-  for (size_t i = 0; i < m.rows.size(); ++i)
-    if (m.rows[i].run.result.outcome == Outcome::kOom) {
-      out.emplace_back();
-      out.back().run = i;
-    }
+  std::vector<size_t> chosen = VerdictRows(m, options.max_verdicts);
+  std::vector<BudgetVerdict> out(chosen.size());
+  for (size_t k = 0; k < chosen.size(); ++k) out[k].run = chosen[k];
   ParallelFor(
       out.size(), options.jobs,
       [&](size_t k) {
@@ -217,6 +236,40 @@ std::vector<std::pair<size_t, std::string>> TimelineRuns(ReportModel& m,
 
 }  // namespace
 
+ReportCaps DefaultReportCaps(const Trace& trace) {
+  // Calibrated on the public traces (docs/commands/report.md): LSTM, the
+  // costliest (5,376 storages x 32,673 steps), gets 3 verdicts; ResNet-32
+  // and U-Net every verdict.
+  constexpr int64_t kVerdictWork = 700'000'000;
+  ReportCaps c;
+  c.replay_cost = std::max<int64_t>(1, static_cast<int64_t>(trace.storages.size()) *
+                                           static_cast<int64_t>(trace.program.size()));
+  const int64_t verdicts = std::max<int64_t>(3, kVerdictWork / c.replay_cost);
+  c.verdicts = verdicts >= 1000 ? 0 : static_cast<size_t>(verdicts);  // 0: every OOM budget
+  return c;
+}
+
+size_t AtlasReplaysFor(const std::vector<BudgetRow>& grid) {
+  constexpr int64_t kAtlasEvals = 400'000'000;
+  int64_t costliest = 1;
+  for (const BudgetRow& row : grid) costliest = std::max(costliest, row.run.result.heuristic_evals + 1);
+  return static_cast<size_t>(std::clamp<int64_t>(kAtlasEvals / costliest, 20, kDefaultAtlasReplays));
+}
+
+std::string DefaultReportRatios(const Trace& trace) {
+  // As many rows as about kGridWork / (storages x steps) allow, in the finest
+  // of the steps 0.01, 0.02, 0.05 that fits (0.05 at least).
+  constexpr int64_t kGridWork = 2'500'000'000;
+  const double floor = static_cast<double>(ComputeMemoryBound(trace).bytes) /
+                       static_cast<double>(ComputeBaseline(trace).memory);
+  const int lo = std::clamp(static_cast<int>(std::ceil(floor * 100)), 1, 95);  // hundredths
+  const int64_t rows = kGridWork / DefaultReportCaps(trace).replay_cost;
+  int step = 5;
+  for (int s : {2, 1})
+    if ((100 - lo) / s + 1 <= rows) step = s;
+  return fmt::format("{}.{:02}:1.0:0.{:02}", lo / 100, lo % 100, step);
+}
+
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
   if (!(v.timeout_seconds > 0))
     throw Error(fmt::format("the Z3 time limit must be positive, got {} seconds", v.timeout_seconds));
@@ -307,8 +360,9 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     std::vector<BudgetRow> grid_rows = m.rows;
     CurveShape grid = AnalyzeCurve(grid_rows, options.cliff_factor);
     StartStage(options, "atlas");
-    m.atlas = WalkAtlasWithin(trace, baseline, RunSpecOf(options), grid.points, options.atlas_max_runs,
-                              options.jobs, options.progress);
+    const size_t replays = options.atlas_max_runs ? options.atlas_max_runs : AtlasReplaysFor(grid_rows);
+    m.atlas = WalkAtlasWithin(trace, baseline, RunSpecOf(options), grid.points, replays, options.jobs,
+                              options.progress);
     if (options.refine) {
       std::vector<GridAddition> additions =
           RefineGrid(*m.atlas, grid.points, grid.analysis, baseline.memory, options.cliff_factor,
@@ -386,6 +440,11 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     m.verdicts_skipped = "explain needs a RuntimeV2 runtime, not RuntimeV1";
   else
     m.verdicts = ClassifyOomRows(trace, baseline, m, options);
+  m.max_verdicts = options.max_verdicts;
+  if (m.verdicts)
+    for (const BudgetRow& row : m.rows)
+      m.verdicts_capped += row.run.result.outcome == Outcome::kOom;
+  if (m.verdicts) m.verdicts_capped -= m.verdicts->size();
   if (!options.divergence)
     m.divergence_skipped = "turned off (--no-divergence)";
   else
@@ -394,6 +453,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     for (const RegimeDivergence& d : *m.divergence)
       if (d.run_a == m.timelines[0].run && d.run_b == m.timelines[1].run)
         m.timeline_divergence = d.comparison.first;
+  m.headline = HeadlineOf(trace, m);
   return m;
 }
 

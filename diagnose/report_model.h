@@ -23,7 +23,8 @@
 //  7. "verdicts": explain's classification of every OOM row, with its
 //     certificate (diagnose/oom_classification.h, diagnose/certificate.h);
 //  8. "divergence": `dtrcheck diff` of neighbouring rows in different
-//     regimes (diagnose/divergence.h).
+//     regimes (diagnose/divergence.h);
+//  9. the headline, from all of the above (diagnose/budget_headline.h).
 // Stages 2, 3, 7 and 8 can be turned off; an absent section is rendered as
 // "not computed", with the reason, never hidden.
 //
@@ -49,6 +50,7 @@
 #include "checker/replay.h"
 #include "checker/sweep.h"
 #include "diagnose/budget_curve.h"
+#include "diagnose/budget_headline.h"
 #include "diagnose/divergence.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
@@ -75,9 +77,35 @@ ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
 // (" --no-z3"); empty for explain's defaults.
 std::string ExplainFlagsFor(const VerdictOptions& options);
 
+// The default grid of a trace's report: from the proven static floor
+// (checker/memory_bound.h) rounded up to a hundredth, so that it starts where
+// a budget can first pass (a grid from a fixed 0.1 misses DTR's threshold on
+// ResNet-32, at 0.0974), up to 1, in steps of 0.01, 0.02 or 0.05: the finest
+// whose rows cost about 2.5e9 storages x steps at most (ReportCaps).
+std::string DefaultReportRatios(const Trace& trace);
+
 // The atlas's default budget: about 20 s of one core on ResNet-32 (its
 // first 1,000 intervals above ratio 0.10 reach past 0.12).
 constexpr size_t kDefaultAtlasReplays = 1000;
+
+// The default caps of a report, sized to the trace so that the report
+// finishes in about two minutes on two cores on each public trace
+// (docs/commands/report.md has the measured times). They are counts, never
+// seconds, so the report is the same on every machine:
+//  - the verdicts and the grid's step: a replay costs about storages x
+//    program steps (each eviction scans the pool);
+//  - the atlas's replays (ReportOptions::atlas_max_runs 0): sized after the
+//    grid from the most heuristic evaluations one of its runs made, as a
+//    slow regime can cost a hundred times a fast one (AtlasReplaysFor).
+struct ReportCaps {
+  size_t verdicts = 0;      // OOM budgets classified (0: every one)
+  int64_t replay_cost = 0;  // storages x program steps
+};
+ReportCaps DefaultReportCaps(const Trace& trace);
+// About 4e8 heuristic evaluations' worth of replays at the cost of the
+// grid's costliest run, from 20 to kDefaultAtlasReplays.
+struct BudgetRow;
+size_t AtlasReplaysFor(const std::vector<BudgetRow>& grid);
 
 struct ReportOptions : ReplaySettings {
   std::string trace_name;    // shown as the trace's name
@@ -108,14 +136,18 @@ struct ReportOptions : ReplaySettings {
   std::function<void(const std::string&)> stage;
 
   // The exact atlas over [lowest, highest grid budget], walked within
-  // atlas_max_runs replays (diagnose/atlas_coverage.h).
+  // atlas_max_runs replays (diagnose/atlas_coverage.h); 0: sized after the
+  // grid (AtlasReplaysFor).
   bool atlas = true;
   size_t atlas_max_runs = kDefaultAtlasReplays;
   // Rows added from what the atlas found (diagnose/grid_refinement.h).
   bool refine = true;
   RefineLimits refine_limits;
-  // Verdicts: explain's classification at every OOM row.
+  // Verdicts: explain's classification of OOM rows, at most max_verdicts of
+  // them (0: every one): first the highest row of each stretch of OOM rows,
+  // then the others from the highest budget down.
   bool verdicts = true;
+  size_t max_verdicts = 0;
   VerdictOptions verdict_options;
   // Certificates stored for the trace and runtime (diagnose/certificate_store.h),
   // or null; store_path is the --store argument shown in the explain commands.
@@ -201,6 +233,10 @@ struct RegimeDivergence {
 
 struct ReportModel {
   TraceFacts trace;
+  // The answer first: smallest passing budget, failing bands and their
+  // verdicts, proven floor, worst cliff (diagnose/budget_headline.h), from
+  // everything below.
+  BudgetHeadline headline;
   std::string heuristic, runtime, ratios_text;
   std::optional<double> overhead_limit;
   double cliff_factor = 1.25;
@@ -219,6 +255,8 @@ struct ReportModel {
   std::optional<std::vector<OomFrontier>> frontiers;
   std::optional<AtlasCoverage> atlas;
   std::optional<std::vector<BudgetVerdict>> verdicts;
+  size_t verdicts_capped = 0;  // OOM rows left without a verdict by max_verdicts
+  size_t max_verdicts = 0;
   std::optional<std::vector<RegimeDivergence>> divergence;
   // Why an optional section is absent (turned off, or not applicable); shown
   // in its place. Empty when the section is there.

@@ -10,6 +10,7 @@
 #include "reports/number_format.h"
 #include "reports/proof_report.h"
 #include "reports/report_figures.h"
+#include "reports/report_headline.h"
 #include "reports/report_json.h"
 #include "reports/report_text.h"
 #include "reports/svg_plot.h"
@@ -70,9 +71,19 @@ pre.diff { background:#f6f7f9; border:1px solid var(--line); border-radius:6px; 
 .verdict-policy-induced { color:#006b4f; font-weight:600; } .verdict-inherent { color:var(--fail); font-weight:600; }
 .verdict-undetermined { color:var(--muted); font-weight:600; }
 .verdict-policy-induced, .verdict-inherent, .verdict-undetermined { white-space:nowrap; }
+section.answer { border-color:#9fb3cc; }
+dl.headline { display:grid; grid-template-columns:max-content 1fr; gap:3px 14px; margin:0 0 6px; font-size:14.5px; }
+dl.headline dt { font-weight:700; white-space:nowrap; }
+dl.headline dd { margin:0; overflow-wrap:anywhere; }
+details.diff { margin:6px 0; border-top:1px solid var(--line); padding-top:4px; }
+details.diff summary { cursor:pointer; }
 nav.toc { font-size:13px; color:var(--muted); margin:0 0 6px; }
 nav.toc a { color:var(--ink); margin-right:12px; }
 footer { color:var(--muted); font-size:12px; text-align:center; margin-top:24px; }
+.readout { position:absolute; display:none; pointer-events:none; background:#1d2330; color:#fff; font-size:12px;
+  padding:2px 7px; border-radius:4px; white-space:nowrap; }
+svg.plot[data-map] { cursor:crosshair; }
+svg.plot .zoom-select { fill:rgba(0,114,178,0.12); stroke:#0072b2; stroke-width:1; }
 @media print {
   @page { size:A4 landscape; margin:12mm; }
   body { background:#fff; font-size:10.5pt; }
@@ -86,10 +97,85 @@ footer { color:var(--muted); font-size:12px; text-align:center; margin-top:24px;
   tr { break-inside:avoid; }
   pre.diff { font-size:8pt; break-inside:auto; }
   .card { break-inside:avoid; }
-  nav.toc { display:none; }
+  nav.toc, .readout { display:none; }
   a { color:inherit; text-decoration:none; }
 }
 )css";
+
+// The page's only script, inline: on every figure with a data-map (the
+// budget curve and the timeline, reports/svg_plot.h), the data values under
+// the pointer; drag a box to zoom into it (the drawing is magnified as it
+// is, so nothing is stretched), double-click to see it whole again. Without
+// scripts, and on paper, the figures are the same static drawings.
+constexpr const char* kPageScript = R"js(
+(function () {
+  var tip = document.createElement('div');
+  tip.className = 'readout';
+  document.body.appendChild(tip);
+  function group(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
+  function bytes(b) {
+    var u = ['B', 'kB', 'MB', 'GB', 'TB'], i = 0;
+    while (Math.abs(b) >= 1000 && i < 4) { b /= 1000; i++; }
+    return (i ? b.toFixed(2) : b.toFixed(0)) + ' ' + u[i];
+  }
+  function value(p, a, b, lo, hi, log) {
+    var f = (p - a) / (b - a);
+    return log ? Math.exp(Math.log(lo) + f * (Math.log(hi) - Math.log(lo))) : lo + f * (hi - lo);
+  }
+  document.querySelectorAll('svg.plot[data-map]').forEach(function (svg) {
+    var m = svg.getAttribute('data-map').split(' ').map(Number);
+    var units = svg.getAttribute('data-units').split(' ');
+    var base = Number(svg.getAttribute('data-base'));
+    var whole = svg.getAttribute('viewBox'), start = null;
+    var box = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    box.setAttribute('class', 'zoom-select');
+    function at(e) {
+      var p = svg.createSVGPoint();
+      p.x = e.clientX; p.y = e.clientY;
+      return p.matrixTransform(svg.getScreenCTM().inverse());
+    }
+    function inside(p) { return p.x >= m[0] && p.x <= m[1] && p.y >= m[5] && p.y <= m[6]; }
+    svg.addEventListener('mousemove', function (e) {
+      var p = at(e);
+      if (start) {
+        box.setAttribute('x', Math.min(p.x, start.x)); box.setAttribute('y', Math.min(p.y, start.y));
+        box.setAttribute('width', Math.abs(p.x - start.x)); box.setAttribute('height', Math.abs(p.y - start.y));
+      }
+      if (!inside(p)) { tip.style.display = 'none'; return; }
+      var x = value(p.x, m[0], m[1], m[2], m[3], m[4]), y = value(p.y, m[6], m[5], m[7], m[8], m[9]);
+      var xs = units[0] === 'ratio' ? 'ratio ' + x.toFixed(5) + (base ? ' (' + group(x * base) + ' B)' : '')
+                                    : 'step ' + group(x);
+      var ys = units[1] === 'overhead' ? 'overhead ' + y.toFixed(3) : bytes(y);
+      tip.textContent = xs + ', ' + ys;
+      tip.style.display = 'block';
+      tip.style.left = (e.pageX + 14) + 'px';
+      tip.style.top = (e.pageY + 14) + 'px';
+    });
+    svg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+    svg.addEventListener('mousedown', function (e) {
+      var p = at(e);
+      if (!inside(p)) return;
+      start = p;
+      box.setAttribute('width', 0); box.setAttribute('height', 0);
+      svg.appendChild(box);
+      e.preventDefault();
+    });
+    svg.addEventListener('mouseup', function (e) {
+      if (!start) return;
+      var p = at(e), w = Math.abs(p.x - start.x), h = Math.abs(p.y - start.y);
+      var x = Math.min(p.x, start.x), y = Math.min(p.y, start.y);
+      start = null;
+      if (box.parentNode) svg.removeChild(box);
+      if (w < 6) return;
+      // Keep the figure's shape: widen the shorter side of the box.
+      var v = whole.split(' ').map(Number), aspect = v[3] / v[2];
+      if (h < w * aspect) { y -= (w * aspect - h) / 2; h = w * aspect; } else { x -= (h / aspect - w) / 2; w = h / aspect; }
+      svg.setAttribute('viewBox', [x, y, w, h].join(' '));
+    });
+    svg.addEventListener('dblclick', function () { svg.setAttribute('viewBox', whole); });
+  });
+})();
+)js";
 
 std::string H(const std::string& s) { return XmlEscape(s); }
 
@@ -353,16 +439,51 @@ void WriteVerdicts(std::ostream& out, const Trace& trace, const BudgetReport& r,
   fmt::print(out, "<section id=\"{}\" class=\"{}\"><h2>Verdicts and certificates{}</h2><p>{}</p>",
              Id(r, k, "verdicts"), m.verdicts ? "" : "pending", Of(r, k), HCode(VerdictsIntro(m)));
   if (m.verdicts && !m.verdicts->empty()) {
+    // Neighbouring rows with the same verdict are one table row; a
+    // certificate shared by all of them is shown once.
     fmt::print(out,
-               "<table><thead><tr><th class=\"num\">row</th><th class=\"num\">budget "
+               "<table><thead><tr><th class=\"num\">rows</th><th class=\"num\">budgets "
                "(bytes)</th><th>verdict</th><th>certificate</th><th>checked</th></tr></thead><tbody>");
-    for (const BudgetVerdict& v : *m.verdicts)
+    const std::vector<BudgetVerdict>& vs = *m.verdicts;
+    for (size_t i = 0; i < vs.size();) {
+      size_t j = i;
+      while (j + 1 < vs.size() && vs[j + 1].run == vs[j].run + 1 &&
+             vs[j + 1].classification.verdict == vs[i].classification.verdict)
+        ++j;
+      std::string anchors, certificates;
+      std::vector<std::string> distinct;
+      bool checked_all = true;
+      for (size_t k = i; k <= j; ++k) {
+        anchors += fmt::format("<span id=\"verdict-{}{}\"></span>", vs[k].run, suffix);
+        std::string c = CertificateOrReason(trace, vs[k]);
+        if (std::find(distinct.begin(), distinct.end(), c) == distinct.end()) distinct.push_back(c);
+        checked_all &= CheckedCell(vs[k]) == CheckedCell(vs[i]);
+      }
+      if (distinct.size() == 1) {
+        certificates = fmt::format("{}{}<br><code>{}</code>", H(distinct.front()),
+                                   j > i ? fmt::format(" <span class=\"note\">(the same for all {})</span>", j - i + 1)
+                                         : std::string(),
+                                   H(vs[i].command));
+      } else {
+        certificates = fmt::format("<ul class=\"findings\">");
+        for (size_t k = i; k <= j; ++k)
+          certificates += fmt::format("<li>{}: {}<br><code>{}</code></li>", H(RowLabel(m.rows[vs[k].run])),
+                                      H(CertificateOrReason(trace, vs[k])), H(vs[k].command));
+        certificates += "</ul>";
+      }
+      std::string rows = H(RowLabel(m.rows[vs[i].run]));
+      if (j > i) rows += fmt::format(" to {} ({})", H(RowLabel(m.rows[vs[j].run])), j - i + 1);
       fmt::print(out,
-                 "<tr id=\"verdict-{}{}\"><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
-                 "class=\"verdict-{}\">{}</td><td>{}<br><code>{}</code></td><td>{}</td></tr>",
-                 v.run, suffix, H(RowLabel(m.rows[v.run])), GroupedInt(v.classification.budget),
-                 H(VerdictLabel(v)), H(VerdictLabel(v)), H(CertificateOrReason(trace, v)),
-                 H(v.command), CheckedCell(v));
+                 "<tr><td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"verdict-{}\">{}</td>"
+                 "<td>{}</td><td>{}</td></tr>",
+                 anchors, rows,
+                 j > i ? fmt::format("{} to {}", GroupedInt(vs[i].classification.budget),
+                                     GroupedInt(vs[j].classification.budget))
+                       : GroupedInt(vs[i].classification.budget),
+                 H(VerdictLabel(vs[i])), H(VerdictLabel(vs[i])), certificates,
+                 checked_all ? CheckedCell(vs[i]) : std::string("see each"));
+      i = j + 1;
+    }
     fmt::print(out, "</tbody></table>");
   }
   fmt::print(out, "</section>\n");
@@ -373,9 +494,12 @@ void WriteDivergence(std::ostream& out, const Trace& trace, const BudgetReport& 
   fmt::print(out, "<section id=\"{}\" class=\"{}\"><h2>Divergence between regimes{}</h2><p>{}</p>",
              Id(r, k, "divergence"), m.divergence ? "" : "pending", Of(r, k),
              HCode(DivergenceIntro(m)));
+  // Each pair collapsed to its one-line summary; the full diff opens on a click.
   if (m.divergence)
     for (const RegimeDivergence& d : *m.divergence)
-      fmt::print(out, "<h3>{}</h3><p>{}</p><p><code>{}</code></p><pre class=\"diff\">{}</pre>",
+      fmt::print(out,
+                 "<details class=\"diff\"><summary><b>{}</b>: {}</summary><p><code>{}</code></p>"
+                 "<pre class=\"diff\">{}</pre></details>",
                  H(DivergenceTitle(m, d)), H(DivergenceSummary(trace, d.comparison)), H(d.command),
                  H(DiffText(trace, m, d)));
   fmt::print(out, "</section>\n");
@@ -401,8 +525,22 @@ void WriteHtmlReport(std::ostream& out, const Trace& trace, const BudgetReport& 
              first.overhead_limit
                  ? fmt::format(" &middot; overhead limit {}", ShortDouble(*first.overhead_limit))
                  : "");
+  // The answer first: the headline and the curve where things happen.
+  std::vector<Figure> curves = CurveFigures(r);
+  size_t lead = 0;
+  for (size_t i = 0; i < curves.size(); ++i)
+    if (curves[i].name == "zoom-a") lead = i;
+  fmt::print(out, "<section id=\"answer\" class=\"answer\"><h2>Answer</h2>");
+  for (const ReportModel& m : r.heuristics) {
+    if (r.heuristics.size() > 1) fmt::print(out, "<h3>{}</h3>", H(m.heuristic));
+    fmt::print(out, "<dl class=\"headline\">");
+    for (const HeadlineItem& item : HeadlineItems(m.headline))
+      fmt::print(out, "<dt>{}</dt><dd>{}</dd>", H(item.label), H(item.text));
+    fmt::print(out, "</dl>");
+  }
+  fmt::print(out, "{}</section>\n", FigureHtml(curves[lead]));
   fmt::print(out, "<nav class=\"toc\">");
-  for (const char* id : {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
+  for (const char* id : {"answer", "summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
     fmt::print(out, "<a href=\"#{0}\">{0}</a>", id);
   fmt::print(out, "</nav>\n");
   WriteSummary(out, r);
@@ -414,7 +552,8 @@ void WriteHtmlReport(std::ostream& out, const Trace& trace, const BudgetReport& 
     for (const std::string& f : CurveFindings(m)) fmt::print(out, "<li>{}</li>", H(f));
     fmt::print(out, "</ul>");
   }
-  for (const Figure& f : CurveFigures(r)) fmt::print(out, "{}", FigureHtml(f));
+  for (size_t i = 0; i < curves.size(); ++i)
+    if (i != lead) fmt::print(out, "{}", FigureHtml(curves[i]));
   for (const ReportModel& m : r.heuristics)
     WriteAtlas(out, m,
                r.heuristics.size() > 1 ? "Exact budget atlas (" + H(m.heuristic) + ")"
@@ -430,8 +569,9 @@ void WriteHtmlReport(std::ostream& out, const Trace& trace, const BudgetReport& 
   }
   fmt::print(out,
              "<footer>Generated by dtrcheck (report schema version {}); the same data is in "
-             "report.json and report.md beside this file.</footer>\n</main></body></html>\n",
-             kReportSchemaVersion);
+             "report.json and report.md beside this file. Drag a box on the budget curve or the "
+             "timeline to zoom in, double-click to zoom out.</footer>\n</main><script>{}</script></body></html>\n",
+             kReportSchemaVersion, kPageScript);
 }
 
 void WriteHtmlReport(std::ostream& out, const Trace& trace, const ReportModel& model) {

@@ -10,6 +10,7 @@
 #include "reports/number_format.h"
 #include "reports/pinned_floor_report.h"
 #include "reports/proof_report.h"
+#include "reports/report_headline.h"
 #include "reports/report_text.h"
 
 namespace dtr {
@@ -173,6 +174,14 @@ void WriteMarkdownReport(std::ostream& out, const Trace& trace, const BudgetRepo
   fmt::print(out, "# dtrcheck report: {}\n\n", t.name);
   fmt::print(out, "{} with {} on {}, ratios `{}`.\n\n", t.source, heuristics, first.runtime,
              first.ratios_text);
+  // The answer first (diagnose/budget_headline.h).
+  fmt::print(out, "## Answer\n\n");
+  for (const ReportModel& m : r.heuristics) {
+    if (r.heuristics.size() > 1) fmt::print(out, "{}:\n\n", m.heuristic);
+    for (const HeadlineItem& item : HeadlineItems(m.headline))
+      fmt::print(out, "- **{}**: {}\n", item.label, item.text);
+    fmt::print(out, "\n");
+  }
   fmt::print(out, "## Trace and baseline\n\n| | |\n|---|---|\n");
   fmt::print(out, "| operators | {} ({} constants) |\n", GroupedInt(t.operators),
              GroupedInt(t.constants));

@@ -123,12 +123,6 @@ double Ratio(const ReportModel& m, int64_t bytes) {
   return static_cast<double>(bytes) / static_cast<double>(m.trace.baseline.memory);
 }
 
-// A regime's line (RegimeLines) without its list of rows: the table has them.
-std::string RegimeLegend(const ReportModel& m, size_t regime) {
-  std::string line = RegimeLines(m)[regime];
-  return line.substr(0, line.find(" (rows "));
-}
-
 bool InView(const CurveView& v, double lo, double hi) { return hi >= v.xlo && lo <= v.xhi; }
 
 // The overhead range over what the view shows; `baseline` includes 1.
@@ -190,6 +184,7 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
                   LinearTicks(v.xlo, v.xhi, 5)};
     plot.SetX(x);
   }
+  plot.EnableReadout("ratio", "overhead", base0);
 
   // Failing budgets as bands (one heuristic; several get strips only).
   if (single) {
@@ -219,18 +214,18 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
                  fmt::format("OOM on the grid: {}", RowsPhrase(rows[s.from], rows[s.to])));
       drawn_grid = true;
     }
-    if (drawn_exact)
-      plot.AddLegend({LegendItem::Swatch::kBand, "band-exact", {},
-                      "budgets that fail, exact to the byte (atlas; at least 1.5 px wide)"});
-    if (drawn_grid)
-      plot.AddLegend({LegendItem::Swatch::kBand, "band-grid", {},
-                      "OOM on the grid, budgets between the rows not walked"});
+    if (drawn_exact || drawn_grid)
+      plot.AddLegend({LegendItem::Swatch::kBand, drawn_exact ? "band-exact" : "band-grid", {},
+                      drawn_exact && drawn_grid
+                          ? "budgets that fail (pale: between runs that fail, not all run)"
+                          : drawn_exact ? "budgets that fail, every one run"
+                                        : "runs that fail (the budgets between them not all run)"});
   }
   plot.DrawAxes();
   if (1.0 >= ylo && 1.0 <= yhi) {
-    plot.HLine(1.0, "baseline", "baseline: overhead 1, no rematerialization");
-    plot.AddLegend({LegendItem::Swatch::kLine, "baseline", {},
-                    "baseline (infinite budget): overhead 1"});
+    plot.HLine(1.0, "baseline", "");
+    plot.FreeLabel(plot.right() - 6, plot.Y(1.0), "overhead 1: no recomputation", "baseline-label", "end",
+                   {-5, 14});
   }
 
   for (size_t k = 0; k < r.heuristics.size(); ++k) {
@@ -266,8 +261,8 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
       }
     if (drew_atlas)
       plot.AddLegend({LegendItem::Swatch::kLine, "atlas-line " + (single ? std::string("c0") : colour), {},
-                      single ? "exact overhead of every walked budget (atlas)"
-                             : m.heuristic + ": exact overhead of every walked budget (atlas)"});
+                      single ? "overhead at every budget, run one by one"
+                             : m.heuristic + ": overhead at every budget, run one by one"});
     // The rows joined where the atlas did not walk between them.
     const auto& rows = m.rows;
     bool drew_join = false;
@@ -298,11 +293,9 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
     }
     flush();
     if (drew_join)
-      plot.AddLegend({LegendItem::Swatch::kLine, "grid-line " + (single ? std::string("c0") : colour), {},
-                      (single ? std::string("") : m.heuristic + ": ") +
-                          "rows joined where the atlas did not walk (not replayed between them)"});
+      plot.AddLegend({LegendItem::Swatch::kLine, "grid-line c0", {},
+                      "dashed: runs joined, the budgets between them not run"});
     // The rows.
-    bool added_rows = false;
     for (size_t i = 0; i < rows.size(); ++i) {
       const BudgetRow& row = rows[i];
       const RunResult& res = row.run.result;
@@ -314,63 +307,51 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
                       ShortDouble(row.run.overhead), GroupedInt(res.evictions()),
                       row.source == RowSource::kGrid ? "" : " (added: " + row.source_reason + ")");
       const bool added = row.source != RowSource::kGrid;
-      added_rows |= added;
       if (res.outcome == Outcome::kPass) {
         int regime = std::max(0, row.regime);
         std::string cls = single ? fmt::format("pt c{}", regime % kPalette) : "pt " + colour;
         if (added) cls += " added";
         MarkerShape shape = single ? ShapeOf(regime) : ShapeOf(static_cast<int>(k));
         plot.Marker(x, row.run.overhead, shape, 4, cls, title + ", regime " + RegimeLabel(row));
-        if (single) {
-          plot.AddLegend({LegendItem::Swatch::kMarker, fmt::format("pt c{}", regime % kPalette), shape,
-                          RegimeLegend(m, static_cast<size_t>(regime))});
-        } else {
-          plot.AddLegend({LegendItem::Swatch::kMarker, "pt " + colour, shape, m.heuristic + ": passing rows"});
-        }
+        plot.AddLegend({LegendItem::Swatch::kMarker, "pt c0", MarkerShape::kCircle,
+                        single ? "a run that passes (shape and colour: runs of similar overhead)"
+                               : "a run that passes (colour: its heuristic)"});
       } else if (res.outcome == Outcome::kOom) {
         double py = plot.bottom() - 6 - 9.0 * static_cast<double>(single ? 0 : k);
         plot.PixelMarker(plot.X(x), py, MarkerShape::kCross, 4,
                          single ? "pt-oom" : "pt-oom " + colour, title);
-        plot.AddLegend({LegendItem::Swatch::kMarker, single ? "pt-oom" : "pt-oom " + colour,
-                        MarkerShape::kCross,
-                        single ? "row that ran out of memory (at the bottom)"
-                               : m.heuristic + ": row that ran out of memory"});
+        plot.AddLegend({LegendItem::Swatch::kMarker, "pt-oom", MarkerShape::kCross,
+                        "a run that runs out of memory (at the bottom)"});
       } else {
         plot.PixelMarker(plot.X(x), plot.top() + 6, MarkerShape::kTriangleDown, 5, "pt-thrash", title);
         plot.AddLegend({LegendItem::Swatch::kMarker, "pt-thrash", MarkerShape::kTriangleDown,
-                        "thrash: over the overhead limit (at the top)"});
+                        "a run over the overhead limit (at the top)"});
       }
     }
-    if (added_rows)
-      plot.AddLegend({LegendItem::Swatch::kMarker, "pt c0 added", MarkerShape::kCircle,
-                      "hollow: a row added from the atlas (zoom grid or edge byte)"});
     // Inversions and cliffs of the rows (one heuristic: several would clutter).
     if (single) {
-      double last_label = -1e9;
       for (const ScanInversion& inv : m.curve.analysis.inversions) {
         double mid = (RowRatio(m, rows[inv.oom_from]) + RowRatio(m, rows[inv.oom_to])) / 2;
         if (mid < v.xlo || mid > v.xhi) continue;
         plot.PixelMarker(plot.X(mid), plot.top() + 7, MarkerShape::kTriangleDown, 6, "inv-mark",
                          fmt::format("feasibility inversion: OOM at {}, passing right below and above",
                                      RowsPhrase(rows[inv.oom_from], rows[inv.oom_to])));
-        plot.AddLegend({LegendItem::Swatch::kMarker, "inv-mark", MarkerShape::kTriangleDown,
-                        "feasibility inversion (OOM between passing rows)"});
-        if (plot.X(mid) - last_label > 70) {
-          plot.PixelText(plot.X(mid), plot.top() + 28, "inversion", "inv-label", "middle");
-          last_label = plot.X(mid);
-        }
+        plot.FreeLabel(plot.X(mid), plot.top() + 28, "inversion", "inv-label", "middle", {0},
+                       13);
       }
-      last_label = -1e9;
+      // Cliffs between budgets that are neighbours to the byte only.
       for (const ScanCliff& c : m.curve.analysis.cliffs) {
+        if (!CliffIsSharp(m, c)) continue;
         double x = (RowRatio(m, rows[c.lower]) + RowRatio(m, rows[c.upper])) / 2;
-        if (x < v.xlo || x > v.xhi || plot.X(x) - last_label < 40) continue;
+        if (x < v.xlo || x > v.xhi) continue;
         double y = std::max(rows[c.lower].run.overhead, rows[c.upper].run.overhead);
-        plot.Label(x, y, fmt::format("x{:.2f}", c.factor), "cliff-label", 0, -10, "middle");
-        plot.AddLegend({LegendItem::Swatch::kTick, "cliff-label", {},
-                        fmt::format("x1.9: a cliff, overhead factor between neighbouring passing "
-                                    "rows (above {})",
-                                    ShortDouble(m.cliff_factor))});
-        last_label = plot.X(x);
+        double px = plot.X(x), py = std::clamp(plot.Y(y), plot.top() + 14, plot.bottom());
+        if (plot.FreeLabel(px, py, fmt::format("x{:.2f}", c.factor), "cliff-label", "middle",
+                           {-10, -26, 16, -42}))
+          plot.AddLegend({LegendItem::Swatch::kTick, "cliff-label", {},
+                          fmt::format("x1.9: a cliff, the overhead jumps by more than x{} between "
+                                      "neighbouring budgets",
+                                      ShortDouble(m.cliff_factor))});
       }
     }
   }
@@ -384,9 +365,7 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
     }
     plot.PixelRect(a, plot.top() + 1, b - a, plot.bottom() - plot.top() - 2, "zoom-box",
                    "zoom " + z.letter);
-    plot.PixelText(b + 3, plot.top() + 44, z.letter, "zoom-label");
-    plot.AddLegend({LegendItem::Swatch::kBand, "zoom-box", {},
-                    "dashed box: range drawn in the zoom with that letter"});
+    plot.FreeLabel(b + 3, plot.top() + 44, z.letter, "zoom-label", "start", {0, 16, 32, 48}, 13);
   }
   // One strip per heuristic under the axis: what the atlas walked, where it fails.
   const double strip_top = plot.bottom() + 26;
@@ -438,16 +417,16 @@ void DrawCurve(SvgPlot& plot, const BudgetReport& r, const CurveView& v,
                        fmt::format("{}: fails at every budget in {} bytes", m.heuristic, ByteInterval(lo, hi)));
         fail = true;
       }
-    if (m.atlas) plot.AddLegend({LegendItem::Swatch::kBand, "strip-pass", {}, "strip: walked by the atlas, passes"});
-    if (fail) plot.AddLegend({LegendItem::Swatch::kBand, "strip-fail", {}, "strip: walked, fails"});
-    if (gap) plot.AddLegend({LegendItem::Swatch::kBand, "strip-gap", {}, "strip: not walked (atlas off or budget spent)"});
-    if (grid_oom)
-      plot.AddLegend({LegendItem::Swatch::kBand, "strip-grid-oom", {}, "strip: OOM on the grid, not walked"});
+    if (m.atlas || gap || grid_oom)
+      plot.AddLegend({LegendItem::Swatch::kBand, "strip-pass", {},
+                      std::string("bar under the plot: budgets run one by one (blue passes") +
+                          (fail ? ", orange fails" : "") + (gap ? "; grey: not run" : "") + ")"});
   }
 }
 
 // Things worth a closer look: every inversion of the atlas and of the rows,
-// and every cliff of the rows, over all heuristics.
+// every cliff of the rows between neighbouring budgets, and the smallest
+// passing budget, over all heuristics.
 std::vector<Span> Features(const BudgetReport& r) {
   std::vector<Span> out;
   for (const ReportModel& m : r.heuristics) {
@@ -457,7 +436,12 @@ std::vector<Span> Features(const BudgetReport& r) {
     for (const ScanInversion& v : m.curve.analysis.inversions)
       out.push_back({RowRatio(m, m.rows[v.feasible_below]), RowRatio(m, m.rows[v.feasible_above])});
     for (const ScanCliff& c : m.curve.analysis.cliffs)
-      out.push_back({RowRatio(m, m.rows[c.lower]), RowRatio(m, m.rows[c.upper])});
+      if (CliffIsSharp(m, c)) out.push_back({RowRatio(m, m.rows[c.lower]), RowRatio(m, m.rows[c.upper])});
+    // Where the heuristic starts to pass.
+    if (m.headline.smallest_pass) {
+      double x = Ratio(m, *m.headline.smallest_pass);
+      out.push_back({x, x});
+    }
   }
   std::sort(out.begin(), out.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
   return out;
@@ -599,6 +583,7 @@ Figure TimelineFigure(const BudgetReport& report, size_t k) {
                             "rematerializations stack at the step that needed them)",
              [](double v) { return GroupedInt(std::llround(v)); }, {}});
   plot.SetY({0, ymax * 1.1, false, "memory in use", BytesAxisLabel, {}});
+  plot.EnableReadout("step", "bytes");
   plot.DrawAxes();
   // Budgets first: one line when they are within a pixel.
   std::vector<const MemoryTimeline*> budget_lines;
@@ -615,11 +600,8 @@ Figure TimelineFigure(const BudgetReport& report, size_t k) {
         label += (label == "budget" ? " " : " / ") + GroupedInt(t.budget);
     double py = plot.Y(static_cast<double>(b->budget));
     plot.PixelLine(plot.left(), py, plot.right(), py, "budget " + RunClass(b->outcome));
-    // Labels of close lines go below the lower line, so that they do not overlap.
-    bool below = false;
-    for (const MemoryTimeline* o : budget_lines)
-      below |= o != b && o->budget > b->budget && plot.Y(static_cast<double>(o->budget)) > py - 16;
-    plot.PixelText(plot.left() + 6, below ? py + 14 : py - 5, label + " bytes", "budget-label");
+    // Labels of close lines move below their line, or further, so that they never overlap.
+    plot.FreeLabel(plot.left() + 6, py, label + " bytes", "budget-label", "start", {-5, 14, -21, 30});
   }
   plot.AddLegend({LegendItem::Swatch::kLine, "budget run-pass", {}, "budget (dashed, in the run's colour)"});
   for (const MemoryTimeline& t : ts) {
@@ -692,9 +674,9 @@ Figure TimelineFigure(const BudgetReport& report, size_t k) {
       double px = plot.X(p->program_step + 0.5);
       plot.PixelLine(px, plot.top(), px, plot.bottom(), "part-ways");
       bool right = px > (plot.left() + plot.right()) / 2;
-      plot.PixelText(px + (right ? -6 : 6), plot.top() + 14,
+      plot.FreeLabel(px + (right ? -6 : 6), plot.top() + 14,
                      fmt::format("runs part ways: decision {} ({})", d.index, DivergenceKindName(d.kind)),
-                     "part-ways-label", right ? "end" : "start");
+                     "part-ways-label", right ? "end" : "start", {0, 16, 32});
       plot.AddLegend({LegendItem::Swatch::kLine, "part-ways", {},
                       "first decision where the two runs differ (dtrcheck diff)"});
     }
@@ -708,9 +690,9 @@ Figure TimelineFigure(const BudgetReport& report, size_t k) {
                      fmt::format("OOM: {} needs {} bytes with {} in use", t.oom->op,
                                  GroupedInt(t.oom->request), GroupedInt(t.oom->memory_usage)));
     bool right = px > (plot.left() + plot.right()) / 2;
-    plot.PixelText(px + (right ? -10 : 10), plot.Y(need) - 8,
+    plot.FreeLabel(px + (right ? -10 : 10), plot.Y(need) - 8,
                    fmt::format("OOM: {} needs {}", t.oom->op, HumanBytes(t.oom->request)), "oom-label",
-                   right ? "end" : "start");
+                   right ? "end" : "start", {0, 16, -16, 32});
     plot.AddLegend({LegendItem::Swatch::kMarker, "oom-mark", MarkerShape::kCross,
                     "OOM: memory in use plus the request that did not fit"});
   }

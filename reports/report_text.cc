@@ -100,10 +100,17 @@ std::vector<std::string> CurveFindings(const ReportModel& m) {
   for (const ScanCliff& c : m.curve.analysis.cliffs) {
     const BudgetRow& lo = m.rows[c.lower];
     const BudgetRow& hi = m.rows[c.upper];
-    out.push_back(fmt::format(
-        "Cliff: overhead {} at {} and {} at {} (x{:.2f} between neighbouring feasible budgets).",
-        ShortDouble(lo.run.overhead), RowPhrase(lo), ShortDouble(hi.run.overhead), RowPhrase(hi),
-        c.factor));
+    if (CliffIsSharp(m, c))
+      out.push_back(fmt::format(
+          "Cliff: overhead {} at {} and {} at {} (x{:.2f} between neighbouring feasible budgets).",
+          ShortDouble(lo.run.overhead), RowPhrase(lo), ShortDouble(hi.run.overhead), RowPhrase(hi),
+          c.factor));
+    else
+      out.push_back(fmt::format(
+          "Overhead change: {} at {} and {} at {} (x{:.2f}; the budgets between were not run, "
+          "so it may be gradual).",
+          ShortDouble(lo.run.overhead), RowPhrase(lo), ShortDouble(hi.run.overhead), RowPhrase(hi),
+          c.factor));
   }
   if (out.empty()) out.push_back("No OOM and no cliff on this grid.");
   return out;
@@ -279,6 +286,11 @@ std::vector<std::string> AddedRowLines(const ReportModel& m) {
   return out;
 }
 
+bool CliffIsSharp(const ReportModel& m, const ScanCliff& c) {
+  if (c.boundary) return c.boundary->sharp();
+  return m.rows[c.lower].run.result.budget_hi + 1 == m.rows[c.upper].run.result.budget_lo;
+}
+
 std::string RegimeLabel(const BudgetRow& row) {
   return row.regime >= 0 ? fmt::format("R{}", row.regime) : "-";
 }
@@ -340,7 +352,13 @@ std::string VerdictsIntro(const ReportModel& m) {
       "{} policy-induced, {} inherent, {} undetermined.",
       m.explain_flags.empty() ? std::string(" with its default options")
                               : fmt::format(" with `{}`", m.explain_flags.substr(1)),
-      example, policy, inherent, undetermined);
+      example, policy, inherent, undetermined) +
+         (m.verdicts_capped
+              ? fmt::format(" {} more OOM budget{} left without a verdict: the report classifies at most {} "
+                            "(the highest OOM budget of each failing stretch first; more with "
+                            "`--max-verdicts N`, or run explain on a budget).",
+                            m.verdicts_capped, m.verdicts_capped == 1 ? " was" : "s were", m.max_verdicts)
+              : std::string());
 }
 
 std::string DivergenceTitle(const ReportModel& m, const RegimeDivergence& d) {
@@ -362,6 +380,25 @@ std::string DivergenceIntro(const ReportModel& m) {
       "the first decision where the runs part ways and why, how many decisions differ after it, "
       "and how often each run re-evicts the same storages. {} pair{}.",
       m.divergence->size(), m.divergence->size() == 1 ? "" : "s");
+}
+
+std::string ReportPlan(const ReportOptions& o, const ReportCaps& caps) {
+  std::string plan = fmt::format("report: grid {} ({} budgets)", o.ratios_text, o.ratios.size());
+  if (o.atlas)
+    plan += o.atlas_max_runs
+                ? fmt::format("; exact atlas within {} replays (--atlas-max-runs)",
+                              GroupedInt(static_cast<int64_t>(o.atlas_max_runs)))
+                : std::string("; exact atlas within a number of replays sized from the grid's costliest run");
+  if (o.verdicts)
+    plan += o.max_verdicts ? fmt::format("; verdicts for at most {} OOM budgets{}", o.max_verdicts,
+                                         o.max_verdicts == caps.verdicts ? "" : " (--max-verdicts)")
+                           : std::string("; a verdict for every OOM budget");
+  if ((o.atlas && o.atlas_max_runs == 0) || (o.verdicts && caps.verdicts && o.max_verdicts == caps.verdicts))
+    plan += fmt::format(" (caps sized to the trace: {} storages x steps; raise them with "
+                        "--atlas-max-runs and --max-verdicts)",
+                        GroupedInt(caps.replay_cost));
+  if (o.atlas || o.verdicts || o.divergence) plan += ". Quicker: --no-atlas --no-proofs --no-divergence.";
+  return plan;
 }
 
 std::string NotComputed(const std::string& reason) {

@@ -39,6 +39,10 @@ std::vector<std::string> AtlasFindings(const ReportModel& model);
 // the grid stepped over", "a B, b B, c B, d B: edge bytes of the OOM
 // budgets [b, c] the grid stepped over".
 std::vector<std::string> AddedRowLines(const ReportModel& model);
+// Whether a cliff of the rows lies between budgets that are neighbours to
+// the byte (its boundary located sharply, or the rows' intervals touch); a
+// jump between rows with budgets not run between them may be gradual.
+bool CliffIsSharp(const ReportModel& model, const ScanCliff& cliff);
 // The regime of a row as shown in tables: "R0", "R1", ... (the numbering of `dtrcheck scan`).
 std::string RegimeLabel(const BudgetRow& row);
 // One line per regime: "R0: pass, overhead 1.23-1.25, 2.1-2.3 evictions per storage, 14 runs".
@@ -58,6 +62,10 @@ std::string DivergenceTitle(const ReportModel& model, const RegimeDivergence& d)
 std::string DiffText(const Trace& trace, const ReportModel& model, const RegimeDivergence& d);
 // The header paragraph of the divergence section.
 std::string DivergenceIntro(const ReportModel& model);
+// What a report with these options will do, in one line, said before it
+// starts: the grid, the atlas's and the verdicts' caps (and that they are
+// sized to the trace when they are `caps`), and how to go further or quicker.
+std::string ReportPlan(const ReportOptions& options, const ReportCaps& caps);
 // "Not computed: REASON." for an absent optional section.
 std::string NotComputed(const std::string& reason);
 

@@ -8,6 +8,7 @@
 
 #include "model/attribution.h"
 #include "reports/pinned_floor_report.h"
+#include "diagnose/budget_headline.h"
 
 namespace dtr {
 
@@ -170,6 +171,12 @@ TraceCounts CountTrace(const Trace& trace) {
 void PrintTraceInfo(std::ostream& out, const Trace& trace, const TraceSummary& summary) {
   TraceCounts c = CountTrace(trace);
   fmt::print(out, "{}\n", summary.log);
+  // The answer first: the floor no schedule gets under (diagnose/budget_headline.h).
+  const MemoryBound bound = ComputeMemoryBound(trace);
+  fmt::print(out, "  proven floor       {} bytes (ratio {:.4f}): no eviction schedule fits below it ({}); "
+                  "`dtrcheck report` finds the smallest budget that passes\n",
+             bound.bytes, static_cast<double>(bound.bytes) / static_cast<double>(summary.baseline.memory),
+             StaticFloorCause(trace, bound));
   fmt::print(out, "  operators          {} ({} constants)\n", trace.ops.size(), c.constants);
   fmt::print(out, "  tensors            {} ({} aliases)\n", trace.tensors.size(), c.aliases);
   fmt::print(out, "  storages           {}\n", trace.storages.size());

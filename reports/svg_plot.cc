@@ -272,7 +272,7 @@ void SvgPlot::PixelPath(const std::string& d, const std::string& css_class,
 void SvgPlot::AddLegend(LegendItem item) {
   for (const LegendItem& l : legend_)
     if (l.label == item.label) return;
-  legend_.push_back(std::move(item));
+  if (legend_.size() < kMaxLegend) legend_.push_back(std::move(item));
 }
 
 void SvgPlot::Label(double x, double y, const std::string& text, const std::string& css_class,
@@ -292,6 +292,31 @@ void SvgPlot::PixelText(double x, double y, const std::string& text, const std::
                         std::string_view anchor) {
   body_ += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
                        css_class, Num(x), Num(y), anchor, XmlEscape(text));
+}
+
+void SvgPlot::EnableReadout(std::string x_unit, std::string y_unit, double bytes_per_ratio) {
+  readout_ = fmt::format(
+      " data-map=\"{} {} {:.17g} {:.17g} {} {} {} {:.17g} {:.17g} {}\" data-units=\"{} {}\" data-base=\"{:.17g}\"",
+      Num(left_), Num(right_), x_.lo, x_.hi, x_.log ? 1 : 0, Num(top_), Num(bottom_), y_.lo, y_.hi,
+      y_.log ? 1 : 0, x_unit, y_unit, bytes_per_ratio);
+}
+
+bool SvgPlot::FreeLabel(double px, double py, const std::string& text, const std::string& css_class,
+                        std::string_view anchor, const std::vector<double>& dy_choices,
+                        double font_px) {
+  const double w = 7.0 * static_cast<double>(text.size()) * font_px / 12.5;  // as the legend's TextWidth
+  const double x0 = anchor == "end" ? px - w : anchor == "middle" ? px - w / 2 : px;
+  for (double dy : dy_choices) {
+    Box b{x0 - 2, py + dy - font_px, x0 + w + 2, py + dy + 3};
+    if (b.x0 < 0 || b.x1 > width_ || b.y0 < 0 || b.y1 > height_) continue;
+    bool free = true;
+    for (const Box& o : labels_) free &= b.x1 <= o.x0 || o.x1 <= b.x0 || b.y1 <= o.y0 || o.y1 <= b.y0;
+    if (!free) continue;
+    labels_.push_back(b);
+    PixelText(px, py + dy, text, css_class, anchor);
+    return true;
+  }
+  return false;
 }
 
 void SvgPlot::PixelLine(double x0, double y0, double x1, double y1, const std::string& css_class) {
@@ -382,8 +407,8 @@ std::string SvgPlot::Finish(const std::string& title, std::string_view style) co
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" viewBox=\"0 0 {0} {1}\" "
       "width=\"{0}\" "
-      "height=\"{1}\" role=\"img\" aria-label=\"{2}\"><title>{2}</title>{3}{4}{5}</svg>",
-      width_, height, XmlEscape(title), head, body_, legend);
+      "height=\"{1}\" role=\"img\" aria-label=\"{2}\"{6}><title>{2}</title>{3}{4}{5}</svg>",
+      width_, height, XmlEscape(title), head, body_, legend, style.empty() ? readout_ : std::string());
 }
 
 }  // namespace dtr

@@ -81,6 +81,12 @@ class SvgPlot {
   // Text at a data point, offset in pixels; anchor "start", "middle" or "end".
   void Label(double x, double y, const std::string& text, const std::string& css_class,
              double dx_px = 0, double dy_px = 0, std::string_view anchor = "start");
+  // A label that must not overlap another one placed this way: drawn at the
+  // first of `dy_choices` (pixel offsets from py) where its estimated box is
+  // free and inside the canvas, else not drawn. Returns whether it was drawn.
+  bool FreeLabel(double px, double py, const std::string& text, const std::string& css_class,
+                 std::string_view anchor, const std::vector<double>& dy_choices = {0},
+                 double font_px = 12.5);
   // Raw pixel-space elements, for charts that are not x/y plots.
   void PixelRect(double x, double y, double w, double h, const std::string& css_class,
                  const std::string& title);
@@ -92,8 +98,15 @@ class SvgPlot {
   void PixelMarker(double px, double py, MarkerShape shape, double r_px,
                    const std::string& css_class, const std::string& title);
 
-  // Adds a legend entry (once per label, in the order first added). The
-  // legend is drawn under the plot by Finish, which grows the canvas.
+  // Lets the report page's script (reports/html_report.cc) read data values
+  // under the pointer and zoom: Finish writes the axes' mapping as a data-map
+  // attribute, with the units the script names ("ratio" or "step" for x,
+  // "overhead" or "bytes" for y) and the bytes of ratio 1 (0: none).
+  void EnableReadout(std::string x_unit, std::string y_unit, double bytes_per_ratio = 0);
+  // Adds a legend entry (once per label, in the order first added; at most
+  // kMaxLegend entries, later ones are dropped). The legend is drawn under
+  // the plot by Finish, which grows the canvas.
+  static constexpr size_t kMaxLegend = 8;
   void AddLegend(LegendItem item);
   const std::vector<LegendItem>& legend() const { return legend_; }
 
@@ -112,6 +125,11 @@ class SvgPlot {
   PlotAxis x_, y_;
   std::string body_;
   std::vector<LegendItem> legend_;
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> labels_;  // FreeLabel's placed labels
+  std::string readout_;      // the data attributes of EnableReadout, or empty
 };
 
 }  // namespace dtr

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Renders reports in headless Chromium (Debian package `chromium`) and checks
 # what a reader sees, on screen and on paper:
-#  - the page has its figures, every section and no script or error page;
+#  - the page has its figures, every section, one inline script (zoom and
+#    readout; nothing loaded) and no error page;
+#  - the answer (headline and the zoomed budget curve) ends within the
+#    first 1,000 px at 1400 px wide;
 #  - every table row is on the page and fully visible: laid out with a size,
 #    not hidden, not clipped by a scrolling or overflow-hidden box, no cell's
 #    content wider than its cell, nothing wider than its section (measured by
@@ -12,8 +15,9 @@
 #  - the page prints: the print style sheet exists, the same layout checks
 #    pass with it applied at the width of an A4 landscape page, and
 #    --print-to-pdf writes a PDF of several pages.
-# Reports checked: the demo's (`dtrcheck report`, always), and ResNet-32's
-# with default flags when TRACES_DIR holds it, whose report.json must show
+# Reports checked: the demo's (`dtrcheck report`, always), a captured model's
+# first screen (tests/e2e/data/attributed.log), and ResNet-32's with default
+# flags when TRACES_DIR holds it, whose report.json must show
 # the published 0.102-0.106 inversion and the 128-byte holes near 0.1063.
 # Skips (exit 77, CTest SKIP_RETURN_CODE) without Chromium.
 #
@@ -66,8 +70,10 @@ check_page() {
   check "$name: the timeline overlays a passing and an OOM run, with the budget" test "$(count 'class="mem run-pass"')" -ge 1 -a "$(count 'class="mem run-oom"')" -ge 1 -a "$(count 'class="budget-label"')" -ge 1
   check "$name: the timeline marks evictions and rematerializations" test "$(count 'class="tick-heur')" -ge 1 -a "$(count 'class="tick-remat')" -ge 1
   check "$name: the frontier bars are drawn" test "$(count 'class="bar-locked"')" -ge 1
-  check "$name: every section is there" test "$(count '<section id=')" -eq 7
-  check "$name: no script in the page" test "$(count '<script')" -eq 0
+  check "$name: every section is there" test "$(count '<section id=')" -eq 8
+  check "$name: the answer's headline names the smallest passing budget and the proven floor" \
+    bash -c "grep -q '<dt>passes from</dt>' '$dom' && grep -q '<dt>proven floor</dt>' '$dom'"
+  check "$name: one inline script and nothing loaded" test "$(count '<script')" -eq 1 -a "$(count '<script src')" -eq 0
   check "$name: no browser error page" bash -c "! grep -qiE 'ERR_|is not available|This page|can.t be reached' '$dom'"
 
   # The layout, on screen (1400 px wide) and as printed (A4 landscape less
@@ -99,6 +105,11 @@ PY
     test "$(field "$screen" hidden)" -eq 0 -a "$(field "$screen" wide)" -eq 0
   [ "$(field "$screen" hidden)$(field "$screen" wide)" = "00" ] || problems "$screen"
   check "$name: no horizontal scrolling at 1400 px" test "$(field "$screen" width)" -le 1400
+  local lead_bottom
+  lead_bottom=$(field "$screen" lead_plot_bottom 2> /dev/null || echo 99999)
+  echo "   the answer's figure ends at $lead_bottom px"
+  check "$name: the headline and its figure within the first 1,000 px at 1400 px wide" \
+    "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 1000 else 1)' "$lead_bottom"
   check "$name: a print style sheet" test "$(field "$screen" print_rules)" = True
   check "$name: printed (A4 landscape), every row is fully visible and nothing is wider than its section" \
     test "$(field "$print" hidden)" -eq 0 -a "$(field "$print" wide)" -eq 0 -a "$(field "$print" rows)" -eq "$rows"
@@ -143,6 +154,36 @@ EOF
   echo "   printed on $pages pages"
   check "$name: the PDF has several pages" test "$pages" -ge 2
 }
+
+# check_answer NAME DIR: the first screen of DIR/report.html at 1400 px wide
+# holds the answer (headline and its zoomed budget curve), with a screenshot
+# of it (NAME-top.png).
+check_answer() {
+  local name=$1 dir=$2
+  local probe="$dir/.layout-answer.html"
+  "$PYTHON" - "$dir/report.html" "$HERE/browser_layout_check.js" "$probe" <<'PY'
+import sys
+page, script = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+at = page.rindex("</body>")
+open(sys.argv[3], "w").write(page[:at] + "<script>" + script + "</script>" + page[at:])
+PY
+  timeout 120 "$CHROMIUM" "${FLAGS[@]}" --window-size=1400,1000 --dump-dom "file://$probe" > "$OUT/$name-answer.html" 2>> "$OUT/$name-chromium.log"
+  rm -f "$probe"
+  local screen
+  screen=$(layout_json "$OUT/$name-answer.html")
+  check "$name: the headline is there" grep -q '<dt>passes from</dt>' "$OUT/$name-answer.html"
+  local bottom
+  bottom=$(field "$screen" lead_plot_bottom 2> /dev/null || echo 99999)
+  echo "   the answer's figure ends at $bottom px"
+  check "$name: the headline and its figure within the first 1,000 px at 1400 px wide" \
+    "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 1000 else 1)' "$bottom"
+  timeout 120 "$CHROMIUM" "${FLAGS[@]}" --window-size=1400,1000 --screenshot="$OUT/$name-top.png" "file://$dir/report.html" > /dev/null 2>> "$OUT/$name-chromium.log"
+  check "$name: the first screen's screenshot was saved" test -s "$OUT/$name-top.png"
+}
+
+# A captured model's report (module and source attribution on its operators).
+"$DTRCHECK" report "$HERE/e2e/data/attributed.log" --out "$OUT/captured" -j 2 > "$OUT/captured.log" || { echo "FAIL: dtrcheck report attributed.log failed"; cat "$OUT/captured.log"; exit 1; }
+check_answer captured "$(cd "$OUT/captured" && pwd)"
 
 "$DTRCHECK" report --out "$OUT/demo" -j 2 > "$OUT/demo.log" || { echo "FAIL: dtrcheck report failed"; cat "$OUT/demo.log"; exit 1; }
 check_page demo "$(cd "$OUT/demo" && pwd)"

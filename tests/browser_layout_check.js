@@ -9,7 +9,9 @@
 //   that scrolls or hides overflow), as "table#N row M: why";
 //   wide: elements wider than their section (a cut last column);
 //   row_boxes: [top, bottom, left, right] of every row, page coordinates;
-//   print_rules: whether a style sheet has an @media print rule.
+//   print_rules: whether a style sheet has an @media print rule;
+//   headline_bottom, lead_plot_bottom: where the answer's headline and its
+//   figure end, page coordinates (absent without them).
 (function () {
   const doc = document.documentElement;
   const out = { width: doc.scrollWidth, height: doc.scrollHeight, viewport: window.innerWidth,
@@ -46,11 +48,19 @@
     const p = sec.getBoundingClientRect();
     sec.querySelectorAll('table, pre, svg, figure').forEach((e) => {
       const r = e.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) return;  // not rendered: inside a closed <details>
       if (r.right > p.right + 0.5 || r.left < p.left - 0.5)
         out.wide.push(sec.id + ' ' + e.tagName + ' ' + Math.round(r.width) + 'px in ' +
                       Math.round(p.width) + 'px');
     });
   });
+  // Where the answer ends: its headline and its figure, page coordinates.
+  const headline = document.querySelector('#answer dl.headline');
+  const lead = document.querySelector('#answer svg.plot');
+  if (headline && lead) {
+    out.headline_bottom = headline.getBoundingClientRect().bottom + window.scrollY;
+    out.lead_plot_bottom = lead.getBoundingClientRect().bottom + window.scrollY;
+  }
   for (const sheet of Array.from(document.styleSheets))
     for (const rule of Array.from(sheet.cssRules))
       if (rule.media && Array.from(rule.media).includes('print')) out.print_rules = true;

@@ -456,7 +456,19 @@ TEST_CASE(
   WriteMarkdownReport(md, trace, m);
   std::string h = html.str();
   CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);
-  CHECK(h.find("<script") == std::string::npos);
+  // One inline script (zoom and readout on the figures), nothing loaded.
+  const size_t script = h.find("<script");
+  REQUIRE(script != std::string::npos);
+  CHECK(h.compare(script, 8, "<script>") == 0);
+  CHECK(h.find("<script", script + 1) == std::string::npos);
+  // The answer comes first: the headline, then the zoomed budget curve.
+  const size_t answer = h.find("<section id=\"answer\"");
+  REQUIRE(answer != std::string::npos);
+  CHECK(answer < h.find("<section id=\"summary\""));
+  CHECK(h.find("<dt>passes from</dt>") > answer);
+  CHECK(h.find("<dt>proven floor</dt>") > answer);
+  CHECK(h.find("<svg", answer) < h.find("<section id=\"summary\""));
+  CHECK(md.str().find("## Answer\n\n- **passes from**") != std::string::npos);
   CHECK(h.find("url(") == std::string::npos);
   CHECK(h.find("@import") == std::string::npos);
   CHECK(h.find("<link") == std::string::npos);

@@ -124,7 +124,11 @@ def test_captured_resnet_report_renders_in_the_browser(captured, tmp_path):
                              capture_output=True, text=True, timeout=120).stdout
     assert "resnet.log" in dom
     assert dom.count("<svg") >= 3  # the budget curve, the timeline, a frontier
-    assert dom.count("<section id=") == 7
+    assert dom.count("<section id=") == 8
+    # The answer first: the headline, then the zoomed budget curve.
+    assert dom.index('<section id="answer"') < dom.index('<section id="summary"')
+    assert "<dt>passes from</dt>" in dom and "<dt>proven floor</dt>" in dom
     # The curve's line (the atlas's, or the rows joined) and a timeline's memory line.
     assert ('class="atlas-line' in dom or 'class="grid-line' in dom) and 'class="mem run-' in dom
-    assert "<script" not in dom and "ERR_" not in dom
+    # One inline script (zoom and readout), nothing loaded.
+    assert dom.count("<script") == 1 and "<script src" not in dom and "ERR_" not in dom
