@@ -516,7 +516,9 @@ ordered_json PlanSearchJson(const ProofHeader& h, const std::optional<ScheduleSe
 void PrintPlanSearchText(std::ostream& out, const ProofHeader& h,
                          const std::optional<ScheduleSearch>& p) {
   if (!p) return;
-  fmt::print(out, "  checkpoint plans: {} followed in {:.1f}s{}", p->attempts.size(), p->seconds,
+  // No seconds here (--json has them): the text of a run bounded by counts
+  // is the same on any machine and under any load.
+  fmt::print(out, "  checkpoint plans: {} followed{}", p->attempts.size(),
              p->timed_out      ? " (stopped at the time limit)"
              : p->work_limited ? " (stopped at the work limit)"
                                : "");
@@ -728,7 +730,7 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
                  ? std::string("keep-or-recompute cut")
                  : std::string("static bound"));
   if (r.cut) {
-    fmt::print(out, "  cut: {} budgets tested in {:.1f}s{}\n", r.cut->tests, r.cut->seconds,
+    fmt::print(out, "  cut: {} budgets tested{}\n", r.cut->tests,
                r.cut->timed_out ? " (stopped at --cut-seconds: the bound proven so far)" : "");
     if (r.cut->raised && trace)
       fmt::print(out, "    at budget {}: {}\n", r.cut->attained_by.budget,

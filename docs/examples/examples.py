@@ -99,16 +99,6 @@ def keep_lines(output, spec, where):
     return kept
 
 
-# A wall-clock duration as dtrcheck prints it ("tested in 0.1s"): the one part of
-# an output that two runs may not repeat. --check compares examples with each
-# duration replaced by this pattern's stand-in; --update writes what was printed.
-DURATION = re.compile(r"\bin [0-9]+(?:\.[0-9]+)?s\b")
-
-
-def without_durations(lines):
-    return [DURATION.sub("in <seconds>s", line) for line in lines]
-
-
 def run_block(block, dtrcheck, shared):
     """The block's new body: each command and its (kept) output."""
     where = f"{block.path}:{block.marker_line + 1}"
@@ -179,7 +169,7 @@ def main():
             ran += 1
             body = run_block(block, args.dtrcheck, args.shared)
             old = [line.rstrip() for line in block.body]
-            if body == old or (args.check and without_durations(body) == without_durations(old)):
+            if body == old:
                 continue
             if args.check:
                 stale += 1
