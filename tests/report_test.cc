@@ -565,8 +565,8 @@ TEST_CASE("--heuristic A,B: one part per heuristic, overlaid on one budget curve
   std::vector<Figure> curves = CurveFigures(report);
   REQUIRE_FALSE(curves.empty());
   const std::string& svg = curves[0].svg;
-  CHECK(svg.find("DTR: exact overhead of every walked budget") != std::string::npos);
-  CHECK(svg.find("LRU: exact overhead of every walked budget") != std::string::npos);
+  CHECK(svg.find("DTR: overhead at every budget, run one by one") != std::string::npos);
+  CHECK(svg.find("LRU: overhead at every budget, run one by one") != std::string::npos);
   CHECK(svg.find("class=\"atlas-line c0\"") != std::string::npos);
   CHECK(svg.find("class=\"atlas-line c1\"") != std::string::npos);
   // Timelines and frontiers per heuristic, named after it.
