@@ -253,7 +253,6 @@ Greedy GreedyPlan(const Trace& trace, const std::vector<CheckpointCandidate>& ca
                   int64_t budget, CheckpointSimulation start, bool reach_first) {
   std::vector<int32_t> chosen;
   CheckpointSimulation current = std::move(start);
-  auto recompute = [&](const std::vector<int32_t>& set) { return Recompute(candidates, set); };
   while (current.peak > budget) {
     int32_t best = -1;
     CheckpointSimulation best_sim;
@@ -273,7 +272,7 @@ Greedy GreedyPlan(const Trace& trace, const std::vector<CheckpointCandidate>& ca
       CheckpointSimulation sim = SimulateCheckpoints(trace, candidates, with);
       if (sim.peak >= current.peak) continue;
       const __int128 drop = current.peak - sim.peak;
-      const __int128 cost = std::max<int64_t>(1, recompute(with) - recompute(chosen));
+      const __int128 cost = std::max<int64_t>(1, Recompute(candidates, with) - Recompute(candidates, chosen));
       // Among candidates that reach the budget (with reach_first), the least
       // added recompute; else drop / cost > best_drop / best_cost. Ties:
       // fewer operators, then program order (candidates are visited in it).
@@ -314,7 +313,6 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   plan.final_pinned = bound.final_pinned;
   plan.candidates = static_cast<int32_t>(candidates.size());
 
-  auto recompute = [&](const std::vector<int32_t>& set) { return Recompute(candidates, set); };
   std::vector<int32_t> chosen;
   CheckpointSimulation current = SimulateCheckpoints(trace, candidates, chosen);
   plan.unplanned_peak = current.peak;
@@ -326,7 +324,7 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
     Greedy a = GreedyPlan(trace, candidates, budget, current, true);
     Greedy b = GreedyPlan(trace, candidates, budget, current, false);
     const bool a_fits = a.sim.peak <= budget, b_fits = b.sim.peak <= budget;
-    const bool take_b = b_fits ? !a_fits || recompute(b.chosen) < recompute(a.chosen)
+    const bool take_b = b_fits ? !a_fits || Recompute(candidates, b.chosen) < Recompute(candidates, a.chosen)
                                : !a_fits && b.sim.peak < a.sim.peak;
     Greedy& best = take_b ? b : a;
     chosen = std::move(best.chosen);
@@ -354,7 +352,7 @@ CheckpointPlan PlanCheckpoints(const Trace& trace, int64_t budget) {
   }
   plan.predicted_peak = current.peak;
   plan.predicted_overhead =
-      Overhead(plan.baseline.compute + recompute(chosen), plan.baseline.compute);
+      Overhead(plan.baseline.compute + Recompute(candidates, chosen), plan.baseline.compute);
   plan.simulated_clock = current.clock;
   plan.simulated_overhead = Overhead(current.clock, plan.baseline.compute);
   plan.script = std::move(current.script);
