@@ -27,7 +27,7 @@ NAMES=("$@")
 PYTHON=/usr/bin/python3
 
 echo "store: $STORE"
-echo "| trace | static bound | cut | proven lower bound | argument | best verified schedule (this run) | best in the store | band (store) | cut time | wall time |"
+echo "| trace | static bound | cut | proven lower bound | argument | best verified schedule (this run) | best in the store | band (store) | cut tests | wall time |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 status=0
 for name in "${NAMES[@]}"; do
@@ -87,10 +87,10 @@ if stored_bound and bound_ok != "yes":
 bound = max(lb["bytes"], stored_bound)
 band = "-" if stored is None else f"{(stored - bound) / bound * 100:.1f}%"
 cut_text = "-" if cut is None else r(cut["bytes"]) + (" (timed out)" if cut["timed_out"] else "")
-cut_time = "-" if cut is None else f"{cut['seconds']:.1f}s ({cut['tests']} tests)"
+cut_tests = "-" if cut is None else str(cut["tests"])
 print(f"| {name} | {r(j['static_bound']['bytes'])} | {cut_text} | {r(lb['bytes'])} | {arg} | "
       f"{'-' if best is None else r(best['budget'])} | {'-' if stored is None else r(stored)} | "
-      f"{band} | {cut_time} | {wall:.0f}s |")
+      f"{band} | {cut_tests} | {wall:.0f}s |")
 for peak in (best["budget"] if best else None, stored):
     if peak is not None and bound > peak:
         print(f"UNSOUND: {name}: lower bound {bound} > verified schedule {peak}")

@@ -961,7 +961,6 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
     }
   }
   b.bytes = lo + 1;
-  b.seconds = elapsed();
   return b;
 }
 

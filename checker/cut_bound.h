@@ -104,7 +104,6 @@ struct CutBound {
   CutArgument attained_by;
   int32_t tests = 0;  // budgets tested
   bool timed_out = false;
-  double seconds = 0;
 };
 
 // The bound, between `static_bound` (ComputeMemoryBound(trace)) and `feasible`

@@ -97,7 +97,6 @@ ordered_json CutBoundJson(const Trace& t, const CutBound& b, int64_t baseline_me
   j["argument"] = b.raised ? CutArgumentJson(t, b.attained_by) : ordered_json(nullptr);
   j["tests"] = b.tests;
   j["timed_out"] = b.timed_out;
-  j["seconds"] = b.seconds;
   return j;
 }
 

@@ -81,8 +81,7 @@ ordered_json QueryJson(const WindowQuery& q) {
           {"budget", q.budget},
           {"answer", SolverAnswerName(q.answer)},
           {"reason", q.reason},
-          {"storages", q.storages},
-          {"seconds", q.seconds}};
+          {"storages", q.storages}};
 }
 
 }  // namespace
@@ -505,8 +504,7 @@ ordered_json PlanSearchJson(const ProofHeader& h, const std::optional<ScheduleSe
               {"needed", at.needed},
               {"retained", at.retained}}}};
   }
-  return {{"seconds", p->seconds},
-          {"timed_out", p->timed_out},
+  return {{"timed_out", p->timed_out},
           {"work", p->work},
           {"work_limited", p->work_limited},
           {"plans", p->attempts.size()},
@@ -516,7 +514,7 @@ ordered_json PlanSearchJson(const ProofHeader& h, const std::optional<ScheduleSe
 void PrintPlanSearchText(std::ostream& out, const ProofHeader& h,
                          const std::optional<ScheduleSearch>& p) {
   if (!p) return;
-  // No seconds here (--json has them): the text of a run bounded by counts
+  // No seconds here (nor in --json): the output of a run bounded by counts
   // is the same on any machine and under any load.
   fmt::print(out, "  checkpoint plans: {} followed{}", p->attempts.size(),
              p->timed_out      ? " (stopped at the time limit)"
@@ -589,10 +587,8 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
          {"description", s.found ? ordered_json(s.description) : nullptr},
          {"peak", s.found ? ordered_json(s.peak) : nullptr},
          {"attempts", s.attempts},
-         {"seconds", s.seconds},
          {"last_outcome", s.found ? ordered_json(nullptr) : ordered_json(s.last_outcome)}});
   j["walk"] = {{"mode", std::string(WalkModeName(r.walk_mode))},
-               {"seconds", r.walk_seconds},
                {"timed_out", r.walk_timed_out},
                {"steps", steps}};
   j["plan_search"] = PlanSearchJson(h, r.plan_search);
@@ -608,8 +604,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
   if (r.cut && trace)
     j["cut"] = CutBoundJson(*trace, *r.cut, h.baseline.memory);
   else if (r.cut)
-    j["cut"] = {{"bytes", r.cut->bytes}, {"tests", r.cut->tests}, {"timed_out", r.cut->timed_out},
-                {"seconds", r.cut->seconds}};
+    j["cut"] = {{"bytes", r.cut->bytes}, {"tests", r.cut->tests}, {"timed_out", r.cut->timed_out}};
   else
     j["cut"] = nullptr;
   ordered_json ws = ordered_json::array();
@@ -620,8 +615,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
                   {"sat_from", w.sat_from},
                   {"queries", w.queries},
                   {"unknowns", w.unknowns},
-                  {"skipped", w.skipped.empty() ? ordered_json(nullptr) : ordered_json(w.skipped)},
-                  {"seconds", w.seconds}});
+                  {"skipped", w.skipped.empty() ? ordered_json(nullptr) : ordered_json(w.skipped)}});
   j["windows"] = ws;
   return j;
 }
