@@ -4,23 +4,18 @@
 #include "checker/atlas_walk.h"
 #include "checker/run_result.h"
 
+#include <string>
 #include <type_traits>
+
+#include "checker/run_result_fields.h"
 
 namespace dtr {
 
 namespace {
 
-// A field added to these types must be added to their codecs below; the sizes
-// (x86-64, libstdc++) are a reminder that fails the build until it is.
-#if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(RunResult) == 408, "RunResult changed: update FarmCodec<RunResult>, then this size");
-static_assert(sizeof(OomContext) == 176, "OomContext changed: update FarmCodec<RunResult>, then this size");
-static_assert(sizeof(ScriptFailure) == 48, "ScriptFailure changed: update FarmCodec<RunResult>, then this size");
-#endif
 // Atlas intervals travel as their bytes.
 static_assert(std::is_trivially_copyable_v<AtlasInterval>);
 
-// Counts per storage, mostly zero: the length, then the nonzero entries.
 void PutCounts(ByteWriter& w, const std::vector<int32_t>& counts) {
   w.Put<uint64_t>(counts.size());
   uint64_t nonzero = 0;
@@ -45,63 +40,60 @@ std::vector<int32_t> GetCounts(ByteReader& r) {
   return counts;
 }
 
+// The bytes of each field VisitFields lists (checker/run_result_fields.h), in
+// its order: numbers as they are, an enum as int32, a string or vector as its
+// length and items, an optional record as a flag byte and then its fields,
+// per-storage counts as their length and nonzero entries.
+struct FieldEncoder {
+  ByteWriter& w;
+  template <typename T>
+  void operator()(const char*, const T& v) {
+    if constexpr (std::is_enum_v<T>) {
+      w.Put<int32_t>(static_cast<int32_t>(v));
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      w.Put<T>(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      w.PutString(v);
+    } else if constexpr (kIsPerStorageCounts<T>) {
+      PutCounts(w, v.counts);
+    } else if constexpr (kIsOptionalRecord<T>) {
+      w.Put<uint8_t>(v.has_value());
+      if (v) VisitFields(*v, *this);
+    } else {
+      w.PutVector(v);
+    }
+  }
+};
+
+struct FieldDecoder {
+  ByteReader& r;
+  template <typename T>
+  void operator()(const char*, T& v) {
+    if constexpr (std::is_enum_v<T>) {
+      v = static_cast<T>(r.Get<int32_t>());
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      v = r.Get<T>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      v = r.GetString();
+    } else if constexpr (kIsOptionalRecord<T>) {
+      if (r.Get<uint8_t>()) VisitFields(v.emplace(), *this);
+    } else {
+      v = r.GetVector<typename T::value_type>();
+    }
+  }
+  template <typename Counts>
+  void operator()(const char*, PerStorageCounts<Counts> c) {
+    c.counts = GetCounts(r);
+  }
+};
+
 }  // namespace
 
-void FarmCodec<RunResult>::Encode(const RunResult& x, ByteWriter& w) {
-  w.Put<int32_t>(static_cast<int32_t>(x.outcome));
-  for (int64_t v : {x.budget, x.clock, x.remat_compute, x.model_compute, x.heuristic_evals, x.max_memory,
-                    x.bottleneck_memory, x.const_memory, x.heuristic_evictions, x.eager_evictions, x.events,
-                    x.budget_lo, x.budget_hi})
-    w.Put<int64_t>(v);
-  w.Put<int32_t>(x.distinct_heuristic_evicted);
-  w.Put<int32_t>(x.distinct_evicted);
-  PutCounts(w, x.evict_count);
-  PutCounts(w, x.heuristic_evict_count);
-  w.Put<uint8_t>(x.oom.has_value());
-  if (x.oom) {
-    const OomContext& o = *x.oom;
-    w.PutString(o.program_op);
-    w.PutString(o.op);
-    w.PutString(o.tensor);
-    for (int64_t v : {o.request, o.memory_usage, o.pinned_memory, o.locked_memory, o.event}) w.Put<int64_t>(v);
-    for (int32_t v : {o.locked_storages, o.remat_depth, o.program_step}) w.Put<int32_t>(v);
-    w.PutVector(o.frames);
-  }
-  w.Put<uint8_t>(x.script_failure.has_value());
-  if (x.script_failure) {
-    w.Put<int64_t>(x.script_failure->entry);
-    w.Put<int64_t>(x.script_failure->event);
-    w.PutString(x.script_failure->reason);
-  }
-}
+void FarmCodec<RunResult>::Encode(const RunResult& x, ByteWriter& w) { VisitFields(x, FieldEncoder{w}); }
 
 RunResult FarmCodec<RunResult>::Decode(ByteReader& r) {
   RunResult x;
-  x.outcome = static_cast<Outcome>(r.Get<int32_t>());
-  for (int64_t* v : {&x.budget, &x.clock, &x.remat_compute, &x.model_compute, &x.heuristic_evals, &x.max_memory,
-                     &x.bottleneck_memory, &x.const_memory, &x.heuristic_evictions, &x.eager_evictions, &x.events,
-                     &x.budget_lo, &x.budget_hi})
-    *v = r.Get<int64_t>();
-  x.distinct_heuristic_evicted = r.Get<int32_t>();
-  x.distinct_evicted = r.Get<int32_t>();
-  x.evict_count = GetCounts(r);
-  x.heuristic_evict_count = GetCounts(r);
-  if (r.Get<uint8_t>()) {
-    OomContext& o = x.oom.emplace();
-    o.program_op = r.GetString();
-    o.op = r.GetString();
-    o.tensor = r.GetString();
-    for (int64_t* v : {&o.request, &o.memory_usage, &o.pinned_memory, &o.locked_memory, &o.event})
-      *v = r.Get<int64_t>();
-    for (int32_t* v : {&o.locked_storages, &o.remat_depth, &o.program_step}) *v = r.Get<int32_t>();
-    o.frames = r.GetVector<TensorId>();
-  }
-  if (r.Get<uint8_t>()) {
-    ScriptFailure& f = x.script_failure.emplace();
-    f.entry = r.Get<int64_t>();
-    f.event = r.Get<int64_t>();
-    f.reason = r.GetString();
-  }
+  VisitFields(x, FieldDecoder{r});
   return x;
 }
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <type_traits>
 #include <utility>
 
+#include "checker/run_result_fields.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -13,14 +16,6 @@ namespace dtr {
 namespace {
 
 using nlohmann::ordered_json;
-
-// A field added to RunResult must be added to RunResultJson and back; the
-// sizes (x86-64, libstdc++) fail the build until it is.
-#if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(RunResult) == 408, "RunResult changed: update RunResultJson, then this size");
-static_assert(sizeof(OomContext) == 176, "OomContext changed: update RunResultJson, then this size");
-static_assert(sizeof(ScriptFailure) == 48, "ScriptFailure changed: update RunResultJson, then this size");
-#endif
 
 ordered_json CountsJson(const std::vector<int32_t>& counts) {
   ordered_json nonzero = ordered_json::array();
@@ -41,95 +36,61 @@ std::vector<int32_t> CountsFromJson(const ordered_json& j) {
   return counts;
 }
 
+// Each field VisitFields lists (checker/run_result_fields.h) under its key:
+// the outcome by name, an optional record as an object or null, per-storage
+// counts as CountsJson, the rest as nlohmann writes them.
+struct FieldToJson {
+  ordered_json& j;
+  template <typename T>
+  void operator()(const char* key, const T& v) {
+    if constexpr (std::is_same_v<T, Outcome>) {
+      j[key] = std::string(OutcomeName(v));
+    } else if constexpr (kIsPerStorageCounts<T>) {
+      j[key] = CountsJson(v.counts);
+    } else if constexpr (kIsOptionalRecord<T>) {
+      if (v) {
+        ordered_json record;
+        VisitFields(*v, FieldToJson{record});
+        j[key] = std::move(record);
+      } else {
+        j[key] = nullptr;
+      }
+    } else {
+      j[key] = v;
+    }
+  }
+};
+
+struct FieldFromJson {
+  const ordered_json& j;
+  template <typename T>
+  void operator()(const char* key, T& v) {
+    const ordered_json& x = j.at(key);
+    if constexpr (std::is_same_v<T, Outcome>) {
+      v = OutcomeOfLine(x.get<std::string>());
+    } else if constexpr (kIsOptionalRecord<T>) {
+      if (!x.is_null()) VisitFields(v.emplace(), FieldFromJson{x});
+    } else {
+      v = x.get<T>();
+    }
+  }
+  template <typename Counts>
+  void operator()(const char* key, PerStorageCounts<Counts> c) {
+    c.counts = CountsFromJson(j.at(key));
+  }
+};
+
 }  // namespace
 
 ordered_json RunResultJson(const RunResult& r) {
   ordered_json j;
-  j["result"] = std::string(OutcomeName(r.outcome));
-  j["budget"] = r.budget;
-  j["clock"] = r.clock;
-  j["remat_compute"] = r.remat_compute;
-  j["model_compute"] = r.model_compute;
-  j["heuristic_evals"] = r.heuristic_evals;
-  j["max_memory"] = r.max_memory;
-  j["bottleneck_memory"] = r.bottleneck_memory;
-  j["const_memory"] = r.const_memory;
-  j["heuristic_evictions"] = r.heuristic_evictions;
-  j["eager_evictions"] = r.eager_evictions;
-  j["distinct_heuristic_evicted"] = r.distinct_heuristic_evicted;
-  j["distinct_evicted"] = r.distinct_evicted;
-  j["evict_count"] = CountsJson(r.evict_count);
-  j["heuristic_evict_count"] = CountsJson(r.heuristic_evict_count);
-  j["events"] = r.events;
-  j["budget_lo"] = r.budget_lo;
-  j["budget_hi"] = r.budget_hi;
-  if (r.oom) {
-    const OomContext& o = *r.oom;
-    j["oom"] = {{"program_op", o.program_op},
-                {"op", o.op},
-                {"tensor", o.tensor},
-                {"request", o.request},
-                {"memory_usage", o.memory_usage},
-                {"pinned_memory", o.pinned_memory},
-                {"locked_memory", o.locked_memory},
-                {"locked_storages", o.locked_storages},
-                {"remat_depth", o.remat_depth},
-                {"program_step", o.program_step},
-                {"event", o.event},
-                {"frames", o.frames}};
-  } else {
-    j["oom"] = nullptr;
-  }
-  if (r.script_failure)
-    j["script_failure"] = {{"entry", r.script_failure->entry},
-                           {"event", r.script_failure->event},
-                           {"reason", r.script_failure->reason}};
-  else
-    j["script_failure"] = nullptr;
+  VisitFields(r, FieldToJson{j});
   return j;
 }
 
 RunResult RunResultFromJson(const ordered_json& j) {
   RunResult r;
-  r.outcome = OutcomeOfLine(j.at("result").get<std::string>());
-  r.budget = j.at("budget").get<int64_t>();
-  r.clock = j.at("clock").get<int64_t>();
-  r.remat_compute = j.at("remat_compute").get<int64_t>();
-  r.model_compute = j.at("model_compute").get<int64_t>();
-  r.heuristic_evals = j.at("heuristic_evals").get<int64_t>();
-  r.max_memory = j.at("max_memory").get<int64_t>();
-  r.bottleneck_memory = j.at("bottleneck_memory").get<int64_t>();
-  r.const_memory = j.at("const_memory").get<int64_t>();
-  r.heuristic_evictions = j.at("heuristic_evictions").get<int64_t>();
-  r.eager_evictions = j.at("eager_evictions").get<int64_t>();
-  r.distinct_heuristic_evicted = j.at("distinct_heuristic_evicted").get<int32_t>();
-  r.distinct_evicted = j.at("distinct_evicted").get<int32_t>();
-  r.evict_count = CountsFromJson(j.at("evict_count"));
-  r.heuristic_evict_count = CountsFromJson(j.at("heuristic_evict_count"));
-  r.events = j.at("events").get<int64_t>();
-  r.budget_lo = j.at("budget_lo").get<int64_t>();
-  r.budget_hi = j.at("budget_hi").get<int64_t>();
-  if (const ordered_json& o = j.at("oom"); !o.is_null()) {
-    OomContext& c = r.oom.emplace();
-    c.program_op = o.at("program_op").get<std::string>();
-    c.op = o.at("op").get<std::string>();
-    c.tensor = o.at("tensor").get<std::string>();
-    c.request = o.at("request").get<int64_t>();
-    c.memory_usage = o.at("memory_usage").get<int64_t>();
-    c.pinned_memory = o.at("pinned_memory").get<int64_t>();
-    c.locked_memory = o.at("locked_memory").get<int64_t>();
-    c.locked_storages = o.at("locked_storages").get<int32_t>();
-    c.remat_depth = o.at("remat_depth").get<int32_t>();
-    c.program_step = o.at("program_step").get<int32_t>();
-    c.event = o.at("event").get<int64_t>();
-    c.frames = o.at("frames").get<std::vector<TensorId>>();
-  }
-  if (const ordered_json& f = j.at("script_failure"); !f.is_null()) {
-    ScriptFailure& s = r.script_failure.emplace();
-    s.entry = f.at("entry").get<int64_t>();
-    s.event = f.at("event").get<int64_t>();
-    s.reason = f.at("reason").get<std::string>();
-  }
+  VisitFields(r, FieldFromJson{j});
   if (r.budget < r.budget_lo || r.budget > r.budget_hi)
     throw InputError(fmt::format("budget {} is not inside its run's [{}, {}]", r.budget, r.budget_lo, r.budget_hi));
   return r;
