@@ -28,7 +28,6 @@
 #include <exception>
 #include <future>
 #include <list>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -37,6 +36,7 @@
 #include <vector>
 
 #include "checker/farm_codec.h"
+#include "checker/ordered_collector.h"
 #include "model/error.h"
 
 #ifdef DTRCHECK_WITH_MPI
@@ -272,11 +272,12 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
     std::string bytes;
     Failure failure;
     std::exception_ptr exception;  // when it failed on this rank
+    bool failed() const { return static_cast<bool>(failure); }
   };
   std::mutex mu;
   std::condition_variable cv;
-  size_t next_task = 0, limit = n, next_collect = 0, finished = 0;
-  std::map<size_t, Outcome> ready;
+  OrderedCollector<Outcome> order(n);
+  size_t finished = 0;
   std::vector<std::string> collected;  // bytes of each collected result, to forward
   Failure failure;                     // what ended the farm early, if anything
   std::exception_ptr failure_exception;
@@ -285,8 +286,8 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
   std::thread local([&] {
     FarmTaskScope scope;
     std::unique_lock<std::mutex> lock(mu);
-    while (next_task < limit) {
-      size_t i = next_task++;
+    while (std::optional<size_t> next = order.Start()) {
+      const size_t i = *next;
       local_task = i;
       lock.unlock();
       Outcome o;
@@ -300,10 +301,7 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
       local_task.reset();
       ++finished;
       if (progress) progress(finished, n);
-      if (i < limit) {
-        if (o.failure) limit = std::min(limit, i + 1);
-        ready.emplace(i, std::move(o));
-      }
+      order.Finish(i, std::move(o));
       cv.notify_all();
     }
   });
@@ -355,7 +353,7 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
         peer.heard = Clock::now();
         ++finished;
         if (progress) progress(finished, n);
-        if (i >= limit) return;
+        if (!order.Wanted(i)) return;
         if (!o.failure && remote) {
           lock.unlock();
           try {
@@ -366,8 +364,7 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
           }
           lock.lock();
         }
-        if (o.failure) limit = std::min(limit, i + 1);
-        ready.emplace(i, std::move(o));
+        order.Finish(i, std::move(o));
         return;
       }
       case kTagHeartbeat:
@@ -388,41 +385,34 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
   auto pause = microseconds(20);
   Clock::time_point last_check = Clock::now();  // of signals and timeouts
   for (;;) {
-    // Collect in task order, as the threaded farm does.
-    while (next_collect < limit) {
-      auto it = ready.find(next_collect);
-      if (it == ready.end()) break;
-      Outcome o = std::move(it->second);
-      ready.erase(it);
-      if (o.failure) {
-        failure = o.failure;
-        failure_exception = o.exception;
-        limit = next_collect;
-        break;
-      }
-      size_t i = next_collect;
-      lock.unlock();
-      bool go_on = true;
-      std::exception_ptr thrown;
-      try {
-        go_on = collect(i, o.bytes);
-      } catch (...) {
-        thrown = std::current_exception();
-      }
-      lock.lock();
-      collected.push_back(std::move(o.bytes));
-      ++next_collect;
-      if (thrown) {
-        failure_exception = thrown;
-        failure = FailureOf(thrown);
-      }
-      if (thrown || !go_on) limit = next_collect;
-    }
-    if (next_collect >= limit) break;  // decided
+    // Collect in task order, as the threaded farm does. A result goes to the
+    // other ranks' collectors even if this one threw at it: they see what it saw.
+    order.Drain(
+        lock,
+        [&](size_t i, Outcome& o) {
+          bool go_on = true;
+          try {
+            go_on = collect(i, o.bytes);
+          } catch (...) {
+            collected.push_back(std::move(o.bytes));
+            throw;
+          }
+          collected.push_back(std::move(o.bytes));
+          return go_on;
+        },
+        [&](Outcome& o) {
+          failure = o.failure;
+          failure_exception = o.exception;
+        },
+        [&](std::exception_ptr thrown) {
+          failure_exception = thrown;
+          failure = FailureOf(thrown);
+        });
+    if (order.decided()) break;
     for (int r = 1; r < g.size; ++r) {
       Peer& peer = peers[r];
-      if (peer.phase != Phase::kIdle || next_task >= limit) continue;
-      size_t i = next_task++;
+      if (peer.phase != Phase::kIdle || order.all_started()) continue;
+      const size_t i = *order.Start();
       ByteWriter w;
       w.Put<uint64_t>(farm);
       w.Put<uint64_t>(i);
@@ -482,7 +472,7 @@ size_t RunMaster(size_t n, const std::function<std::string(size_t)>& task,
   sigaction(SIGINT, &old_int, nullptr);
   if (failure_exception) std::rethrow_exception(failure_exception);
   if (failure) Throw(failure);
-  return next_collect;
+  return order.collected();
 }
 
 // A rank's part of a farm: ask for tasks, run them, mirror rank 0's collector.

@@ -1,7 +1,8 @@
 // The one parallel layer: a task farm. Tasks 0..n-1 are independent pure
 // functions of their index (and of read-only shared input); workers take the
 // next unstarted task as they become free (dynamic load balancing), and the
-// results are handed to one collector strictly in task order. Whatever the
+// results are handed to one collector strictly in task order
+// (checker/ordered_collector.h, shared by the threads and the MPI ranks). Whatever the
 // number of workers and their timing, the collector sees the same results in
 // the same order, so anything computed from them is identical for any `jobs`.
 //
@@ -25,7 +26,6 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -38,6 +38,7 @@
 
 #include "checker/farm_codec.h"
 #include "checker/mpi_farm.h"
+#include "checker/ordered_collector.h"
 
 namespace dtr {
 
@@ -70,69 +71,43 @@ size_t RunLocalTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>&
   struct Outcome {
     std::optional<Result> result;
     std::exception_ptr failure;
+    bool failed() const { return failure != nullptr; }
   };
   std::mutex mu;
-  size_t next_task = 0;     // the next task to start
-  size_t limit = n;         // tasks at or past it are not started
-  size_t next_collect = 0;  // the next task to collect
+  OrderedCollector<Outcome> order(n);
   size_t finished = 0;
-  bool collecting = false;  // a worker is in the collector
-  std::map<size_t, Outcome> ready;
-  std::exception_ptr failure;  // of task next_collect, or of the collector
+  bool collecting = false;     // a worker is in the collector
+  std::exception_ptr failure;  // of the task that ended the farm, or of the collector
 
   // Under `lock`: hands ready results to the collector in order. One worker
   // collects at a time, with the lock released around the callback.
   auto drain = [&](std::unique_lock<std::mutex>& lock) {
     if (collecting) return;
     collecting = true;
-    while (next_collect < limit) {
-      auto it = ready.find(next_collect);
-      if (it == ready.end()) break;
-      Outcome o = std::move(it->second);
-      ready.erase(it);
-      if (o.failure) {
-        failure = o.failure;
-        limit = next_collect;
-        break;
-      }
-      size_t i = next_collect;
-      lock.unlock();
-      bool go_on = true;
-      std::exception_ptr thrown;
-      try {
-        go_on = collect(i, std::move(*o.result));
-      } catch (...) {
-        thrown = std::current_exception();
-      }
-      lock.lock();
-      ++next_collect;
-      if (thrown) failure = thrown;
-      if (thrown || !go_on) limit = next_collect;
-    }
+    order.Drain(
+        lock, [&](size_t i, Outcome& o) { return collect(i, std::move(*o.result)); },
+        [&](Outcome& o) { failure = o.failure; }, [&](std::exception_ptr thrown) { failure = thrown; });
     collecting = false;
   };
 
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      if (next_task >= limit) return;
-      size_t i = next_task++;
+      std::optional<size_t> i = order.Start();
+      if (!i) return;
       lock.unlock();
       Outcome o;
       try {
         FarmTaskScope scope;
-        o.result.emplace(task(i));
+        o.result.emplace(task(*i));
       } catch (...) {
         o.failure = std::current_exception();
       }
       lock.lock();
       ++finished;
       if (progress) progress(finished, n);
-      if (i < limit) {
-        // A failure stops the start of later tasks now; earlier ones still run.
-        if (o.failure) limit = std::min(limit, i + 1);
-        ready.emplace(i, std::move(o));
-      }
+      // A failure stops the start of later tasks now; earlier ones still run.
+      order.Finish(*i, std::move(o));
       drain(lock);
     }
   };
@@ -158,7 +133,7 @@ size_t RunLocalTaskFarm(size_t n, int jobs, const std::function<Result(size_t)>&
     drain(lock);
   }
   if (failure) std::rethrow_exception(failure);
-  return next_collect;
+  return order.collected();
 }
 
 // RunLocalTaskFarm's contract, on threads or spread over MPI ranks (see

@@ -1,11 +1,13 @@
 // The task farm (checker/parallel.h): results reach the collector in task
 // order whatever the workers' timing; a collector that stops, or a task that
-// throws, ends the farm exactly where one worker would have ended it.
+// throws, ends the farm exactly where one worker would have ended it; and
+// OrderedCollector, the ordering the threads and the MPI ranks share.
 #include "checker/parallel.h"
 
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -96,6 +98,75 @@ TEST_CASE("ParallelMap returns results in task order; no task is an empty result
     for (size_t i = 0; i < out.size(); ++i) CHECK(out[i] == std::to_string(i * i));
   }
   CHECK(ParallelMap<int>(0, 4, [](size_t) { return 1; }).empty());
+}
+
+// The ordering both farms share, driven by hand: tasks finish out of order.
+struct Piece {
+  int value = 0;
+  bool failure = false;
+  bool failed() const { return failure; }
+};
+
+struct NoLock {
+  void lock() {}
+  void unlock() {}
+};
+
+TEST_CASE("OrderedCollector: out-of-order results are collected in order; a failure ends it at its task") {
+  OrderedCollector<Piece> order(6);
+  for (size_t i = 0; i < 4; ++i) CHECK(order.Start() == i);
+  std::vector<size_t> seen;
+  int failed_value = 0;
+  NoLock lock;
+  auto drain = [&] {
+    order.Drain(
+        lock,
+        [&](size_t i, Piece& p) {
+          seen.push_back(i);
+          CHECK(p.value == static_cast<int>(i) * 10);
+          return true;
+        },
+        [&](Piece& p) { failed_value = p.value; }, [](std::exception_ptr) { FAIL("no collector throws"); });
+  };
+  order.Finish(2, {20});
+  drain();
+  CHECK(seen.empty());  // task 0 is not done
+  order.Finish(3, {30, true});  // no task after 3 starts now
+  CHECK(!order.Start());
+  CHECK(!order.Wanted(4));
+  order.Finish(0, {0});
+  drain();
+  CHECK(seen == std::vector<size_t>{0});
+  CHECK(!order.decided());
+  order.Finish(1, {10});
+  drain();
+  CHECK(seen == std::vector<size_t>{0, 1, 2});
+  CHECK(failed_value == 30);
+  CHECK(order.decided());
+  CHECK(order.collected() == 3);
+}
+
+TEST_CASE("OrderedCollector: a collector that stops or throws ends it after its task") {
+  for (bool throws : {false, true}) {
+    OrderedCollector<Piece> order(5);
+    for (size_t i = 0; i < 5; ++i) REQUIRE(order.Start() == i);
+    for (size_t i : {4, 3, 2, 1, 0}) order.Finish(i, {static_cast<int>(i) * 10});
+    NoLock lock;
+    std::vector<size_t> seen;
+    bool caught = false;
+    order.Drain(
+        lock,
+        [&](size_t i, Piece&) {
+          seen.push_back(i);
+          if (i == 1 && throws) throw std::runtime_error("collector");
+          return i != 1;
+        },
+        [](Piece&) { FAIL("no task failed"); }, [&](std::exception_ptr) { caught = true; });
+    CHECK(seen == std::vector<size_t>{0, 1});
+    CHECK(caught == throws);
+    CHECK(order.decided());
+    CHECK(order.collected() == 2);
+  }
 }
 
 }  // namespace
