@@ -62,20 +62,16 @@ AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const ReplaySettings& spec
   AtlasWalkKey k;
   k.trace = trace;
   k.heuristic = std::string(spec.heuristic->name);
-  k.runtime = std::string(RuntimeName(spec.runtime));
-  k.overhead_limit = spec.overhead_limit;
-  k.seed = spec.seed;
+  k.replay = ReplayKeyOf(spec);
   k.budget_lo = lo_bytes;
   k.budget_hi = hi_bytes;
   return k;
 }
 
-ordered_json AtlasHeader(const AtlasWalkKey& k, std::string_view command) {
-  ordered_json j = CheckpointHeader(command, k.trace);
+ordered_json AtlasHeader(const AtlasWalkKey& k) {
+  ordered_json j = CheckpointHeader("atlas", k.trace);
   j["heuristic"] = k.heuristic;
-  j["runtime"] = k.runtime;
-  j["overhead_limit"] = k.overhead_limit ? ordered_json(*k.overhead_limit) : ordered_json(nullptr);
-  j["seed"] = k.seed;
+  AddReplayKey(j, k.replay);
   j["budget_lo"] = k.budget_lo;
   j["budget_hi"] = k.budget_hi;
   return j;

@@ -20,17 +20,17 @@ namespace dtr {
 // replay settings and the same byte range.
 struct AtlasWalkKey {
   TraceFingerprint trace;
-  std::string heuristic, runtime;
-  std::optional<double> overhead_limit;
-  uint64_t seed = 0;
+  std::string heuristic;
+  ReplayKey replay;
   int64_t budget_lo = 0, budget_hi = 0;
 };
 
 AtlasWalkKey WalkKeyOf(const TraceFingerprint& trace, const ReplaySettings& spec, int64_t lo_bytes, int64_t hi_bytes);
 
 // The header of `atlas --checkpoint`: CheckpointHeader("atlas", ...), then
-// the key's settings and range. (`scan --exact` adds its own keys to it.)
-nlohmann::ordered_json AtlasHeader(const AtlasWalkKey& key, std::string_view command = "atlas");
+// the key's heuristic, settings and range. (`scan --exact` writes a grid
+// header with the range added, checker/grid_checkpoint.h.)
+nlohmann::ordered_json AtlasHeader(const AtlasWalkKey& key);
 
 class AtlasCheckpoint {
  public:

@@ -80,6 +80,16 @@ ordered_json CheckpointHeader(std::string_view command, const TraceFingerprint& 
   return j;
 }
 
+ReplayKey ReplayKeyOf(const ReplaySettings& settings) {
+  return {std::string(RuntimeName(settings.runtime)), settings.overhead_limit, settings.seed};
+}
+
+void AddReplayKey(ordered_json& header, const ReplayKey& key) {
+  header["runtime"] = key.runtime;
+  header["overhead_limit"] = key.overhead_limit ? ordered_json(*key.overhead_limit) : ordered_json(nullptr);
+  header["seed"] = key.seed;
+}
+
 Outcome OutcomeOfLine(const std::string& name) {
   for (Outcome o : {Outcome::kPass, Outcome::kOom, Outcome::kThrash, Outcome::kInvalidScript, Outcome::kStopped})
     if (OutcomeName(o) == name) return o;

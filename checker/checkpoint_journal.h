@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "checker/replay.h"
+#include "checker/replay_settings.h"
 #include "model/file_lock.h"
 
 namespace dtr {
@@ -41,6 +43,18 @@ TraceFingerprint FingerprintOf(const Trace& trace, const Baseline& baseline, std
 // The keys every checkpoint header starts with: "format", "version",
 // "command", then the trace's (docs/checkpoint.md). Commands add theirs.
 nlohmann::ordered_json CheckpointHeader(std::string_view command, const TraceFingerprint& trace);
+
+// The replay settings every checkpoint of replays names, after its
+// heuristic or heuristics (atlas: checker/atlas_checkpoint.h; sweep and
+// scan: checker/grid_checkpoint.h).
+struct ReplayKey {
+  std::string runtime;
+  std::optional<double> overhead_limit;
+  uint64_t seed = 0;
+};
+ReplayKey ReplayKeyOf(const ReplaySettings& settings);  // its heuristic is not part of the key
+// Appends "runtime", "overhead_limit" (null: none) and "seed" to `header`.
+void AddReplayKey(nlohmann::ordered_json& header, const ReplayKey& key);
 
 // The outcome a checkpoint line names by OutcomeName; InputError for another word.
 Outcome OutcomeOfLine(const std::string& name);

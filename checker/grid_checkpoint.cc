@@ -101,9 +101,7 @@ GridKey GridKeyOf(const TraceFingerprint& trace, const ReplaySettings& settings,
   GridKey k;
   k.trace = trace;
   k.heuristics = std::move(heuristics);
-  k.runtime = std::string(RuntimeName(settings.runtime));
-  k.overhead_limit = settings.overhead_limit;
-  k.seed = settings.seed;
+  k.replay = ReplayKeyOf(settings);
   k.ratios = std::move(ratios);
   return k;
 }
@@ -111,9 +109,7 @@ GridKey GridKeyOf(const TraceFingerprint& trace, const ReplaySettings& settings,
 ordered_json GridHeader(std::string_view command, const GridKey& k) {
   ordered_json j = CheckpointHeader(command, k.trace);
   j["heuristics"] = k.heuristics;
-  j["runtime"] = k.runtime;
-  j["overhead_limit"] = k.overhead_limit ? ordered_json(*k.overhead_limit) : ordered_json(nullptr);
-  j["seed"] = k.seed;
+  AddReplayKey(j, k.replay);
   j["ratios"] = k.ratios;
   return j;
 }

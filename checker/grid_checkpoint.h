@@ -23,9 +23,7 @@ namespace dtr {
 struct GridKey {
   TraceFingerprint trace;
   std::vector<std::string> heuristics;  // in grid order
-  std::string runtime;
-  std::optional<double> overhead_limit;
-  uint64_t seed = 0;
+  ReplayKey replay;
   std::string ratios;  // the grid as given (--ratios)
 };
 

@@ -154,7 +154,7 @@ TEST_CASE("grid checkpoint file: round trip, another grid's file, a torn last li
   // Another runtime, grid or command: refused, the file untouched.
   std::string before = Slurp(path);
   GridKey eager = key;
-  eager.runtime = "RuntimeV2";
+  eager.replay.runtime = "RuntimeV2";
   CHECK_THROWS_WITH_AS(GridCheckpoint(path.string(), GridHeader("sweep", eager)),
                        (path.string() +
                         ": checkpoint of another grid: runtime is \"RuntimeV2\" here, \"RuntimeV2EagerOptimized\" "
