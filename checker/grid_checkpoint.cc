@@ -5,82 +5,15 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <type_traits>
 #include <utility>
 
+#include "checker/field_json.h"
 #include "checker/run_result_fields.h"
 #include "model/error.h"
 
 namespace dtr {
 
-namespace {
-
 using nlohmann::ordered_json;
-
-ordered_json CountsJson(const std::vector<int32_t>& counts) {
-  ordered_json nonzero = ordered_json::array();
-  for (size_t i = 0; i < counts.size(); ++i)
-    if (counts[i] != 0) nonzero.push_back({i, counts[i]});
-  return {{"size", counts.size()}, {"nonzero", std::move(nonzero)}};
-}
-
-std::vector<int32_t> CountsFromJson(const ordered_json& j) {
-  size_t size = j.at("size").get<size_t>();
-  if (size > (size_t{1} << 32)) throw InputError("per-storage counts longer than 2^32");
-  std::vector<int32_t> counts(size, 0);
-  for (const ordered_json& pair : j.at("nonzero")) {
-    size_t i = pair.at(0).get<size_t>();
-    if (i >= size) throw InputError(fmt::format("per-storage count at {} of {}", i, size));
-    counts[i] = pair.at(1).get<int32_t>();
-  }
-  return counts;
-}
-
-// Each field VisitFields lists (checker/run_result_fields.h) under its key:
-// the outcome by name, an optional record as an object or null, per-storage
-// counts as CountsJson, the rest as nlohmann writes them.
-struct FieldToJson {
-  ordered_json& j;
-  template <typename T>
-  void operator()(const char* key, const T& v) {
-    if constexpr (std::is_same_v<T, Outcome>) {
-      j[key] = std::string(OutcomeName(v));
-    } else if constexpr (kIsPerStorageCounts<T>) {
-      j[key] = CountsJson(v.counts);
-    } else if constexpr (kIsOptionalRecord<T>) {
-      if (v) {
-        ordered_json record;
-        VisitFields(*v, FieldToJson{record});
-        j[key] = std::move(record);
-      } else {
-        j[key] = nullptr;
-      }
-    } else {
-      j[key] = v;
-    }
-  }
-};
-
-struct FieldFromJson {
-  const ordered_json& j;
-  template <typename T>
-  void operator()(const char* key, T& v) {
-    const ordered_json& x = j.at(key);
-    if constexpr (std::is_same_v<T, Outcome>) {
-      v = OutcomeOfLine(x.get<std::string>());
-    } else if constexpr (kIsOptionalRecord<T>) {
-      if (!x.is_null()) VisitFields(v.emplace(), FieldFromJson{x});
-    } else {
-      v = x.get<T>();
-    }
-  }
-  template <typename Counts>
-  void operator()(const char* key, PerStorageCounts<Counts> c) {
-    c.counts = CountsFromJson(j.at(key));
-  }
-};
-
-}  // namespace
 
 ordered_json RunResultJson(const RunResult& r) {
   ordered_json j;
