@@ -403,6 +403,14 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     m.timelines[k].run = chosen[k].first;
     m.timelines[k].role = chosen[k].second;
   }
+  size_t stacked = 0;
+  for (size_t k = 0; k < m.timelines.size(); ++k)
+    if (m.timelines[k].outcome == Outcome::kPass) {
+      stacked = k;
+      break;
+    }
+  m.memory_stack = RecordMemoryStack(trace, baseline, m.rows[m.timelines[stacked].run].run.spec);
+  m.memory_stack.run = m.timelines[stacked].run;
 
   // 6. One frontier per distinct failure state.
   std::vector<std::vector<size_t>> groups;

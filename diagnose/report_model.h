@@ -17,7 +17,9 @@
 //     what `dtrcheck scan` reports for the same rows and cliff factor), with
 //     every boundary that lies in a walked section read off the atlas;
 //  5. the memory timelines (diagnose/memory_timeline.h): around the first
-//     feasibility inversion, the last passing and the first failing run;
+//     feasibility inversion, the last passing and the first failing run; and
+//     the memory of one of them stacked by storage and module
+//     (diagnose/memory_stack.h);
 //  6. "frontiers": the pinned frontier (diagnose/remat_frontier.h, as
 //     `dtrcheck frontier` computes it) of every distinct OOM state;
 //  7. "verdicts": explain's classification of every OOM row, with its
@@ -46,6 +48,7 @@
 #include "checker/ratio_grid.h"
 #include "diagnose/atlas_coverage.h"
 #include "diagnose/grid_refinement.h"
+#include "diagnose/memory_stack.h"
 #include "diagnose/memory_timeline.h"
 #include "checker/replay.h"
 #include "checker/sweep.h"
@@ -249,6 +252,9 @@ struct ReportModel {
   // run of --timeline-ratio alone. Never empty.
   std::vector<MemoryTimeline> timelines;
   std::string timeline_selection;  // why these runs, in words
+  // The memory of one timeline run stacked by storage (and by module): the
+  // passing one when there is one, else the first.
+  MemoryStack memory_stack;
   // The decision where the two timelines' runs part ways (first divergence),
   // when there are two and `divergence` compared them.
   std::optional<FirstDivergence> timeline_divergence;
