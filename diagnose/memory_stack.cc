@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "model/error.h"
@@ -138,7 +139,27 @@ bool IsConstant(const Trace& trace, StorageId s) {
 
 }  // namespace
 
-std::string TopLevelModule(const std::string& module) { return module.substr(0, module.find('.')); }
+std::string ModulePrefix(const std::string& module, int depth) {
+  size_t dot = 0;
+  for (int d = 0; d < depth; ++d) {
+    dot = module.find('.', d == 0 ? 0 : dot + 1);
+    if (dot == std::string::npos) return module;
+  }
+  return module.substr(0, dot);
+}
+
+int ModuleGroupDepth(const std::vector<std::string>& modules) {
+  size_t deepest = 0;
+  for (const std::string& m : modules)
+    deepest = std::max<size_t>(deepest, std::count(m.begin(), m.end(), '.') + 1);
+  for (int depth = 1; depth <= static_cast<int>(deepest); ++depth) {
+    std::set<std::string> prefixes;
+    for (const std::string& m : modules)
+      if (!m.empty()) prefixes.insert(ModulePrefix(m, depth));
+    if (prefixes.size() >= 2) return depth;
+  }
+  return 1;
+}
 
 MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
                               int max_columns, int max_bands) {
@@ -203,15 +224,16 @@ MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, cons
       [&](int32_t a, int32_t b) { return (a == constants ? -1 : a) < (b == constants ? -1 : b); },
       keep);
 
-  // By module: roles first, then constants, then the top-level module of the
-  // operator that allocated the storage.
+  // By module: roles first, then constants, then the module (at the group
+  // depth) of the operator that allocated the storage.
   const Attribution* attribution = trace.attribution.get();
   if (attribution && !attribution->modules.empty()) {
     std::vector<std::string> tops;
     std::map<std::string, int32_t> top_index;
     std::vector<int32_t> module_top(attribution->modules.size());
+    const int depth = ModuleGroupDepth(attribution->modules);
     for (size_t m = 0; m < attribution->modules.size(); ++m) {
-      const std::string top = TopLevelModule(attribution->modules[m]);
+      const std::string top = ModulePrefix(attribution->modules[m], depth);
       auto [it, added] = top_index.emplace(top, static_cast<int32_t>(tops.size()));
       if (added) tops.push_back(top);
       module_top[m] = it->second;

@@ -3,7 +3,9 @@
 // of every resident storage, summed into a few bands: the storages that hold
 // the most memory over the run, constants and the rest; and, for a trace
 // with module attribution (docs/trace_format.md, "Attribution keys"), by
-// top-level module, with parameters, gradients and optimizer state apart.
+// module (the outermost level of the MODULE paths that names two modules or
+// more: "layer1" for torchvision's ResNet, "0.conv" for a model wrapped in one
+// Sequential), with parameters, gradients and optimizer state apart.
 // What the report's stacked memory view draws (reports/report_figures.h).
 //
 // Invariant: in every column the bands' bytes sum to `memory`, the memory in
@@ -28,14 +30,14 @@ struct StackBand {
   enum class Kind : uint8_t {
     kStorage,    // `storage`
     kConstants,  // every storage a CONSTANT allocated
-    kModule,     // storages allocated by operators of top-level module `module`
+    kModule,     // storages allocated by operators of module `module` or its submodules
     kRole,       // storages whose ROLE is of kind `role` (parameters, gradients, ...)
     kNoModule,   // storages allocated by operators outside every module
     kOther,      // everything no other band holds; always the last band
   };
   Kind kind = Kind::kOther;
   StorageId storage = -1;
-  std::string module;  // the first part of a MODULE path; "" is the model itself
+  std::string module;  // the first parts of a MODULE path; "" is the model itself
   RoleKind role = RoleKind::kParameter;
   int64_t peak_bytes = 0;   // the band's most bytes in one column
   int64_t byte_steps = 0;   // sum over columns of bytes x the column's program steps
@@ -71,9 +73,12 @@ struct MemoryStack {
 // columns of equal program-step width (fewer for a short program);
 // `max_bands` >= 2 bands per view, "other" included.
 MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                              int max_columns = 600, int max_bands = 8);
+                              int max_columns = 600, int max_bands = 7);
 
-// The top-level module of a MODULE path: "layer1" for "layer1.0.conv1".
-std::string TopLevelModule(const std::string& module);
+// The first `depth` parts of a MODULE path: "layer1" for ("layer1.0.conv1", 1).
+std::string ModulePrefix(const std::string& module, int depth);
+// The depth the view by module groups at: the smallest at which the
+// modules' prefixes are two or more (1 when they never are).
+int ModuleGroupDepth(const std::vector<std::string>& modules);
 
 }  // namespace dtr

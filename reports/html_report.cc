@@ -414,7 +414,7 @@ void WriteFrontiers(std::ostream& out, const Trace& trace, const BudgetReport& r
   fmt::print(out, "</section>\n");
 }
 
-void WriteTimeline(std::ostream& out, const BudgetReport& r, size_t k) {
+void WriteTimeline(std::ostream& out, const Trace& trace, const BudgetReport& r, size_t k) {
   const ReportModel& m = r.heuristics[k];
   fmt::print(out, "<section id=\"{}\"><h2>Memory timeline{}</h2>", Id(r, k, "timeline"), Of(r, k));
   for (const std::string& s : TimelineSummary(m)) fmt::print(out, "<p>{}</p>", H(s));
@@ -430,6 +430,8 @@ void WriteTimeline(std::ostream& out, const BudgetReport& r, size_t k) {
   if (marks)
     fmt::print(out, "<p class=\"note\">Evictions and rematerializations are many: one mark per "
                     "bucket of computations (report.json has the counts).</p>");
+  fmt::print(out, "<p>{}</p>", H(StackSummary(m)));
+  for (const Figure& f : StackFigures(trace, r, k)) fmt::print(out, "{}", FigureHtml(f));
   fmt::print(out, "</section>\n");
 }
 
@@ -562,7 +564,7 @@ void WriteHtmlReport(std::ostream& out, const Trace& trace, const BudgetReport& 
 
   for (size_t k = 0; k < r.heuristics.size(); ++k) {
     WriteRunsTable(out, r, k);
-    WriteTimeline(out, r, k);
+    WriteTimeline(out, trace, r, k);
     WriteFrontiers(out, trace, r, k);
     WriteVerdicts(out, trace, r, k);
     WriteDivergence(out, trace, r, k);

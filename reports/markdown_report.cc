@@ -24,6 +24,25 @@ std::string Cell(std::string s) {
   return out;
 }
 
+// The stacked memory view as tables: one row per band, top of the stack first.
+void WriteStackTables(std::ostream& out, const Trace& trace, const ReportModel& m) {
+  fmt::print(out, "{}\n\n", StackSummary(m));
+  auto table = [&](const StackedMemory& view, const char* what) {
+    int64_t total = 0;
+    for (const StackBand& b : view.bands) total += b.byte_steps;
+    fmt::print(out, "| {} | most at once (bytes) | share of bytes x steps |\n|---|---:|---:|\n", what);
+    for (auto it = view.bands.rbegin(); it != view.bands.rend(); ++it) {
+      if (it->peak_bytes == 0) continue;
+      fmt::print(out, "| {} | {} | {:.1f}% |\n", Cell(StackBandLabel(trace, view, *it)),
+                 GroupedInt(it->peak_bytes),
+                 total > 0 ? 100.0 * static_cast<double>(it->byte_steps) / static_cast<double>(total) : 0.0);
+    }
+    fmt::print(out, "\n");
+  };
+  table(m.memory_stack.by_storage, "by storage");
+  if (m.memory_stack.by_module) table(*m.memory_stack.by_module, "by module");
+}
+
 // One heuristic's sections; `level` is the Markdown heading prefix of a section.
 void WriteHeuristic(std::ostream& out, const Trace& trace, const ReportModel& m, const std::string& level) {
 
@@ -81,6 +100,7 @@ void WriteHeuristic(std::ostream& out, const Trace& trace, const ReportModel& m,
 
   fmt::print(out, "{} Memory timeline\n\n", level);
   for (const std::string& line : TimelineSummary(m)) fmt::print(out, "{}\n\n", line);
+  WriteStackTables(out, trace, m);
 
   fmt::print(out, "{} Pinned frontier of each OOM\n\n", level);
   if (!m.frontiers) fmt::print(out, "{}\n\n", NotComputed(m.frontiers_skipped));

@@ -84,6 +84,12 @@ svg.plot .bar-other { fill:#9db5e6; }
 svg.plot .row-label { font-size:12.5px; }
 svg.plot .row-value { font-size:12px; fill:var(--muted); }
 svg.plot .row-sep { stroke:#eef0f4; stroke-width:1; }
+svg.plot .stack { stroke:#ffffff; stroke-width:0.6; stroke-linejoin:round; }
+svg.plot .stack-const { fill:var(--pinned); } svg.plot .stack-other { fill:#d5d9e1; }
+svg.plot .stack-0 { fill:#0072b2; } svg.plot .stack-1 { fill:#e69f00; }
+svg.plot .stack-2 { fill:#009e73; } svg.plot .stack-3 { fill:#cc79a7; }
+svg.plot .stack-4 { fill:#56b4e9; } svg.plot .stack-5 { fill:#f0e442; }
+svg.plot .stack-6 { fill:#d55e00; } svg.plot .stack-7 { fill:#000000; }
 svg.plot .frontier-budget { stroke:var(--fail); stroke-width:1.6; stroke-dasharray:7 5; }
 svg.plot .frontier-budget-label { font-size:12px; font-weight:600; fill:var(--fail); }
 )css";
@@ -699,6 +705,92 @@ Figure TimelineFigure(const BudgetReport& report, size_t k) {
   return MakeFigure(plot, "timeline" + Suffix(report, k),
                     fmt::format("memory timeline ({})", m.heuristic),
                     fmt::format("Memory in use against the program step: {}.", m.timeline_selection));
+}
+
+// ---------------------------------------------------------------------------
+// The stacked memory view.
+
+namespace {
+
+// One stacked area chart: every band a filled path between the sums of the
+// bands below it and its own top, flat from each column's first program step
+// to the next column's (steps without a computation, such as releases, have
+// no column), so that the stack's top is the memory in use at each column's
+// sampled computation. Bands that never hold a byte are not drawn.
+Figure StackFigureOf(const Trace& trace, const ReportModel& m, const StackedMemory& view,
+                     const std::string& name, const std::string& what) {
+  const MemoryStack& s = m.memory_stack;
+  double ymax = std::max(1.0, static_cast<double>(s.budget));
+  for (const StackColumn& c : view.columns) ymax = std::max(ymax, static_cast<double>(c.memory));
+  // The timeline's margins, so that its program steps line up with the timeline above.
+  SvgPlot plot(kPlotWidth, 380, 150, 16, 24, 56);
+  plot.SetX({0, std::max(1.0, static_cast<double>(s.program_steps)), false,
+             "program step (each column: the computation with the most memory in use)",
+             [](double v) { return GroupedInt(std::llround(v)); }, {}});
+  plot.SetY({0, ymax * 1.1, false, "memory in use", BytesAxisLabel, {}});
+  plot.EnableReadout("step", "bytes");
+  plot.DrawAxes();
+  const BudgetRow& row = m.rows[s.run];
+  // Colours: constants and the rest in greys, every other band its own hue.
+  std::vector<std::string> classes;
+  int hue = 0;
+  for (const StackBand& b : view.bands)
+    classes.push_back(b.kind == StackBand::Kind::kConstants ? "stack-const"
+                      : b.kind == StackBand::Kind::kOther   ? "stack-other"
+                                                            : fmt::format("stack-{}", hue++));
+  std::vector<int64_t> below(view.columns.size(), 0);
+  std::vector<LegendItem> legend;
+  for (size_t b = 0; b < view.bands.size(); ++b) {
+    const StackBand& band = view.bands[b];
+    if (band.peak_bytes == 0) continue;
+    std::string top, bottom;
+    for (size_t c = 0; c < view.columns.size(); ++c) {
+      const StackColumn& col = view.columns[c];
+      const double x0 = plot.X(col.first_step);
+      const double x1 = plot.X(c + 1 < view.columns.size() ? view.columns[c + 1].first_step
+                                                           : col.last_step + 1);
+      const double y_top = plot.Y(static_cast<double>(below[c] + col.bytes[b]));
+      const double y_bottom = plot.Y(static_cast<double>(below[c]));
+      top += fmt::format("{}{:.1f},{:.1f} L{:.1f},{:.1f}", top.empty() ? "M" : " L", x0, y_top, x1, y_top);
+      bottom = fmt::format(" L{:.1f},{:.1f} L{:.1f},{:.1f}", x1, y_bottom, x0, y_bottom) + bottom;
+      below[c] += col.bytes[b];
+    }
+    const std::string label = StackBandLabel(trace, view, band);
+    plot.PixelPath(top + bottom + " Z", "stack " + classes[b],
+                   fmt::format("{}: at most {} bytes ({}) at once", label, GroupedInt(band.peak_bytes),
+                               HumanBytes(band.peak_bytes)));
+    legend.push_back({LegendItem::Swatch::kBand, "stack " + classes[b], {}, label});
+  }
+  // The budget over the stack, labelled where it does not meet another label.
+  const double py = plot.Y(static_cast<double>(s.budget));
+  plot.PixelLine(plot.left(), py, plot.right(), py, "budget " + RunClass(s.outcome));
+  plot.FreeLabel(plot.left() + 6, py, fmt::format("budget {} bytes", GroupedInt(s.budget)),
+                 "budget-label", "start", {-5, 14});
+  if (s.outcome == Outcome::kOom && !view.columns.empty()) {
+    const double px = plot.X(view.columns.back().last_step + 1);
+    plot.PixelLine(px, plot.top(), px, plot.bottom(), "part-ways");
+    plot.FreeLabel(px + 6, plot.top() + 14, "out of memory here", "oom-label", "start", {0, 16});
+  }
+  // The legend reads as the stack does: its top band first.
+  plot.AddLegend({LegendItem::Swatch::kLine, "budget " + RunClass(s.outcome), {},
+                  fmt::format("budget of the run ({}, {})", RowPhrase(row), OutcomeName(s.outcome))});
+  for (auto it = legend.rbegin(); it != legend.rend(); ++it) plot.AddLegend(*it);
+  return MakeFigure(plot, name, fmt::format("memory stacked by {} ({})", what, m.heuristic),
+                    fmt::format("Memory in use against the program step at {}, stacked by {}.",
+                                RowPhrase(row), what));
+}
+
+}  // namespace
+
+std::vector<Figure> StackFigures(const Trace& trace, const BudgetReport& report, size_t k) {
+  const ReportModel& m = report.heuristics[k];
+  std::vector<Figure> out;
+  out.push_back(StackFigureOf(trace, m, m.memory_stack.by_storage, "stack-storage" + Suffix(report, k),
+                              "storage"));
+  if (m.memory_stack.by_module)
+    out.push_back(StackFigureOf(trace, m, *m.memory_stack.by_module,
+                                "stack-module" + Suffix(report, k), "module"));
+  return out;
 }
 
 // ---------------------------------------------------------------------------

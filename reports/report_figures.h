@@ -18,8 +18,11 @@
 //    program step, overlaid, with every heuristic eviction on the line, lanes
 //    of evictions and rematerializations under it, the budgets, where the two
 //    runs part ways and the OOM;
+//  - "stack-storage", "stack-module": the memory of one timeline run stacked
+//    by storage, and by top-level module for a trace with modules
+//    (diagnose/memory_stack.h), against the same program steps;
 //  - "frontier-N": the pinned frontier of each distinct OOM state.
-// With several heuristics, the timeline and frontier names end in
+// With several heuristics, the timeline, stack and frontier names end in
 // "-HEURISTIC".
 #pragma once
 
@@ -46,6 +49,8 @@ const std::string& FigureStyle();
 std::vector<Figure> CurveFigures(const BudgetReport& report);
 // The memory timeline of model `k` of the report.
 Figure TimelineFigure(const BudgetReport& report, size_t k);
+// The stacked memory of model `k`: by storage, then by module if the trace has modules.
+std::vector<Figure> StackFigures(const Trace& trace, const BudgetReport& report, size_t k);
 // One per distinct OOM state of model `k`, in the order of its frontiers.
 std::vector<Figure> FrontierFigures(const Trace& trace, const BudgetReport& report, size_t k);
 

@@ -48,6 +48,8 @@ std::vector<std::string> WriteReportFiles(
     for (size_t k = 0; k < report.heuristics.size(); ++k) {
       Figure t = TimelineFigure(report, k);
       figures.push_back({t.name + ".svg", t.standalone});
+      for (const Figure& f : StackFigures(trace, report, k))
+        figures.push_back({f.name + ".svg", f.standalone});
       for (const Figure& f : FrontierFigures(trace, report, k))
         figures.push_back({f.name + ".svg", f.standalone});
     }

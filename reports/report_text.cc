@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -150,6 +151,55 @@ std::vector<std::string> TimelineSummary(const ReportModel& m) {
           DivergenceKindName(d.kind)));
   }
   return out;
+}
+
+std::string StackBandLabel(const Trace& trace, const StackedMemory& view, const StackBand& b) {
+  const bool by_module =
+      std::any_of(view.bands.begin(), view.bands.end(), [](const StackBand& x) {
+        return x.kind == StackBand::Kind::kModule || x.kind == StackBand::Kind::kRole ||
+               x.kind == StackBand::Kind::kNoModule;
+      });
+  switch (b.kind) {
+    case StackBand::Kind::kStorage:
+      return fmt::format("{}, {}", StorageLabel(trace, b.storage),
+                         HumanBytes(trace.storages[b.storage].size));
+    case StackBand::Kind::kConstants:
+      return by_module ? "other constants (pinned)" : "constants (pinned)";
+    case StackBand::Kind::kModule:
+      return b.module.empty() ? "the model itself (no submodule)" : "module " + b.module;
+    case StackBand::Kind::kRole:
+      switch (b.role) {
+        case RoleKind::kParameter: return "parameters";
+        case RoleKind::kGradient: return "gradients";
+        case RoleKind::kOptimizer: return "optimizer state";
+        case RoleKind::kBuffer: return "buffers";
+        case RoleKind::kInput: return "inputs";
+      }
+      return "";
+    case StackBand::Kind::kNoModule:
+      return "outside every module";
+    case StackBand::Kind::kOther:
+      return by_module ? "everything else" : "other storages";
+  }
+  return "";
+}
+
+std::string StackSummary(const ReportModel& m) {
+  const MemoryStack& s = m.memory_stack;
+  const BudgetRow& row = m.rows[s.run];
+  const size_t columns = s.by_storage.columns.size();
+  return fmt::format(
+      "Stacked: the run at {} (budget {} bytes, {}), at {} the computation with the most memory "
+      "in use; each band is what some storages hold there. By storage: the storages that hold "
+      "the most memory over the run (bytes x program steps), the constants, and the rest{}.",
+      RowPhrase(row), GroupedInt(s.budget), OutcomeName(s.outcome),
+      columns == static_cast<size_t>(s.program_steps)
+          ? "every program step"
+          : fmt::format("each of {} columns of program steps", GroupedInt(static_cast<int64_t>(columns))),
+      s.by_module ? "; by module: the module whose operators allocated each storage (forward and "
+                    "backward, at the outermost level of module paths that tells two apart), with "
+                    "parameters, gradients and optimizer state apart"
+                  : "");
 }
 
 std::string FrontierSummary(const Trace& trace, const ReportModel& m, const OomFrontier& f) {

@@ -27,6 +27,13 @@ std::vector<std::string> CurveFindings(const ReportModel& model);
 // Why the timeline runs were selected and what happened in each, and where
 // two of them part ways.
 std::vector<std::string> TimelineSummary(const ReportModel& model);
+// How a band of the stacked memory view is named: "x91 (module layer1.0.conv1,
+// resnet.py:92), 1.2 MB", "constants (pinned)", "module layer1",
+// "parameters", "other storages", ...
+std::string StackBandLabel(const Trace& trace, const StackedMemory& view, const StackBand& band);
+// What the stacked memory view shows: which run, how it was sampled, what
+// the bands are.
+std::string StackSummary(const ReportModel& model);
 // The headline of an OOM frontier: how the chain exceeds the budget.
 std::string FrontierSummary(const Trace& trace, const ReportModel& model,
                             const OomFrontier& frontier);
