@@ -187,16 +187,18 @@ std::string StackBandLabel(const Trace& trace, const StackedMemory& view, const 
 std::string StackSummary(const ReportModel& m) {
   const MemoryStack& s = m.memory_stack;
   const BudgetRow& row = m.rows[s.run];
-  const size_t columns = s.by_storage.columns.size();
+  const std::vector<StackColumn>& columns = s.by_storage.columns;
+  const int32_t width = columns.empty() ? 1 : columns.front().last_step - columns.front().first_step + 1;
   return fmt::format(
-      "Stacked: the run at {} (budget {} bytes, {}), at {} the computation with the most memory "
-      "in use; each band is what some storages hold there. By storage: the storages that hold "
-      "the most memory over the run (bytes x program steps), the constants, and the rest{}.",
-      RowPhrase(row), GroupedInt(s.budget), OutcomeName(s.outcome),
-      columns == static_cast<size_t>(s.program_steps)
-          ? "every program step"
-          : fmt::format("each of {} columns of program steps", GroupedInt(static_cast<int64_t>(columns))),
-      s.by_module ? "; by module: the module whose operators allocated each storage (forward and "
+      "Stacked: the run at {} ({}). Each column of {} shows the computation there with the most "
+      "memory in use, split by what holds that memory: by storage, the storages that hold the most "
+      "over the run (bytes x program steps), the constants and the rest{}.",
+      row.run.spec.ratio ? fmt::format("ratio {}, budget {} bytes", row.run.spec.ratio->text,
+                                       GroupedInt(s.budget))
+                         : fmt::format("budget {} bytes", GroupedInt(s.budget)),
+      OutcomeName(s.outcome),
+      width == 1 ? std::string("one program step") : fmt::format("about {} program steps", width),
+      s.by_module ? "; by module, the module whose operators allocated each storage (forward and "
                     "backward, at the outermost level of module paths that tells two apart), with "
                     "parameters, gradients and optimizer state apart"
                   : "");
