@@ -481,7 +481,8 @@ TEST_CASE(
   size_t svgs = 0;
   for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
   REQUIRE(m.frontiers);
-  CHECK(svgs == CurveFigures(BudgetReport{{m}}).size() + 1 + m.frontiers->size());
+  // Curve and zooms, the timeline, the stack by storage (the demo has no modules), frontiers.
+  CHECK(svgs == CurveFigures(BudgetReport{{m}}).size() + 2 + m.frontiers->size());
   for (const char* id :
        {"summary", "curve", "runs", "timeline", "frontier", "verdicts", "divergence"})
     CHECK(h.find(std::string("<section id=\"") + id + "\"") != std::string::npos);
@@ -577,6 +578,31 @@ TEST_CASE("--heuristic A,B: one part per heuristic, overlaid on one budget curve
   CHECK(html.str().find("LRU") != std::string::npos);
 }
 
+TEST_CASE("a captured trace's report stacks memory by storage and by module") {
+  Trace trace = LoadTrace(std::string(DTRCHECK_SOURCE_DIR) + "/tests/e2e/data/attributed.log");
+  ReportModel m = BuildReport(trace, Options("0.5:1:0.1"));
+  REQUIRE(m.memory_stack.by_module);
+  // The stacked run is one the timeline draws, the passing one when there is one.
+  bool drawn = false;
+  for (const MemoryTimeline& t : m.timelines) drawn |= t.run == m.memory_stack.run;
+  CHECK(drawn);
+  std::ostringstream html, md;
+  WriteHtmlReport(html, trace, m);
+  WriteMarkdownReport(md, trace, m);
+  CHECK(html.str().find("memory stacked by storage") != std::string::npos);
+  CHECK(html.str().find("memory stacked by module") != std::string::npos);
+  CHECK(md.str().find("| by storage | most at once (bytes) |") != std::string::npos);
+  CHECK(md.str().find("| by module | most at once (bytes) |") != std::string::npos);
+  CHECK(md.str().find("| parameters |") != std::string::npos);
+  // At most eight legend entries: the budget and seven bands.
+  for (const Figure& f : StackFigures(trace, BudgetReport{{m}}, 0)) {
+    size_t entries = 0;
+    for (size_t p = f.svg.find("legend-text"); p != std::string::npos; p = f.svg.find("legend-text", p + 1))
+      ++entries;
+    CHECK(entries <= 8);
+  }
+}
+
 TEST_CASE("--figures writes each figure as a standalone SVG, beside or inside the report") {
   Trace trace = ParseTraceString(GenerateDemo(), "demo");
   BudgetReport report = BuildBudgetReport(trace, Options(DemoRatios()));
@@ -586,10 +612,12 @@ TEST_CASE("--figures writes each figure as a standalone SVG, beside or inside th
       WriteReportFiles(trace, report, (dir / "report").string(), (dir / "figures").string());
   std::vector<Figure> curves = CurveFigures(report);
   REQUIRE(report.heuristics[0].frontiers);
-  const size_t figures = curves.size() + 1 + report.heuristics[0].frontiers->size();
+  const size_t figures = curves.size() + 2 + report.heuristics[0].frontiers->size();
   REQUIRE(paths.size() == 3 + figures);
   CHECK(std::filesystem::exists(dir / "figures" / "curve.svg"));
   CHECK(std::filesystem::exists(dir / "figures" / "timeline.svg"));
+  CHECK(std::filesystem::exists(dir / "figures" / "stack-storage.svg"));
+  CHECK_FALSE(std::filesystem::exists(dir / "figures" / "stack-module.svg"));
   CHECK(std::filesystem::exists(dir / "figures" / "frontier-1.svg"));
   for (size_t i = 3; i < paths.size(); ++i) {
     INFO(paths[i]);
