@@ -148,17 +148,20 @@ std::string ModulePrefix(const std::string& module, int depth) {
   return module.substr(0, dot);
 }
 
-int ModuleGroupDepth(const std::vector<std::string>& modules) {
+int ModuleGroupDepth(const std::vector<std::string>& modules, size_t max_groups) {
   size_t deepest = 0;
   for (const std::string& m : modules)
     deepest = std::max<size_t>(deepest, std::count(m.begin(), m.end(), '.') + 1);
+  int chosen = 0;
   for (int depth = 1; depth <= static_cast<int>(deepest); ++depth) {
     std::set<std::string> prefixes;
     for (const std::string& m : modules)
       if (!m.empty()) prefixes.insert(ModulePrefix(m, depth));
-    if (prefixes.size() >= 2) return depth;
+    if (chosen == 0 && prefixes.size() >= 2) chosen = depth;
+    else if (chosen > 0 && prefixes.size() <= max_groups) chosen = depth;
+    else if (chosen > 0) break;
   }
-  return 1;
+  return std::max(chosen, 1);
 }
 
 MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
@@ -231,7 +234,15 @@ MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, cons
     std::vector<std::string> tops;
     std::map<std::string, int32_t> top_index;
     std::vector<int32_t> module_top(attribution->modules.size());
-    const int depth = ModuleGroupDepth(attribution->modules);
+    // Only modules some operator names make groups (a parent such as a
+    // Sequential that ENTER lists but that runs no operator of its own does not).
+    std::vector<bool> named(attribution->modules.size(), false);
+    for (int32_t m : attribution->op_module)
+      if (m >= 0) named[m] = true;
+    std::vector<std::string> grouped;
+    for (size_t m = 0; m < named.size(); ++m)
+      if (named[m]) grouped.push_back(attribution->modules[m]);
+    const int depth = ModuleGroupDepth(grouped, keep - 1);
     for (size_t m = 0; m < attribution->modules.size(); ++m) {
       const std::string top = ModulePrefix(attribution->modules[m], depth);
       auto [it, added] = top_index.emplace(top, static_cast<int32_t>(tops.size()));

@@ -3,9 +3,11 @@
 // of every resident storage, summed into a few bands: the storages that hold
 // the most memory over the run, constants and the rest; and, for a trace
 // with module attribution (docs/trace_format.md, "Attribution keys"), by
-// module (the outermost level of the MODULE paths that names two modules or
-// more: "layer1" for torchvision's ResNet, "0.conv" for a model wrapped in one
-// Sequential), with parameters, gradients and optimizer state apart.
+// module (the deepest level of the MODULE paths that names at most as many
+// modules as the view has bands, and at least two if any level does:
+// "layer1" for torchvision's ResNet-18, "layers.0" for examples/resnet.py,
+// "0.conv" for a model wrapped in one Sequential), with parameters,
+// gradients and optimizer state apart.
 // What the report's stacked memory view draws (reports/report_figures.h).
 //
 // Invariant: in every column the bands' bytes sum to `memory`, the memory in
@@ -73,12 +75,13 @@ struct MemoryStack {
 // columns of equal program-step width (fewer for a short program);
 // `max_bands` >= 2 bands per view, "other" included.
 MemoryStack RecordMemoryStack(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                              int max_columns = 600, int max_bands = 7);
+                              int max_columns = 600, int max_bands = 8);
 
 // The first `depth` parts of a MODULE path: "layer1" for ("layer1.0.conv1", 1).
 std::string ModulePrefix(const std::string& module, int depth);
-// The depth the view by module groups at: the smallest at which the
-// modules' prefixes are two or more (1 when they never are).
-int ModuleGroupDepth(const std::vector<std::string>& modules);
+// The depth the view by module groups at: the deepest at which the prefixes
+// of `modules` (those some operator names) are at most `max_groups`, and at least the smallest at which they
+// are two or more (1 when they never are).
+int ModuleGroupDepth(const std::vector<std::string>& modules, size_t max_groups);
 
 }  // namespace dtr

@@ -764,16 +764,18 @@ Figure StackFigureOf(const Trace& trace, const ReportModel& m, const StackedMemo
   // The budget over the stack, labelled where it does not meet another label.
   const double py = plot.Y(static_cast<double>(s.budget));
   plot.PixelLine(plot.left(), py, plot.right(), py, "budget " + RunClass(s.outcome));
-  plot.FreeLabel(plot.left() + 6, py, fmt::format("budget {} bytes", GroupedInt(s.budget)),
+  plot.FreeLabel(plot.left() + 6, py,
+                 fmt::format("budget {} bytes ({}{})", GroupedInt(s.budget),
+                             row.run.spec.ratio ? "ratio " + row.run.spec.ratio->text + ", " : "",
+                             OutcomeName(s.outcome)),
                  "budget-label", "start", {-5, 14});
   if (s.outcome == Outcome::kOom && !view.columns.empty()) {
     const double px = plot.X(view.columns.back().last_step + 1);
     plot.PixelLine(px, plot.top(), px, plot.bottom(), "part-ways");
     plot.FreeLabel(px + 6, plot.top() + 14, "out of memory here", "oom-label", "start", {0, 16});
   }
-  // The legend reads as the stack does: its top band first.
-  plot.AddLegend({LegendItem::Swatch::kLine, "budget " + RunClass(s.outcome), {},
-                  fmt::format("budget of the run ({}, {})", RowPhrase(row), OutcomeName(s.outcome))});
+  // The legend reads as the stack does, its top band first; the budget is
+  // labelled on its line, so the eight entries are all bands.
   for (auto it = legend.rbegin(); it != legend.rend(); ++it) plot.AddLegend(*it);
   return MakeFigure(plot, name, fmt::format("memory stacked by {} ({})", what, m.heuristic),
                     fmt::format("Memory in use against the program step at {}, stacked by {}.",

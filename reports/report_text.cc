@@ -160,9 +160,15 @@ std::string StackBandLabel(const Trace& trace, const StackedMemory& view, const 
                x.kind == StackBand::Kind::kNoModule;
       });
   switch (b.kind) {
-    case StackBand::Kind::kStorage:
-      return fmt::format("{}, {}", StorageLabel(trace, b.storage),
-                         HumanBytes(trace.storages[b.storage].size));
+    case StackBand::Kind::kStorage: {
+      // A trace without attribution says nothing of a storage but its
+      // tensor: name the operator that computed it, too.
+      const Storage& st = trace.storages[b.storage];
+      const std::string origin = StorageOrigin(trace, b.storage);
+      return origin.empty() ? fmt::format("{} from {}, {}", trace.tensors[st.root].name,
+                                          trace.op_of(st.root).name, HumanBytes(st.size))
+                            : fmt::format("{}, {}", StorageLabel(trace, b.storage), HumanBytes(st.size));
+    }
     case StackBand::Kind::kConstants:
       return by_module ? "other constants (pinned)" : "constants (pinned)";
     case StackBand::Kind::kModule:
@@ -199,7 +205,7 @@ std::string StackSummary(const ReportModel& m) {
       OutcomeName(s.outcome),
       width == 1 ? std::string("one program step") : fmt::format("about {} program steps", width),
       s.by_module ? "; by module, the module whose operators allocated each storage (forward and "
-                    "backward, at the outermost level of module paths that tells two apart), with "
+                    "backward, at the deepest level of module paths with at most seven modules), with "
                     "parameters, gradients and optimizer state apart"
                   : "");
 }

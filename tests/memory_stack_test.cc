@@ -125,16 +125,28 @@ TEST_CASE("memory stack: a captured trace is stacked by module, parameters apart
   CHECK(modules);
 }
 
-TEST_CASE("memory stack: modules are grouped at the first level that tells two apart") {
+TEST_CASE("memory stack: modules are grouped at the deepest level with few enough of them") {
   CHECK(ModulePrefix("layer1.0.conv1", 1) == "layer1");
   CHECK(ModulePrefix("layer1.0.conv1", 2) == "layer1.0");
   CHECK(ModulePrefix("layer1.0.conv1", 5) == "layer1.0.conv1");
   CHECK(ModulePrefix("fc", 1) == "fc");
   CHECK(ModulePrefix("", 1) == "");
-  CHECK(ModuleGroupDepth({"", "conv1", "layer1", "layer1.0", "layer1.0.conv1", "fc"}) == 1);
-  CHECK(ModuleGroupDepth({"", "0", "0.conv", "0.bn"}) == 2);
-  CHECK(ModuleGroupDepth({"0"}) == 1);
-  CHECK(ModuleGroupDepth({}) == 1);
+  // torchvision's ResNet-18: ten modules at the top already.
+  const std::vector<std::string> r18 = {"",         "conv1",    "bn1",        "relu",
+                                        "maxpool",  "layer1",   "layer1.0",   "layer1.0.conv1",
+                                        "layer1.1", "layer2",   "layer2.0",   "layer2.1",
+                                        "layer3",   "layer4",   "avgpool",    "fc"};
+  CHECK(ModuleGroupDepth(r18, 7) == 1);
+  // examples/resnet.py: stem, layers and head at the top, seven a level down.
+  const std::vector<std::string> small = {"",         "head",     "layers.0",      "layers.0.bn1",
+                                          "layers.1", "layers.2", "layers.2.relu", "stem.0",
+                                          "stem.1",   "stem.2"};
+  CHECK(ModuleGroupDepth(small, 7) == 2);
+  CHECK(ModuleGroupDepth(small, 6) == 1);
+  // One Sequential around everything: told apart a level down.
+  CHECK(ModuleGroupDepth({"", "0", "0.conv", "0.bn"}, 7) == 2);
+  CHECK(ModuleGroupDepth({"0"}, 7) == 1);
+  CHECK(ModuleGroupDepth({}, 7) == 1);
 }
 
 }  // namespace

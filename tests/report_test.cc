@@ -594,7 +594,7 @@ TEST_CASE("a captured trace's report stacks memory by storage and by module") {
   CHECK(md.str().find("| by storage | most at once (bytes) |") != std::string::npos);
   CHECK(md.str().find("| by module | most at once (bytes) |") != std::string::npos);
   CHECK(md.str().find("| parameters |") != std::string::npos);
-  // At most eight legend entries: the budget and seven bands.
+  // At most eight legend entries, all bands (the budget is labelled on its line).
   for (const Figure& f : StackFigures(trace, BudgetReport{{m}}, 0)) {
     size_t entries = 0;
     for (size_t p = f.svg.find("legend-text"); p != std::string::npos; p = f.svg.find("legend-text", p + 1))
