@@ -274,17 +274,31 @@ void Validate(const ProofRequest& r) {
   CheckOption(kPlanSeconds, r.plan_seconds);
 }
 
+namespace {
+
+// The header every proof command prints: the trace, its baseline, the
+// runtime and, when there is one, the budget as it was chosen.
+ProofHeader HeaderFor(const LoadedTrace& t, RuntimeKind runtime, const BudgetChoice* budget) {
+  ProofHeader h;
+  h.log = t.summary.log;
+  h.baseline = t.baseline;
+  h.runtime = runtime;
+  if (budget) {
+    h.ratio = budget->budget ? std::nullopt : budget->ratio;
+    h.budget = budget->Bytes(t.baseline.memory);
+  }
+  return h;
+}
+
+}  // namespace
+
 ProofAnswer Prove(const LoadedTrace& t, const ProofRequest& r, ReplayObserver* watcher,
                   const ClassifyProgress& progress) {
   Validate(r);
   const ReplaySettings settings = r.settings.Resolve();
   ProofAnswer a;
   a.kind = r.kind == ProofKind::kExplain ? "explain" : "prove";
-  a.header.log = t.summary.log;
-  a.header.baseline = t.baseline;
-  a.header.runtime = settings.runtime;
-  a.header.ratio = r.budget.budget ? std::nullopt : r.budget.ratio;
-  a.header.budget = r.budget.Bytes(t.baseline.memory);
+  a.header = HeaderFor(t, settings.runtime, &r.budget);
   ClassifyOptions o = ClassifyOptionsFor({.z3 = r.z3,
                                           .timeout_seconds = r.timeout,
                                           .work_limit = r.work_limit,
@@ -330,6 +344,223 @@ nlohmann::ordered_json ProofJson(const LoadedTrace& t, const ProofAnswer& a) {
 bool SaveProofStore(ProofAnswer& a) {
   if (!a.store || a.store_changes.empty()) return false;
   return a.store->Save();
+}
+
+// diff
+
+namespace {
+
+// --budgets A,B: two byte counts.
+std::vector<int64_t> ParseBudgetPair(const std::string& text) {
+  std::vector<int64_t> budgets;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string item(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    int64_t v = -1;
+    size_t used = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 0)
+      throw Error(fmt::format("--budgets: expected two byte counts A,B, got '{}'", Echo(text)));
+    budgets.push_back(v);
+  }
+  if (budgets.size() != 2)
+    throw Error(fmt::format("diff needs exactly two budgets, got {}", budgets.size()));
+  return budgets;
+}
+
+// The two budgets of a diff.
+std::array<BudgetChoice, 2> DiffBudgets(const DiffRequest& r) {
+  if (!r.budgets.empty() && !r.ratios.empty())
+    throw Error("diff takes --ratios or --budgets, not both");
+  if (!r.budgets.empty()) {
+    std::vector<int64_t> b = ParseBudgetPair(r.budgets);
+    return {BudgetChoice{.ratio = std::nullopt, .budget = b[0]},
+            BudgetChoice{.ratio = std::nullopt, .budget = b[1]}};
+  }
+  if (r.ratios.empty()) throw Error("diff needs --ratios A,B or --budgets A,B");
+  std::vector<Ratio> ratios = ParseRatios(r.ratios);
+  if (ratios.size() != 2)
+    throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
+  return {BudgetChoice{.ratio = ratios[0], .budget = std::nullopt},
+          BudgetChoice{.ratio = ratios[1], .budget = std::nullopt}};
+}
+
+}  // namespace
+
+void Validate(const DiffRequest& r) {
+  DiffBudgets(r);
+  r.settings.Resolve();
+}
+
+RunComparison Diff(const LoadedTrace& t, const DiffRequest& r,
+                   std::array<ReplayObserver*, 2> watchers) {
+  Validate(r);
+  std::array<BudgetChoice, 2> budgets = DiffBudgets(r);
+  RunSpec a = RunSpecOf(r.settings.Resolve());
+  RunSpec b = a;
+  static_cast<BudgetChoice&>(a) = budgets[0];
+  static_cast<BudgetChoice&>(b) = budgets[1];
+  return CompareRuns(t.trace, t.baseline, a, b, watchers);
+}
+
+// blame
+
+void Validate(const BlameRequest& r) {
+  if (r.ratio.empty()) throw Error("blame needs --ratio R");
+  ParseRatio(r.ratio);
+  if (!r.against.empty()) ParseRatio(r.against);
+  r.settings.Resolve();
+  CheckJobs(r.options.jobs);
+}
+
+BlameResult Blame(const LoadedTrace& t, const BlameRequest& r, const ProgressFn& progress) {
+  Validate(r);
+  RunSpec run = RunSpecOf(r.settings.Resolve());
+  run.ratio = ParseRatio(r.ratio);
+  std::optional<RunSpec> against;
+  if (!r.against.empty()) {
+    against = run;
+    against->ratio = ParseRatio(r.against);
+  }
+  return dtr::Blame(t.trace, t.baseline, run, against, r.options, progress);
+}
+
+// ablate
+
+void Validate(const AblateRequest& r) {
+  ParseRatios(r.ratios);
+  r.settings.Resolve();
+  CheckJobs(r.jobs);
+  CheckOption(kCliffFactor, r.cliff_factor);
+}
+
+AblationResult Ablate(const LoadedTrace& t, const AblateRequest& r, const ProgressFn& progress) {
+  Validate(r);
+  ScanOptions o;
+  static_cast<ReplaySettings&>(o) = r.settings.Resolve();
+  o.jobs = r.jobs;
+  o.cliff_factor = r.cliff_factor;
+  return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios), o, progress);
+}
+
+// frontier
+
+void Validate(const FrontierRequest& r) {
+  RequireBudget(r.budget, "frontier");
+  RequireRuntimeV2(r.settings.Resolve().runtime, "frontier");
+  if (r.at != -1) CheckOption(kDecision, r.at);
+}
+
+FrontierAnswer Frontier(const LoadedTrace& t, const FrontierRequest& r, ReplayObserver* watcher) {
+  Validate(r);
+  const ReplaySettings settings = r.settings.Resolve();
+  FrontierAnswer a;
+  a.header = HeaderFor(t, settings.runtime, &r.budget);
+  a.header.heuristic = r.settings.heuristic();
+  ReplayConfig config;
+  config.runtime = settings.runtime;
+  config.heuristic = settings.heuristic;
+  config.budget = a.header.budget;
+  config.watcher = watcher;
+  a.frontier =
+      r.at >= 0 ? FrontierAtDecision(t.trace, config, r.at) : FrontierAtOom(t.trace, config);
+  return a;
+}
+
+nlohmann::ordered_json FrontierJson(const LoadedTrace& t, const FrontierAnswer& a) {
+  return dtr::FrontierJson(t.trace, a.header, a.frontier);
+}
+
+// check
+
+void Validate(const CheckRequest& r) {
+  RequireBudget(r.budget, "check");
+  RequireRuntimeV2(ParseRuntime(r.runtime), "check");
+  if (r.script.empty()) throw Error("check needs --script FILE");
+}
+
+CheckAnswer Check(const LoadedTrace& t, const CheckRequest& r) {
+  Validate(r);
+  CheckAnswer a;
+  a.header = HeaderFor(t, ParseRuntime(r.runtime), &r.budget);
+  EvictionScript script = LoadEvictionScript(r.script, t.trace);
+  a.entries = script.entries.size();
+  a.check = CheckSchedule(t.trace, a.header.budget, script, a.header.runtime);
+  return a;
+}
+
+nlohmann::ordered_json CheckJson(const LoadedTrace& t, const CheckRequest& r,
+                                 const CheckAnswer& a) {
+  return ScheduleCheckJson(t.trace, a.header, r.script, a.entries, a.check);
+}
+
+// bounds
+
+namespace {
+
+// The options ComputeBounds takes: the request's, with the settings named
+// by text resolved.
+BoundsOptions BoundsOptionsOf(const BoundsRequest& r) {
+  BoundsOptions o = r.options;
+  o.heuristics = r.settings.Heuristics();
+  o.runtime = ParseRuntime(r.settings.runtime);
+  o.overhead_limit = r.settings.overhead_limit;
+  o.walk = ParseWalkMode(r.walk);
+  return o;
+}
+
+}  // namespace
+
+void Validate(const BoundsRequest& r) {
+  const BoundsOptions o = BoundsOptionsOf(r);
+  r.settings.Resolve();
+  RequireRuntimeV2(o.runtime, "bounds");
+  ParseRatios(o.grid);  // bad grids fail before any work
+  if (!o.fine_step.empty()) ParseRatio(o.fine_step);
+  CheckJobs(o.jobs);
+  CheckOption(kWindows, o.windows);
+  CheckOption(kWindowOps, o.window_ops);
+  CheckOption(kTimeout, o.limits.timeout_seconds);
+  CheckOption(kWorkLimit, o.limits.work_limit);
+  CheckOption(kSearchSeconds, o.search_seconds);
+  CheckOption(kPlanWork, o.plan_work);
+  // No time limit is the default for these two: infinity passes.
+  if (!std::isinf(o.plan_seconds)) CheckOption(kPlanSeconds, o.plan_seconds);
+  if (!std::isinf(o.cut_seconds)) CheckOption(kCutSeconds, o.cut_seconds);
+  if (o.plan_max_overhead) CheckOption(kPlanMaxOverhead, *o.plan_max_overhead);
+  if (o.plans_only && o.plan_seconds == 0) throw Error("--plans-only needs --plan-seconds above 0");
+}
+
+BoundsAnswer Bounds(const LoadedTrace& t, const BoundsRequest& r, const BoundsProgress& stage,
+                    const BoundsStatus& status) {
+  Validate(r);
+  const BoundsOptions o = BoundsOptionsOf(r);
+  BoundsAnswer a;
+  a.header = HeaderFor(t, o.runtime, nullptr);
+  a.store = OpenStore(StoreDir(r.store), t.path, t.trace, t.baseline.memory);
+  a.report = ComputeBounds(t.trace, t.baseline, o, stage, status);
+  if (!r.save_script.empty()) {
+    if (!a.report.best)
+      throw Error("no verified schedule to save (no run passed and no plan completed)");
+    const VerifiedSchedule& best = *a.report.best;
+    SaveEvictionScript(r.save_script, t.trace, best.script,
+                       {fmt::format("dtrcheck eviction script for {}", a.header.log),
+                        fmt::format("passes the schedule checker at budget {} ({})", best.budget,
+                                    RuntimeName(a.header.runtime)),
+                        fmt::format("source: {}: {}", best.source, best.description)});
+  }
+  if (a.store) a.store_changes = RecordBounds(*a.store, t.trace, o.runtime, a.report, o.limits);
+  return a;
+}
+
+nlohmann::ordered_json BoundsJson(const LoadedTrace& t, const BoundsAnswer& a) {
+  return dtr::BoundsJson(a.header, a.report, &t.trace);
 }
 
 // plan

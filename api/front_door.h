@@ -14,12 +14,12 @@
 // the run functions call it again.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,10 +31,15 @@
 #include "checker/budget_atlas.h"
 #include "checker/budget_choice.h"
 #include "checker/sweep.h"
+#include "diagnose/ablation.h"
 #include "diagnose/certificate_store.h"
 #include "diagnose/checkpoint_plan.h"
+#include "diagnose/counterfactual.h"
+#include "diagnose/divergence.h"
+#include "diagnose/feasibility_bounds.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/oom_classification.h"
+#include "diagnose/remat_frontier.h"
 #include "diagnose/report_model.h"
 #include "reports/proof_report.h"
 
@@ -97,7 +102,6 @@ AtlasAnswer Atlas(const LoadedTrace& trace, const AtlasRequest& request,
 nlohmann::ordered_json AtlasJson(const LoadedTrace& trace, const AtlasAnswer& answer);
 
 // `dtrcheck scan`: regimes, cliffs and feasibility inversions of a grid.
-inline constexpr double kDefaultCliffFactor = 1.5;
 struct ScanRequest {
   std::string ratios;
   ReplayChoice settings;
@@ -112,6 +116,42 @@ void Validate(const ScanRequest& request);
 ScanResult Scan(const LoadedTrace& trace, const ScanRequest& request, const ProgressFn& progress = nullptr);
 // ScanJson (reports/instability_report.h) of the result.
 nlohmann::ordered_json ScanJson(const LoadedTrace& trace, const ScanResult& scan);
+
+// `dtrcheck diff`: two runs of one heuristic side by side, from the first
+// decision where they part (diagnose/divergence.h).
+struct DiffRequest {
+  std::string ratios;   // "A,B", or
+  std::string budgets;  // "A,B" in bytes
+  ReplayChoice settings;
+};
+void Validate(const DiffRequest& request);
+// `watchers` (may be null) watch the two runs, from two threads.
+RunComparison Diff(const LoadedTrace& trace, const DiffRequest& request,
+                   std::array<ReplayObserver*, 2> watchers = {});
+
+// `dtrcheck blame`: the fewest decisions of a run that, flipped, make it pass
+// or reach the regime of a reference run (diagnose/counterfactual.h).
+struct BlameRequest {
+  std::string ratio;    // the run to blame
+  std::string against;  // "": none; else the reference ratio
+  ReplayChoice settings;
+  BlameOptions options;  // its jobs: 0, one per core
+};
+void Validate(const BlameRequest& request);
+BlameResult Blame(const LoadedTrace& trace, const BlameRequest& request,
+                  const ProgressFn& progress = nullptr);
+
+// `dtrcheck ablate`: the heuristic's scan with each score term taken out
+// (diagnose/ablation.h).
+struct AblateRequest {
+  std::string ratios;  // A:B:STEP or r1,r2,...
+  ReplayChoice settings;
+  int jobs = 0;
+  double cliff_factor = kDefaultCliffFactor;  // kCliffFactor
+};
+void Validate(const AblateRequest& request);
+AblationResult Ablate(const LoadedTrace& trace, const AblateRequest& request,
+                      const ProgressFn& progress = nullptr);
 
 // `dtrcheck explain` (why a heuristic's run ran out of memory) and `dtrcheck
 // prove` (whether any eviction order fits): a verdict with its certificate.
@@ -151,6 +191,68 @@ nlohmann::ordered_json ProofJson(const LoadedTrace& trace, const ProofAnswer& an
 // Error when the store cannot be written: callers give the answer first.
 bool SaveProofStore(ProofAnswer& answer);
 
+// `dtrcheck frontier`: the pinned rematerialization frontier of a heuristic's
+// run at its OOM, or at one of its decisions (diagnose/remat_frontier.h).
+struct FrontierRequest {
+  BudgetChoice budget;
+  ReplayChoice settings;  // the run's heuristic, on a RuntimeV2 runtime
+  int64_t at = -1;        // a decision index; -1: the run's OOM
+};
+struct FrontierAnswer {
+  ProofHeader header;
+  RematFrontier frontier;
+};
+void Validate(const FrontierRequest& request);
+// `watcher` sees the run (it has no overhead limit: a thrashing run goes on
+// to its end).
+FrontierAnswer Frontier(const LoadedTrace& trace, const FrontierRequest& request,
+                        ReplayObserver* watcher = nullptr);
+nlohmann::ordered_json FrontierJson(const LoadedTrace& trace, const FrontierAnswer& answer);
+
+// `dtrcheck check`: whether an eviction script (docs/eviction_script.md)
+// runs the program within the budget.
+struct CheckRequest {
+  BudgetChoice budget;
+  std::string runtime = kDefaultRuntime;  // a RuntimeV2 runtime
+  std::string script;                     // the script's file
+};
+struct CheckAnswer {
+  ProofHeader header;
+  size_t entries = 0;  // in the script
+  ScheduleCheck check;
+};
+void Validate(const CheckRequest& request);
+CheckAnswer Check(const LoadedTrace& trace, const CheckRequest& request);
+nlohmann::ordered_json CheckJson(const LoadedTrace& trace, const CheckRequest& request,
+                                 const CheckAnswer& answer);
+
+// `dtrcheck bounds`: the smallest budget any schedule fits, bracketed by a
+// proven lower bound and a verified schedule (diagnose/feasibility_bounds.h).
+struct BoundsRequest {
+  // The heuristics run on the grid (several allowed), a RuntimeV2 runtime and
+  // the overhead limit beyond which a run counts as thrashing.
+  ReplayChoice settings;
+  std::string walk = "gallop";  // step, gallop or bisect (WalkMode)
+  // Everything else, with its defaults; its heuristics, runtime, overhead
+  // limit and walk are filled from the fields above.
+  BoundsOptions options;
+  std::string save_script;           // "": none; else the best verified schedule
+  std::optional<std::string> store;  // as ProofRequest::store
+};
+struct BoundsAnswer {
+  ProofHeader header;
+  BoundsReport report;
+  // As ProofAnswer's: the store, with what this run found recorded but not saved.
+  std::unique_ptr<CertificateStore> store;
+  std::string store_changes;
+};
+void Validate(const BoundsRequest& request);
+// stage(name, done, total) as each part of the search goes; status(text) for
+// what a long part is doing (ComputeBounds).
+BoundsAnswer Bounds(const LoadedTrace& trace, const BoundsRequest& request,
+                    const BoundsProgress& stage = nullptr, const BoundsStatus& status = nullptr);
+nlohmann::ordered_json BoundsJson(const LoadedTrace& trace, const BoundsAnswer& answer);
+
 // `dtrcheck plan`: which modules of a captured PyTorch step to wrap in
 // torch.utils.checkpoint to fit the budget (diagnose/checkpoint_plan.h).
 struct PlanRequest {
@@ -163,14 +265,13 @@ CheckpointPlan Plan(const LoadedTrace& trace, const PlanRequest& request);
 nlohmann::ordered_json PlanJson(const LoadedTrace& trace, const CheckpointPlan& plan);
 
 // `dtrcheck report`: the budget report as JSON, Markdown and HTML files.
-inline constexpr double kDefaultReportCliffFactor = 1.25;
 struct ReportRequest {
   std::string ratios;  // "": DefaultReportRatios (diagnose/report_model.h), or the demo's grid
   std::string out = "out/report";
   std::string figures;  // "": no standalone SVG files
   ReplayChoice settings;
   std::string timeline_ratio;  // "": the default pair of runs
-  double cliff_factor = kDefaultReportCliffFactor;
+  double cliff_factor = kDefaultCliffFactor;
   int jobs = 0;
   bool atlas = true;
   size_t atlas_max_runs = 0;  // kAtlasMaxRuns; 0: sized after the grid (AtlasReplaysFor)

@@ -53,6 +53,11 @@ inline constexpr NumberRange kPlanSeconds{"--plan-seconds", 0, true};
 inline constexpr NumberRange kOverheadLimit{"--overhead-limit", 1, true};
 inline constexpr NumberRange kCliffFactor{"--cliff-factor", 1, false};
 inline constexpr NumberRange kTimeout{"--timeout", 0, false, 86400};
+inline constexpr IntegerRange kDecision{"--at", 0, kMaxInt64};
+inline constexpr NumberRange kSearchSeconds{"--search-seconds", 0, true};
+inline constexpr NumberRange kCutSeconds{"--cut-seconds", 0, true};
+inline constexpr IntegerRange kPlanWork{"--plan-work", 0, kMaxInt64};
+inline constexpr NumberRange kPlanMaxOverhead{"--plan-max-overhead", 1, true};
 
 // The problem with `text` as a value of the range, or "" when it is one:
 // "-1 is outside the range 1..1024", "'x' is not an integer (expected one in

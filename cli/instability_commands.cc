@@ -24,18 +24,14 @@ namespace dtr::cli {
 
 namespace {
 
-// trace, --heuristic, --runtime, --overhead-limit, --seed, -j, --json.
-void AddCommon(CLI::App* cmd, ReplayFlags& f) {
-  AddTraceArgument(cmd, f.trace);
-  AddReplayFlags(cmd, f);
-  AddJobsFlag(cmd, f);
-  AddJsonFlag(cmd, f, "one JSON object (docs/instability_json.md)");
-}
-
-RunSpec SpecAt(const ReplayFlags& f, const Ratio& ratio) {
-  RunSpec s = RunSpecOf(f.Resolve());
-  s.ratio = ratio;
-  return s;
+// trace, --heuristic, --runtime, --overhead-limit, --seed, -j (unless
+// `jobs` is null), --json.
+void AddCommon(CLI::App* cmd, std::string& trace, api::ReplayChoice& settings, int* jobs,
+               bool& json) {
+  AddTraceArgument(cmd, trace);
+  AddReplayFlags(cmd, settings);
+  if (jobs) AddJobsFlag(cmd, *jobs);
+  AddJsonFlag(cmd, json, "one JSON object (docs/instability_json.md)");
 }
 
 }  // namespace
@@ -51,8 +47,9 @@ void AddScanFlags(CLI::App* cmd, ScanFlags& f) {
       ->type_name("GRID")
       ->check(RatioGridText());
   AddCliffFactorFlag(cmd, r.cliff_factor,
-                     "adjacent budgets whose overheads differ by more than this factor form a "
-                     "cliff (default 1.5)");
+                     fmt::format("adjacent budgets whose overheads differ by more than this factor "
+                                 "form a cliff (default {})",
+                                 kDefaultCliffFactor));
   cmd->add_flag("--refine", r.refine, "locate every cliff and inversion edge to the byte");
   cmd->add_flag("--exact", r.exact,
                 "walk every budget of the range (the exact atlas): boundaries to the byte without "
@@ -83,109 +80,80 @@ int RunScan(const ScanFlags& f) {
   }
   if (f.json)
     std::cout << ScanJson(trace.summary, scan).dump() << "\n";
-  else if (f.csv)
-    PrintCsvTable(std::cout, ScanJson(trace.summary, scan)["points"]);
-  else
+  else if (f.csv) {
+    nlohmann::ordered_json points = ScanJson(trace.summary, scan)["points"];
+    // As sweep --csv: an OOM run's overhead is no result, an empty cell.
+    for (auto& p : points)
+      if (p["result"] == "oom") p["overhead"] = nullptr;
+    PrintCsvTable(std::cout, points);
+  } else
     PrintScanText(std::cout, trace.summary, scan);
   return 0;
 }
 
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f) {
-  AddCommon(cmd, f);
-  CLI::Option* ratios =
-      cmd->add_option("--ratios", f.ratios, "the two ratios (run a, run b)")
-          ->type_name("A,B")
-          ->check(RatioGridText());
-  cmd->add_option("--budgets", f.budgets, "the two budgets in bytes, instead of --ratios")
+  api::DiffRequest& r = f.request;
+  // No -j: the two replays always run side by side.
+  AddCommon(cmd, f.trace, r.settings, nullptr, f.json);
+  CLI::Option* ratios = cmd->add_option("--ratios", r.ratios, "the two ratios (run a, run b)")
+                            ->type_name("A,B")
+                            ->check(RatioGridText());
+  cmd->add_option("--budgets", r.budgets, "the two budgets in bytes, instead of --ratios")
       ->type_name("A,B")
       ->excludes(ratios);
 }
 
 int RunDiff(const DiffFlags& f) {
-  RunSpec a, b;
-  if (!f.budgets.empty()) {
-    std::vector<int64_t> budgets;
-    std::string_view rest = f.budgets;
-    while (!rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string item(rest.substr(0, comma));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      int64_t v = -1;
-      size_t used = 0;
-      try {
-        v = std::stoll(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != item.size() || item.empty() || v < 0)
-        throw Error(fmt::format("--budgets: expected two byte counts A,B, got '{}'", f.budgets));
-      budgets.push_back(v);
-    }
-    if (budgets.size() != 2)
-      throw Error(fmt::format("diff needs exactly two budgets, got {}", budgets.size()));
-    a = RunSpecOf(f.Resolve());
-    b = a;
-    a.budget = budgets[0];
-    b.budget = budgets[1];
-  } else {
-    if (f.ratios.empty()) throw Error("diff needs --ratios A,B or --budgets A,B");
-    std::vector<Ratio> ratios = ParseRatios(f.ratios);
-    if (ratios.size() != 2)
-      throw Error(fmt::format("diff needs exactly two ratios, got {}", ratios.size()));
-    a = SpecAt(f, ratios[0]);
-    b = SpecAt(f, ratios[1]);
-  }
-  api::LoadedTrace loaded = api::LoadTraceFile(f.trace);
-  const Trace& trace = loaded.trace;
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
   RunComparison cmp;
   {
     ProgressBar bar("diff", std::chrono::seconds(1));
-    ReplayProgress progress(bar, trace.program.size(),
-                            a.overhead_limit ? "" : ReplayProgress::kLimitHint, 2);
-    cmp = CompareRuns(trace, loaded.baseline, a, b, {&progress.watcher(0), &progress.watcher(1)});
+    ReplayProgress progress(bar, t.trace.program.size(),
+                            f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint, 2);
+    cmp = api::Diff(t, f.request, {&progress.watcher(0), &progress.watcher(1)});
   }
   if (f.json)
-    std::cout << DiffJson(loaded.summary, trace, cmp).dump() << "\n";
+    std::cout << DiffJson(t.summary, t.trace, cmp).dump() << "\n";
   else
-    PrintDiffText(std::cout, loaded.summary, trace, cmp);
+    PrintDiffText(std::cout, t.summary, t.trace, cmp);
   return 0;
 }
 
 void AddBlameFlags(CLI::App* cmd, BlameFlags& f) {
-  AddCommon(cmd, f);
-  cmd->add_option("--ratio", f.ratio, "the run to blame")->required()->type_name("RATIO")->check(RatioText());
-  cmd->add_option("--against", f.against,
+  api::BlameRequest& r = f.request;
+  AddCommon(cmd, f.trace, r.settings, &r.options.jobs, f.json);
+  cmd->add_option("--ratio", r.ratio, "the run to blame")
+      ->required()
+      ->type_name("RATIO")
+      ->check(RatioText());
+  cmd->add_option("--against", r.against,
                   "a reference ratio: search from the divergence with it; for a passing run, "
                   "reach its regime")
       ->type_name("RATIO")
       ->check(RatioText());
-  cmd->add_option("--max-replays", f.options.max_replays,
+  cmd->add_option("--max-replays", r.options.max_replays,
                   "candidate replays to spend (default 200)")
       ->check(IntegerIn(1, 1000000));
-  cmd->add_option("--max-fixes", f.options.max_fixes, "stop after this many fixes (default 3)")
+  cmd->add_option("--max-fixes", r.options.max_fixes, "stop after this many fixes (default 3)")
       ->check(IntegerIn(1, 1000));
   cmd->add_option(
-         "--candidates", f.options.candidates_per_decision,
+         "--candidates", r.options.candidates_per_decision,
          "storages tried per decision: the runner-up, then the loop's next choices (default 3)")
       ->check(IntegerIn(1, 1000));
-  cmd->add_option("--regime-factor", f.options.regime_factor,
+  cmd->add_option("--regime-factor", r.options.regime_factor,
                   "a passing run must get within this factor of --against (or this much faster) "
                   "(default 1.5)")
       ->check(NumberAbove(1));
 }
 
 int RunBlame(const BlameFlags& f) {
-  RunSpec run = SpecAt(f, ParseRatio(f.ratio));
-  std::optional<RunSpec> against;
-  if (!f.against.empty()) against = SpecAt(f, ParseRatio(f.against));
-  BlameOptions options = f.options;
-  options.jobs = f.jobs;
+  api::Validate(f.request);
   api::LoadedTrace t = api::LoadTraceFile(f.trace);
   BlameResult blame;
   {
     ProgressBar bar("blame");
-    blame = Blame(t.trace, t.baseline, run, against, options,
-                  [&](size_t d, size_t total) { bar.Update(d, total); });
+    blame = api::Blame(t, f.request, [&](size_t d, size_t total) { bar.Update(d, total); });
   }
   if (f.json)
     std::cout << BlameJson(t.summary, t.trace, blame).dump() << "\n";
@@ -195,25 +163,23 @@ int RunBlame(const BlameFlags& f) {
 }
 
 void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
-  AddCommon(cmd, f);
-  cmd->add_option("--ratios", f.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
+  api::AblateRequest& r = f.request;
+  AddCommon(cmd, f.trace, r.settings, &r.jobs, f.json);
+  cmd->add_option("--ratios", r.ratios, "A:B:STEP (decimal grid) or r1,r2,...")
       ->required()
       ->type_name("GRID")
       ->check(RatioGridText());
-  AddCliffFactorFlag(cmd, f.cliff_factor, "as for scan (default 1.5)");
+  AddCliffFactorFlag(cmd, r.cliff_factor,
+                     fmt::format("as for scan (default {})", kDefaultCliffFactor));
 }
 
 int RunAblate(const AblateFlags& f) {
-  ScanOptions options;
-  static_cast<ReplaySettings&>(options) = f.Resolve();
-  options.jobs = f.jobs;
-  options.cliff_factor = f.cliff_factor;
-  std::vector<Ratio> ratios = ParseRatios(f.ratios);
+  api::Validate(f.request);
   api::LoadedTrace t = api::LoadTraceFile(f.trace);
   AblationResult result;
   {
     ProgressBar bar("ablate");
-    result = Ablate(t.trace, t.baseline, ratios, options, [&](size_t d, size_t total) { bar.Update(d, total); });
+    result = api::Ablate(t, f.request, [&](size_t d, size_t total) { bar.Update(d, total); });
   }
   if (f.json)
     std::cout << AblateJson(t.summary, result).dump() << "\n";

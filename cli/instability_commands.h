@@ -7,7 +7,6 @@
 
 #include "api/front_door.h"
 #include "cli/replay_flags.h"
-#include "diagnose/counterfactual.h"
 
 namespace dtr::cli {
 
@@ -20,24 +19,23 @@ struct ScanFlags {
 void AddScanFlags(CLI::App* cmd, ScanFlags& f);
 int RunScan(const ScanFlags& f);
 
-struct DiffFlags : ReplayFlags {
-  std::string ratios;   // "A,B", or
-  std::string budgets;  // "A,B" in bytes
+// The flags of diff, blame and ablate: the trace, the request, --json.
+template <typename Request>
+struct RequestFlags {
+  std::string trace;
+  Request request;
+  bool json = false;
 };
+
+using DiffFlags = RequestFlags<api::DiffRequest>;
 void AddDiffFlags(CLI::App* cmd, DiffFlags& f);
 int RunDiff(const DiffFlags& f);
 
-struct BlameFlags : ReplayFlags {
-  std::string ratio, against;
-  BlameOptions options;
-};
+using BlameFlags = RequestFlags<api::BlameRequest>;
 void AddBlameFlags(CLI::App* cmd, BlameFlags& f);
 int RunBlame(const BlameFlags& f);
 
-struct AblateFlags : ReplayFlags {
-  std::string ratios;
-  double cliff_factor = 1.5;
-};
+using AblateFlags = RequestFlags<api::AblateRequest>;
 void AddAblateFlags(CLI::App* cmd, AblateFlags& f);
 int RunAblate(const AblateFlags& f);
 

@@ -30,47 +30,9 @@ namespace dtr::cli {
 
 namespace {
 
-void AddProofBudgetFlags(CLI::App* cmd, ProofBudgetFlags& f) {
-  AddTraceArgument(cmd, f.trace);
-  AddBudgetFlags(cmd, f.budget);
-  AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
-  AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
-}
-
-struct Loaded {
-  Trace trace;
-  Baseline baseline;
-  ProofHeader header;
-};
-
-Loaded Load(const ProofBudgetFlags& f, const char* command) {
-  api::RequireBudget(f.budget, command);
-  RuntimeKind runtime = ParseRuntime(f.runtime);
-  RequireRuntimeV2(runtime, command);
-  api::LoadedTrace t = api::LoadTraceFile(f.trace);
-  Loaded l{std::move(t.trace), t.baseline, {}};
-  l.header.log = t.summary.log;
-  l.header.baseline = l.baseline;
-  l.header.runtime = runtime;
-  l.header.ratio = f.budget.budget ? std::nullopt : f.budget.ratio;
-  l.header.budget = f.budget.Bytes(l.baseline.memory);
-  return l;
-}
-
 // The replays of frontier and explain have no overhead limit: a heuristic
 // that thrashes there goes on until its OOM.
 constexpr const char* kNoLimitHint = "(thrashing? the run goes on to its end)";
-
-// The heuristic's run that frontier and explain look at: --heuristic (named in
-// the header too) on the loaded trace's runtime and budget.
-ReplayConfig HeuristicRun(Loaded& l, const ReplayFlags& f) {
-  l.header.heuristic = f.heuristic();
-  ReplayConfig config;
-  config.runtime = l.header.runtime;
-  config.heuristic = &FindHeuristic(f.heuristic());
-  config.budget = l.header.budget;
-  return config;
-}
 
 void AddStoreFlag(CLI::App* cmd, std::optional<std::string>& store) {
   cmd->add_option_function<std::string>(
@@ -149,46 +111,52 @@ void AddExpectFlag(CLI::App* cmd, ProofFlags& f, std::vector<std::string> verdic
 }  // namespace
 
 void AddFrontierFlags(CLI::App* cmd, FrontierFlags& f) {
-  AddProofBudgetFlags(cmd, f);
-  AddHeuristicFlag(cmd, f);
-  cmd->add_option("--at", f.at, "decision index (default: the run's OOM)")
-      ->check(IntegerIn(0, kMaxInt64));
+  api::FrontierRequest& r = f.request;
+  AddTraceArgument(cmd, f.trace);
+  AddBudgetFlags(cmd, r.budget);
+  AddRuntimeFlag(cmd, r.settings, RuntimeChoice::kV2Only);
+  AddJsonFlag(cmd, f.json, "one JSON object (docs/proof_json.md)");
+  AddHeuristicFlag(cmd, r.settings);
+  cmd->add_option("--at", r.at, "decision index (default: the run's OOM)")
+      ->check(InRange(api::kDecision));
 }
 
 int RunFrontier(const FrontierFlags& f) {
-  Loaded l = Load(f, "frontier");
-  ReplayConfig config = HeuristicRun(l, f);
-  RematFrontier fr;
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  api::FrontierAnswer a;
   {
     ProgressBar bar("frontier", std::chrono::seconds(1));
-    ReplayProgress progress(bar, l.trace.program.size(), kNoLimitHint);
-    config.watcher = &progress.watcher(0);
-    fr = f.at >= 0 ? FrontierAtDecision(l.trace, config, f.at) : FrontierAtOom(l.trace, config);
+    ReplayProgress progress(bar, t.trace.program.size(), kNoLimitHint);
+    a = api::Frontier(t, f.request, &progress.watcher(0));
   }
   if (f.json)
-    std::cout << FrontierJson(l.trace, l.header, fr).dump() << "\n";
+    std::cout << api::FrontierJson(t, a).dump() << "\n";
   else
-    PrintFrontierText(std::cout, l.trace, l.header, fr);
+    PrintFrontierText(std::cout, t.trace, a.header, a.frontier);
   return 0;
 }
 
 void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
-  AddProofBudgetFlags(cmd, f);
-  cmd->add_option("--script", f.script, "eviction script (docs/eviction_script.md)")
+  api::CheckRequest& r = f.request;
+  AddTraceArgument(cmd, f.trace);
+  AddBudgetFlags(cmd, r.budget);
+  AddRuntimeFlag(cmd, r.runtime, RuntimeChoice::kV2Only);
+  AddJsonFlag(cmd, f.json, "one JSON object (docs/proof_json.md)");
+  cmd->add_option("--script", r.script, "eviction script (docs/eviction_script.md)")
       ->required()
       ->type_name("FILE");
 }
 
 int RunCheck(const CheckFlags& f) {
-  Loaded l = Load(f, "check");
-  EvictionScript script = LoadEvictionScript(f.script, l.trace);
-  ScheduleCheck c = CheckSchedule(l.trace, l.header.budget, script, l.header.runtime);
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  api::CheckAnswer a = api::Check(t, f.request);
   if (f.json)
-    std::cout << ScheduleCheckJson(l.trace, l.header, f.script, script.entries.size(), c).dump()
-              << "\n";
+    std::cout << api::CheckJson(t, f.request, a).dump() << "\n";
   else
-    PrintScheduleCheckText(std::cout, l.trace, l.header, f.script, script.entries.size(), c);
-  return c.passed() ? kExitSuccess : kExitNegative;
+    PrintScheduleCheckText(std::cout, t.trace, a.header, f.request.script, a.entries, a.check);
+  return a.check.passed() ? kExitSuccess : kExitNegative;
 }
 
 void AddExplainFlags(CLI::App* cmd, ProofFlags& f) {
@@ -230,133 +198,96 @@ int RunProve(const ProofFlags& f) {
 }
 
 void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
+  api::BoundsRequest& r = f.request;
+  BoundsOptions& o = r.options;
   AddTraceArgument(cmd, f.trace);
-  AddHeuristicsFlag(cmd, f);
-  AddRuntimeFlag(cmd, f, RuntimeChoice::kV2Only);
-  cmd->add_option("--ratios", f.grid,
-                  "coarse ratio grid A:B:STEP or r1,r2,... (default 0.01:1:0.01)")
+  AddHeuristicsFlag(cmd, r.settings);
+  AddRuntimeFlag(cmd, r.settings, RuntimeChoice::kV2Only);
+  cmd->add_option(
+         "--ratios", o.grid,
+         fmt::format("coarse ratio grid A:B:STEP or r1,r2,... (default {})", BoundsOptions().grid))
       ->type_name("GRID")
       ->check(RatioGridText());
-  cmd->add_option("--fine-step", f.fine_step,
-                  "finer step around each first pass (default 0.001; '' for none)")
+  cmd->add_option("--fine-step", o.fine_step,
+                  fmt::format("finer step around each first pass (default {}; '' for none)",
+                              BoundsOptions().fine_step))
       ->type_name("RATIO");
-  AddOverheadLimitFlag(cmd, f, "runs beyond this overhead count as not feasible");
-  AddJobsFlag(cmd, f);
-  AddWindowsFlag(cmd, f.windows, "Z3 windows bisected for the lower bound (default 3; 0: none)");
-  AddWindowOpsFlag(cmd, f.window_ops);
-  AddTimeoutFlag(cmd, f.timeout);
-  AddWorkLimitFlag(cmd, f.work_limit);
-  cmd->add_option("--search-seconds", f.search_seconds,
-                  "seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
-                  "next-use, Z3 plans) below the best grid run (default 60; 0: none)")
-      ->check(NumberFrom(0));
-  cmd->add_option("--walk", f.walk,
+  AddOverheadLimitFlag(cmd, r.settings, "runs beyond this overhead count as not feasible");
+  AddJobsFlag(cmd, o.jobs);
+  AddWindowsFlag(cmd, o.windows,
+                 fmt::format("Z3 windows bisected for the lower bound (default {}; 0: none)",
+                             BoundsOptions().windows));
+  AddWindowOpsFlag(cmd, o.window_ops);
+  AddTimeoutFlag(cmd, o.limits.timeout_seconds);
+  AddWorkLimitFlag(cmd, o.limits.work_limit);
+  cmd->add_option(
+         "--search-seconds", o.search_seconds,
+         fmt::format("seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
+                     "next-use, Z3 plans) below the best grid run (default {}; 0: none)",
+                     BoundsOptions().search_seconds))
+      ->check(InRange(api::kSearchSeconds));
+  cmd->add_option("--walk", r.walk,
                   "walk-down budgets: gallop (a stride below the best peak, doubled after "
                   "each find; default), step (one byte below) or bisect (halfway to the "
                   "highest failed budget)")
       ->check(CLI::IsMember({"step", "gallop", "bisect"}))
       ->type_name("WALK");
-  cmd->add_option("--plan-seconds", f.plan_seconds,
+  cmd->add_option("--plan-seconds", o.plan_seconds,
                   "seconds for checkpoint plans: low-memory scripts built from the top, "
                   "independent of any heuristic (default: no time limit; 0: none)")
-      ->check(NumberFrom(0));
-  cmd->add_option("--plan-work", f.plan_work,
-                  "computations the checkpoint plans may follow in all (default 500000000; 0: "
-                  "no limit): a count, so the plans found are the same on any machine and "
-                  "under any load")
-      ->check(NumberFrom(0));
-  cmd->add_option("--plan-max-overhead", f.plan_max_overhead,
-                  "compute overhead a checkpoint plan may have (default: any)")
-      ->check(NumberFrom(1));
-  cmd->add_flag("--plans-only", f.plans_only,
+      ->check(InRange(api::kPlanSeconds));
+  cmd->add_option(
+         "--plan-work", o.plan_work,
+         fmt::format("computations the checkpoint plans may follow in all (default {}; 0: "
+                     "no limit): a count, so the plans found are the same on any machine and "
+                     "under any load",
+                     BoundsOptions().plan_work))
+      ->check(InRange(api::kPlanWork));
+  AddValueOption(cmd, "--plan-max-overhead", o.plan_max_overhead,
+                 "compute overhead a checkpoint plan may have (default: any)")
+      ->check(InRange(api::kPlanMaxOverhead));
+  cmd->add_flag("--plans-only", o.plans_only,
                 "checkpoint plans only: no heuristic grid and no walk-down");
-  cmd->add_option("--save-script", f.save_script,
+  cmd->add_option("--save-script", r.save_script,
                   "write the best verified schedule's script to FILE")
       ->type_name("FILE");
-  cmd->add_option("--cut-seconds", f.cut_seconds,
+  cmd->add_option("--cut-seconds", o.cut_seconds,
                   "seconds for the keep-or-recompute cut's bisection of the lower bound "
                   "(default: no time limit, to its resolution; 0: none)")
-      ->check(NumberFrom(0));
-  AddStoreFlag(cmd, f.store);
-  AddJsonFlag(cmd, f, "one JSON object (docs/proof_json.md)");
+      ->check(InRange(api::kCutSeconds));
+  AddStoreFlag(cmd, r.store);
+  AddJsonFlag(cmd, f.json, "one JSON object (docs/proof_json.md)");
   cmd->add_flag("--csv", f.csv, "one CSV row per heuristic (the --json heuristics)");
 }
 
-namespace {
-
-// bounds --save-script: the best verified schedule, with where it came from.
-void SaveBestSchedule(const std::string& path, const Trace& trace, const ProofHeader& h,
-                      const BoundsReport& r) {
-  if (path.empty()) return;
-  if (!r.best) throw Error("no verified schedule to save (no run passed and no plan completed)");
-  SaveEvictionScript(path, trace, r.best->script,
-                     {fmt::format("dtrcheck eviction script for {}", h.log),
-                      fmt::format("passes the schedule checker at budget {} ({})", r.best->budget,
-                                  RuntimeName(h.runtime)),
-                      fmt::format("source: {}: {}", r.best->source, r.best->description)});
-}
-
-}  // namespace
-
 int RunBounds(const BoundsFlags& f) {
   if (f.json && f.csv) throw Error("bounds takes --json or --csv, not both");
-  BoundsOptions o;
-  if (f.plans_only && f.plan_seconds == 0) throw Error("--plans-only needs --plan-seconds above 0");
-  o.plan_seconds = f.plan_seconds;
-  o.plan_work = f.plan_work;
-  if (f.plan_max_overhead > 0) o.plan_max_overhead = f.plan_max_overhead;
-  o.plans_only = f.plans_only;
-  o.search_seconds = f.search_seconds;
-  o.cut_seconds = f.cut_seconds;
-  o.walk = ParseWalkMode(f.walk);
-  for (const std::string& h : f.heuristics) o.heuristics.push_back(&FindHeuristic(h));
-  o.runtime = ParseRuntime(f.runtime);
-  RequireRuntimeV2(o.runtime, "bounds");
-  o.grid = f.grid;
-  ParseRatios(o.grid);  // bad grids fail before any work
-  o.fine_step = f.fine_step;
-  if (!o.fine_step.empty()) ParseRatio(o.fine_step);
-  o.overhead_limit = f.overhead_limit;
-  o.jobs = f.jobs;
-  o.windows = f.windows;
-  o.window_ops = f.window_ops;
-  o.limits.timeout_seconds = f.timeout;
-  o.limits.work_limit = f.work_limit;
-  api::LoadedTrace loaded = api::LoadTraceFile(f.trace);
-  const Trace& trace = loaded.trace;
-  const Baseline& baseline = loaded.baseline;
-  std::unique_ptr<CertificateStore> store =
-      OpenStore(StoreDirectory(f.store.value_or("")), f.trace, trace, baseline.memory);
-  ProofHeader h;
-  h.log = loaded.summary.log;
-  h.baseline = baseline;
-  h.runtime = o.runtime;
-  BoundsReport r;
+  api::Validate(f.request);
+  api::LoadedTrace t = api::LoadTraceFile(f.trace);
+  api::BoundsAnswer a;
   {
     std::unique_ptr<ProgressBar> bar;
     std::string stage;
-    r = ComputeBounds(
-        trace, baseline, o,
-        [&](const std::string& s, size_t d, size_t t) {
+    a = api::Bounds(
+        t, f.request,
+        [&](const std::string& s, size_t d, size_t total) {
           if (s != stage) {
             bar = std::make_unique<ProgressBar>(s);
             stage = s;
           }
-          bar->Update(d, t);
+          bar->Update(d, total);
         },
         [&](const std::string& text) {
           if (bar) bar->Status(text);
         });
   }
-  SaveBestSchedule(f.save_script, trace, h, r);
-  const std::string changed = store ? RecordBounds(*store, trace, o.runtime, r, o.limits) : "";
   if (f.json)
-    std::cout << BoundsJson(h, r, &trace).dump() << "\n";
+    std::cout << api::BoundsJson(t, a).dump() << "\n";
   else if (f.csv)
-    PrintCsvTable(std::cout, BoundsJson(h, r, &trace)["heuristics"]);
+    PrintCsvTable(std::cout, api::BoundsJson(t, a)["heuristics"]);
   else
-    PrintBoundsText(std::cout, h, r, &trace);
-  SaveStore(store.get(), changed);
+    PrintBoundsText(std::cout, a.header, a.report, &t.trace);
+  SaveStore(a.store.get(), a.store_changes);
   return 0;
 }
 

@@ -1,12 +1,12 @@
 // The flags several subcommands share (the trace, --heuristic, --runtime,
 // --overhead-limit, --seed, -j, --json, --ratio/--budget, the Z3 limits), added
 // to a CLI11 command in one place so that each flag has one name, one help
-// text and one range (cli/flag_ranges.h), and the RunSpec they describe is
-// built in one place.
+// text and one range (cli/flag_ranges.h).
 //
-// A command's own flag struct derives from ReplayFlags (and BudgetFlags when it
-// takes one budget) and calls the Add* functions in the order its --help
-// should list the flags.
+// A command's flag struct holds the trace, its front door request
+// (api/front_door.h: defaults and checks live there) and how to print; the
+// Add* functions bind flags to the request's fields, in the order its --help
+// lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,21 +20,6 @@
 #include "checker/budget_choice.h"
 
 namespace dtr::cli {
-
-// The trace, the replay settings (api/replay_choice.h: defaults and checks
-// live there), -j and --json.
-struct ReplayFlags : api::ReplayChoice {
-  std::string trace;
-  int jobs = 0;  // 0: one per core (the flag itself is in api::kJobs)
-  bool json = false;
-};
-
-// One budget, as a ratio of the baseline peak memory or in bytes
-// (checker/budget_choice.h); neither when not given. For the commands that
-// have no front door request yet (frontier, check).
-struct BudgetFlags {
-  BudgetChoice budget;
-};
 
 // The required positional trace argument.
 void AddTraceArgument(CLI::App* cmd, std::string& trace);
@@ -62,10 +47,8 @@ inline void AddOverheadLimitFlag(CLI::App* cmd, api::ReplayChoice& f, const std:
 void AddSeedFlag(CLI::App* cmd, api::ReplayChoice& f);
 // -j,--jobs N, 1..1024.
 void AddJobsFlag(CLI::App* cmd, int& jobs);
-inline void AddJobsFlag(CLI::App* cmd, ReplayFlags& f) { AddJobsFlag(cmd, f.jobs); }
 // --json, with the help text naming what the command prints.
 void AddJsonFlag(CLI::App* cmd, bool& json, const std::string& help);
-inline void AddJsonFlag(CLI::App* cmd, ReplayFlags& f, const std::string& help) { AddJsonFlag(cmd, f.json, help); }
 
 // --heuristic (one, or several with many_heuristics), --runtime,
 // --overhead-limit, --seed, in this order.

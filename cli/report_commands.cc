@@ -127,7 +127,7 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
       ->type_name("RATIO")
       ->check(RatioText());
   AddCliffFactorFlag(cmd, r.cliff_factor,
-                     "overhead jump between neighbouring budgets called a cliff (default 1.25)");
+                     fmt::format("as for scan (default {})", kDefaultCliffFactor));
   AddJobsFlag(cmd, r.jobs);
   cmd->add_flag_callback("--no-atlas", [&r] { r.atlas = false; },
                 "do not walk the exact budget atlas over the grid's range (as `dtrcheck atlas`)");

@@ -114,6 +114,10 @@ struct ScanAnalysis {
   std::vector<ScanInversion> inversions;
 };
 
+// The cliff factor every command uses unless told otherwise (scan, ablate,
+// report, and the Python module alike).
+inline constexpr double kDefaultCliffFactor = 1.25;
+
 // Whether two adjacent passing runs with these overheads form a cliff, and by
 // what factor (larger / smaller overhead).
 bool IsCliff(double overhead_a, double overhead_b, double cliff_factor);

@@ -218,6 +218,28 @@ ScanBoundary LocateBoundary(const Trace& trace, const Baseline& baseline,
 
 namespace {
 
+// The headline of a grid scan: its runs, and the runs on both sides of every
+// boundary --refine located, each with its exact budget interval.
+BudgetHeadline ScanHeadline(const Trace& trace, const ScanResult& out) {
+  std::vector<ScanPoint> known = out.points;
+  auto add = [&](const std::optional<ScanBoundary>& b) {
+    if (b) {
+      known.push_back(b->below);
+      known.push_back(b->above);
+    }
+  };
+  for (const ScanCliff& c : out.analysis.cliffs) add(c.boundary);
+  for (const ScanInversion& v : out.analysis.inversions) {
+    add(v.lower_edge);
+    add(v.upper_edge);
+  }
+  std::sort(known.begin(), known.end(), [](const ScanPoint& a, const ScanPoint& b) {
+    return std::pair(a.budget_lo, a.budget) < std::pair(b.budget_lo, b.budget);
+  });
+  return HeadlineOf(trace, std::string(out.heuristic->name), out.baseline.memory, known,
+                    out.cliff_factor, nullptr, nullptr);
+}
+
 // The exact scan (see the header): the atlas, grid points read off it, every
 // boundary from it.
 void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector<Ratio>& sorted,
@@ -231,7 +253,7 @@ void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector
                          /*max_runs=*/0, options.atlas_journal);
   const BudgetAtlas& atlas = *out.atlas;
   for (const Ratio& r : sorted) {
-    int64_t budget = BudgetChoice{.ratio = r}.Bytes(baseline.memory);
+    int64_t budget = BudgetChoice{.ratio = r, .budget = std::nullopt}.Bytes(baseline.memory);
     ScanPoint p = PointOfInterval(atlas.intervals[IntervalAt(atlas, budget)], budget);
     p.ratio = r;
     out.points.push_back(p);
@@ -258,6 +280,12 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
                    [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
   if (options.exact) {
     ScanExactly(trace, baseline, sorted, options, progress, out);
+    AtlasCoverage walked;
+    walked.lo = out.atlas->lo;
+    walked.hi = out.atlas->hi;
+    walked.sections.push_back(*out.atlas);
+    out.headline = HeadlineOf(trace, std::string(options.heuristic->name), baseline.memory,
+                              out.points, options.cliff_factor, &walked, nullptr);
     return out;
   }
   std::vector<RunSpec> specs;
@@ -269,7 +297,10 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
   for (const RunRecord& run : RunMany(trace, baseline, specs, options.jobs, progress, options.grid_journal))
     out.points.push_back(MakeScanPoint(run));
   out.analysis = AnalyzeScan(out.points, options.cliff_factor);
-  if (!options.refine) return out;
+  if (!options.refine) {
+    out.headline = ScanHeadline(trace, out);
+    return out;
+  }
 
   // One task per boundary, spread over worker threads or MPI ranks.
   std::vector<std::pair<size_t, size_t>> pairs;  // lower, upper grid indices
@@ -295,6 +326,7 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
     *slots[i] = found[i];
     out.refine_replays += found[i].replays;
   }
+  out.headline = ScanHeadline(trace, out);
   return out;
 }
 

@@ -27,11 +27,12 @@
 #include "checker/budget_atlas.h"
 #include "checker/sweep.h"
 #include "diagnose/budget_curve.h"
+#include "diagnose/budget_headline.h"
 
 namespace dtr {
 
 struct ScanOptions : ReplaySettings {
-  double cliff_factor = 1.5;  // > 1
+  double cliff_factor = kDefaultCliffFactor;  // > 1
   bool refine = false;
   bool exact = false;   // walk the atlas over the grid's range (see above); excludes refine
   int max_walk = 1000;  // replays per walk direction and boundary, before bisecting
@@ -76,6 +77,10 @@ struct ScanResult {
   std::optional<BudgetAtlas> atlas;
   std::vector<ExactInversion> exact_inversions;
   std::vector<ScanRegimeChange> regime_changes;
+  // The answer first: the smallest passing budget known to the byte, the
+  // failing bands, the static floor, the worst cliff between neighbouring
+  // budgets (diagnose/budget_headline.h). No verdicts: a scan proves nothing.
+  BudgetHeadline headline;
 };
 
 // Sweeps `ratios` (sorted here by value), analyzes, and refines if asked.

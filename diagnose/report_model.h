@@ -127,7 +127,7 @@ struct ReportOptions : ReplaySettings {
   // The factor of the regime and cliff rules (diagnose/budget_curve.h):
   // neighbouring feasible budgets whose overheads differ by more than it are
   // a cliff.
-  double cliff_factor = 1.25;
+  double cliff_factor = kDefaultCliffFactor;
   // At most this many points in the timeline; longer runs are reduced to the
   // lowest and highest memory of each of max_timeline_points / 2 event buckets.
   int max_timeline_points = 3000;
@@ -242,7 +242,7 @@ struct ReportModel {
   BudgetHeadline headline;
   std::string heuristic, runtime, ratios_text;
   std::optional<double> overhead_limit;
-  double cliff_factor = 1.25;
+  double cliff_factor = kDefaultCliffFactor;
   std::vector<BudgetRow> rows;
   CurveShape curve;
   // The runs whose memory is drawn, overlaid on one figure: around the first

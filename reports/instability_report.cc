@@ -8,6 +8,7 @@
 
 #include "model/attribution.h"
 #include "reports/atlas_report.h"
+#include "reports/report_headline.h"
 
 namespace dtr {
 
@@ -351,10 +352,13 @@ void PrintExactText(std::ostream& out, const TraceSummary& summary, const ScanRe
 void PrintPointsText(std::ostream& out, const std::vector<ScanPoint>& points) {
   fmt::print(out, "{:>10} {:>14} {:>6} {:>10} {:>9} {:>8} {:>9} {:>6}\n", "ratio", "budget",
              "result", "overhead", "evictions", "distinct", "ev/stor", "regime");
-  for (const ScanPoint& p : points)
-    fmt::print(out, "{:>10} {:>14} {:>6} {:>10.4f} {:>9} {:>8} {:>9.2f} {:>6}\n", RatioText(p),
-               p.budget, OutcomeName(p.outcome), p.overhead, p.evictions, p.distinct_evicted,
+  for (const ScanPoint& p : points) {
+    // An OOM run's overhead (simrd's, at the failure) is no result: left blank.
+    std::string overhead = p.outcome == Outcome::kOom ? "" : fmt::format("{:.4f}", p.overhead);
+    fmt::print(out, "{:>10} {:>14} {:>6} {:>10} {:>9} {:>8} {:>9.2f} {:>6}\n", RatioText(p),
+               p.budget, OutcomeName(p.outcome), overhead, p.evictions, p.distinct_evicted,
                p.evictions_per_storage(), fmt::format("R{}", p.regime));
+  }
 }
 
 ordered_json StatsJson(const EvictionStats& s) {
@@ -488,6 +492,7 @@ void PrintRankFlipText(std::ostream& out, const Trace& trace, const RankFlipAt& 
 ordered_json ScanJson(const TraceSummary& summary, const ScanResult& scan) {
   ordered_json j = Header("scan", summary, scan.heuristic, scan.runtime);
   j["cliff_factor"] = scan.cliff_factor;
+  j["headline"] = HeadlineJson(scan.headline);
   ordered_json points = ordered_json::array();
   for (const ScanPoint& p : scan.points) points.push_back(PointJson(p));
   j["points"] = points;
@@ -508,7 +513,14 @@ void PrintScanText(std::ostream& out, const TraceSummary& summary, const ScanRes
   if (!scan.points.empty())
     fmt::print(out, " from {} to {}", RatioText(scan.points.front()),
                RatioText(scan.points.back()));
-  fmt::print(out, "\n");
+  fmt::print(out, "\n{}", HeadlineText(scan.headline, "  "));
+  if (!scan.headline.worst_cliff && !scan.analysis.cliffs.empty())
+    fmt::print(
+        out,
+        "                (the grid has {} cliff{} below, between budgets not known to the byte: "
+        "--refine locates {})\n",
+        scan.analysis.cliffs.size(), scan.analysis.cliffs.size() == 1 ? "" : "s",
+        scan.analysis.cliffs.size() == 1 ? "it" : "them");
   PrintAnalysisText(out, scan.analysis, scan.points, scan.cliff_factor, scan.atlas.has_value());
   if (scan.refine_replays > 0) fmt::print(out, "refinement: {} replays\n", scan.refine_replays);
   if (scan.atlas) PrintExactText(out, summary, scan);

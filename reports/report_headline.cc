@@ -127,4 +127,32 @@ std::string HeadlineText(const BudgetHeadline& h, const std::string& indent) {
   return out;
 }
 
+nlohmann::ordered_json HeadlineJson(const BudgetHeadline& h) {
+  nlohmann::ordered_json bands = nlohmann::ordered_json::array();
+  for (const FailingBand& b : h.bands)
+    bands.push_back({{"lo", b.lo},
+                     {"hi", b.hi},
+                     {"inversion", b.inversion},
+                     {"policy_induced", b.policy_induced},
+                     {"inherent", b.inherent},
+                     {"undetermined", b.undetermined}});
+  nlohmann::ordered_json cliff = nullptr;
+  if (h.worst_cliff)
+    cliff = {{"last_byte", h.worst_cliff->last_byte},
+             {"first_byte", h.worst_cliff->first_byte},
+             {"overhead_below", h.worst_cliff->overhead_below},
+             {"overhead_above", h.worst_cliff->overhead_above},
+             {"factor", h.worst_cliff->factor}};
+  return {{"smallest_pass", h.smallest_pass ? nlohmann::ordered_json(*h.smallest_pass)
+                                            : nlohmann::ordered_json(nullptr)},
+          {"smallest_pass_exact", h.smallest_pass_exact},
+          {"not_known", h.smallest_pass && !h.smallest_pass_exact
+                            ? nlohmann::ordered_json::array({h.unknown_lo, h.unknown_hi})
+                            : nlohmann::ordered_json(nullptr)},
+          {"failing", bands},
+          {"floor", h.floor},
+          {"floor_cause", h.floor_cause},
+          {"worst_cliff", cliff}};
+}
+
 }  // namespace dtr

@@ -3,6 +3,7 @@
 // summary, report.md and report.html.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ struct HeadlineItem {
   std::string label;  // "passes from", "fails", "proven floor", "worst cliff"
   std::string text;   // one sentence, plain text
 };
+
+// The headline as JSON: report.json's `headline` (docs/report_json.md), and
+// the same object in `scan --json`.
+nlohmann::ordered_json HeadlineJson(const BudgetHeadline& headline);
 
 std::vector<HeadlineItem> HeadlineItems(const BudgetHeadline& headline);
 

@@ -7,6 +7,7 @@
 #include "reports/instability_report.h"
 #include "reports/pinned_floor_report.h"
 #include "reports/proof_report.h"
+#include "reports/report_headline.h"
 #include "reports/run_report.h"
 
 namespace dtr {
@@ -213,29 +214,6 @@ ordered_json DivergenceJson(const Trace& trace, const RegimeDivergence& d) {
   j.update(ComparisonJson(trace, d.comparison));
   j["command"] = d.command;
   return j;
-}
-
-// The answer first (diagnose/budget_headline.h).
-ordered_json HeadlineJson(const BudgetHeadline& h) {
-  ordered_json bands = ordered_json::array();
-  for (const FailingBand& b : h.bands)
-    bands.push_back({{"lo", b.lo}, {"hi", b.hi}, {"inversion", b.inversion},
-                     {"policy_induced", b.policy_induced}, {"inherent", b.inherent},
-                     {"undetermined", b.undetermined}});
-  ordered_json cliff = nullptr;
-  if (h.worst_cliff)
-    cliff = {{"last_byte", h.worst_cliff->last_byte}, {"first_byte", h.worst_cliff->first_byte},
-             {"overhead_below", h.worst_cliff->overhead_below},
-             {"overhead_above", h.worst_cliff->overhead_above}, {"factor", h.worst_cliff->factor}};
-  return {{"smallest_pass", h.smallest_pass ? ordered_json(*h.smallest_pass) : ordered_json(nullptr)},
-          {"smallest_pass_exact", h.smallest_pass_exact},
-          {"not_known", h.smallest_pass && !h.smallest_pass_exact
-                            ? ordered_json::array({h.unknown_lo, h.unknown_hi})
-                            : ordered_json(nullptr)},
-          {"failing", bands},
-          {"floor", h.floor},
-          {"floor_cause", h.floor_cause},
-          {"worst_cliff", cliff}};
 }
 
 // One heuristic's part of the report.
