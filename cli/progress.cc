@@ -27,7 +27,7 @@ ProgressBar::~ProgressBar() {
 
 std::chrono::seconds ProgressBar::PlainInterval() {
   static const std::chrono::seconds interval = [] {
-    constexpr std::chrono::seconds kDefault{30};
+    constexpr std::chrono::seconds kDefault{10};
     const char* text = std::getenv("DTRCHECK_PROGRESS_SECONDS");
     if (text == nullptr || *text == '\0') return kDefault;
     int64_t secs = 0;

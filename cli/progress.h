@@ -1,5 +1,5 @@
 // Progress on stderr: a one-line bar redrawn in place when stderr is a
-// terminal; else (a pipe, a log file, CI) a plain line every 30 seconds, or
+// terminal; else (a pipe, a log file, CI) a plain line every 10 seconds, or
 // every DTRCHECK_PROGRESS_SECONDS, the first after that long, so quick
 // commands print nothing there and long ones are not silent.
 #pragma once
@@ -32,7 +32,7 @@ class ProgressBar {
 
  private:
   // The plain lines' interval: DTRCHECK_PROGRESS_SECONDS (a whole number),
-  // else 30 s; a malformed value is reported once and ignored.
+  // else 10 s; a malformed value is reported once and ignored.
   static std::chrono::seconds PlainInterval();
   void Draw(size_t done, size_t total, const std::string& count);
   // Whether a line is due now (and, if so, notes that one is drawn).
