@@ -15,6 +15,7 @@
 #include "diagnose/certificate_records.h"
 #include "model/echo.h"
 #include "model/error.h"
+#include "model/output_file.h"
 #include "reports/report_text.h"
 #include "reports/atlas_report.h"
 #include "reports/instability_report.h"
@@ -272,6 +273,8 @@ void Validate(const ProofRequest& r) {
   CheckOption(kWindowOps, r.window_ops);
   CheckOption(kRollingOps, r.rolling);
   CheckOption(kPlanSeconds, r.plan_seconds);
+  if (r.next_use_computations)  // 0: sized to the trace
+    CheckOption(kNextUseComputations, r.next_use_computations);
 }
 
 namespace {
@@ -308,6 +311,7 @@ ProofAnswer Prove(const LoadedTrace& t, const ProofRequest& r, ReplayObserver* w
   o.witness.runtime = settings.runtime;
   o.witness.rolling_ops = r.rolling;
   o.witness.plan_seconds = r.plan_seconds;
+  o.witness.next_use_computations = r.next_use_computations;
   for (const std::string& h : r.witness_heuristics) o.witness.heuristics.push_back(&FindHeuristic(h));
   // The stored certificates are used, and what this run finds is added.
   a.store = OpenStore(StoreDir(r.store), t.path, t.trace, t.baseline.memory);
@@ -615,7 +619,8 @@ void Validate(const ReportRequest& r) {
 }
 
 ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
-                    const std::function<void(const std::string&)>& stage, const ProgressFn& progress) {
+                    const std::function<void(const std::string&)>& stage, const ProgressFn& progress,
+                    const std::function<void(const std::string&)>& planned) {
   Validate(r);
   ReportOptions o;
   static_cast<ReplaySettings&>(o) = r.settings.Resolve();
@@ -660,10 +665,14 @@ ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
   o.ratios = GridOption("--ratios", o.ratios_text);
   if (!r.figures.empty()) CheckFiguresDir(r.out, r.figures);
   if (!r.timeline_ratio.empty()) o.timeline_ratio = RatioOption("--timeline-ratio", r.timeline_ratio);
+  // What would fail at once fails before the plan is announced.
+  CheckTimelineRatio(o);
+  CheckDirectoryTarget(r.out);
   const ReportCaps caps = DefaultReportCaps(t.trace);
   o.max_verdicts = r.max_verdicts ? r.max_verdicts : caps.verdicts;
   ReportAnswer a;
   a.plan = ReportPlan(o, caps);
+  if (planned) planned(a.plan);
   a.report = BuildBudgetReport(t.trace, o);
   a.files = WriteReportFiles(t.trace, a.report, r.out, r.figures, extra);
   return a;

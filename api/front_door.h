@@ -168,6 +168,8 @@ struct ProofRequest {
   int32_t window_ops = 6;   // kWindowOps
   int32_t rolling = 0;      // rolling Z3 plans of this many operators (0: off)
   double plan_seconds = 0;  // checkpoint plans as witnesses (0: off)
+  // kNextUseComputations; 0: sized to the trace (NextUseComputationsFor)
+  int64_t next_use_computations = 0;
   bool cut = true;
   std::string save_script;  // "": none; else the verified witness script goes there
   // The certificate store directory: none for $DTRCHECK_STORE, "" for none.
@@ -297,10 +299,13 @@ struct ReportAnswer {
 void Validate(const ReportRequest& request);
 // On `trace`, or on the embedded demo when its path is "" (LoadDemoTrace):
 // then demo.log is written beside the report, for the commands it prints.
-// `stage` and `progress` as ReportOptions' (diagnose/report_model.h).
+// `stage` and `progress` as ReportOptions' (diagnose/report_model.h);
+// `planned` is given ReportAnswer::plan before any replay, so that a caller
+// can say up front what the report will do.
 ReportAnswer Report(const LoadedTrace& trace, const ReportRequest& request,
                     const std::function<void(const std::string&)>& stage = nullptr,
-                    const ProgressFn& progress = nullptr);
+                    const ProgressFn& progress = nullptr,
+                    const std::function<void(const std::string&)>& planned = nullptr);
 nlohmann::ordered_json ReportJson(const LoadedTrace& trace, const ReportAnswer& answer);
 
 }  // namespace dtr::api

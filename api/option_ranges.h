@@ -46,6 +46,7 @@ inline constexpr IntegerRange kWindows{"--windows", 0, 1000};
 inline constexpr IntegerRange kWindowOps{"--window-ops", 1, 1000};
 inline constexpr IntegerRange kWorkLimit{"--work-limit", 0, std::numeric_limits<uint32_t>::max()};
 inline constexpr IntegerRange kAtlasMaxRuns{"--atlas-max-runs", 1, 1000000000};
+inline constexpr IntegerRange kNextUseComputations{"--next-use-computations", 1, kMaxInt64};
 inline constexpr IntegerRange kMaxVerdicts{"--max-verdicts", 1, 1000000000};
 inline constexpr IntegerRange kMaxRuns{"--max-runs", 0, kMaxInt64};
 inline constexpr IntegerRange kRollingOps{"--rolling-z3", 0, 1000};

@@ -72,6 +72,10 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
                   "also try checkpoint plans as witnesses, for at most this many seconds "
                   "(low-memory scripts built from the top; default 0: off)")
       ->check(InRange(api::kPlanSeconds));
+  cmd->add_option("--next-use-computations", r.next_use_computations,
+                  "the offline next-use witness gives up after N computations (default: 4 per "
+                  "program step, at least 50,000; a count, not a time)")
+      ->check(InRange(api::kNextUseComputations));
   cmd->add_flag("--verbose", f.verbose, "list every witness attempt and Z3 query");
   cmd->add_option("--save-script", r.save_script, "write the verified witness script to FILE")
       ->type_name("FILE");

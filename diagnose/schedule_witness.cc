@@ -196,6 +196,7 @@ class Searcher {
     ScriptBuilderOptions bo;
     bo.budget = budget_;
     bo.eager = EagerEvictions(o_.runtime);
+    bo.max_events = o_.next_use_computations > 0 ? o_.next_use_computations : NextUseComputationsFor(trace_);
     BuiltScript b = BuildScript(trace_, bo);
     if (!b.completed) {
       Note("next-use", "offline next-use policy", b.stopped);
@@ -349,6 +350,11 @@ class Searcher {
 };
 
 }  // namespace
+
+int64_t NextUseComputationsFor(const Trace& trace) {
+  constexpr int64_t kPerStep = 4, kAtLeast = 50'000;
+  return std::max(kAtLeast, kPerStep * static_cast<int64_t>(trace.program.size()));
+}
 
 WitnessSearch FindScheduleWitness(const Trace& trace, int64_t baseline_memory, int64_t budget,
                                   const WitnessOptions& options, const WitnessProgress& progress) {

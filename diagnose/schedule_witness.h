@@ -41,6 +41,11 @@ struct WitnessOptions {
   int32_t descents = 6;                          // then budgets 0.5%, 1%, 2%, ... lower
   int32_t counterfactuals = 24;  // single overrides among the last decisions before the failure
   bool next_use = true;
+  // The next-use policy gives up after this many computations (0: sized to
+  // the trace, NextUseComputationsFor). Where no schedule fits it thrashes
+  // and, uncapped, ran for many minutes on the Unrolled GAN; a count, not a
+  // time, so the answer is the same at any load.
+  int64_t next_use_computations = 0;
   bool use_z3 = true;
   SolverLimits limits;
   int32_t z3_whole_program_ops = 80;  // plan the whole program up to this many operators
@@ -57,6 +62,11 @@ struct WitnessOptions {
   // records an attempt "time limit" and returns without a witness.
   double seconds = 0;
 };
+
+// The next-use policy's default cap: 4 computations per program step (a
+// run that fits makes about one per step, and 1.1 per step at the
+// Unrolled GAN's lowest passing grid ratio), at least 50,000.
+int64_t NextUseComputationsFor(const Trace& trace);
 
 struct Witness {
   std::string source;  // "run", "lower-budget run", "counterfactual", "next-use", "z3 plan", ...

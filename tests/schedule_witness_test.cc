@@ -56,5 +56,45 @@ TEST_CASE("witness search: Z3 windows from the run's own state give verified scr
   CHECK(witnesses > 5);
 }
 
+// The next-use policy stops after a count of computations (sized to the
+// trace by default), never a time: a witness it finds within the count is
+// found again; with a count of 1 it gives up and says so.
+TEST_CASE("witness search: the next-use policy gives up after a count of computations") {
+  WitnessOptions only_next_use;
+  only_next_use.jumps = 0;
+  only_next_use.descents = 0;
+  only_next_use.counterfactuals = 0;
+  only_next_use.use_z3 = false;
+  WitnessOptions one = only_next_use;
+  one.next_use_computations = 1;
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTinyTrace(seed, 9);
+    CHECK(NextUseComputationsFor(trace) == 50'000);  // tiny traces: the floor of the cap
+    const int64_t best = SmallestFeasibleBudget(trace);
+    REQUIRE(best >= 0);
+    for (int64_t budget = best; budget <= best + best / 4; budget += std::max<int64_t>(1, best / 8)) {
+      INFO("budget ", budget);
+      WitnessSearch sized, capped;
+      try {
+        sized = FindScheduleWitness(trace, best, budget, only_next_use);
+        capped = FindScheduleWitness(trace, best, budget, one);
+      } catch (const Error&) {
+        continue;  // simrd would stop with an assertion in the heuristic's run
+      }
+      if (!sized.witness || sized.witness->source != "next-use") continue;
+      ++found;
+      CHECK(CheckSchedule(trace, budget, sized.witness->script).passed());
+      CHECK(!capped.witness);
+      REQUIRE(!capped.attempts.empty());
+      CHECK(capped.attempts.back().source == "next-use");
+      CHECK(capped.attempts.back().outcome == "gave up after 1 computations");
+    }
+  }
+  MESSAGE(found, " next-use witnesses");
+  CHECK(found > 5);
+}
+
 }  // namespace
 }  // namespace dtr::testing
