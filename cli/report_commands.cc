@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -88,9 +89,13 @@ int RunReport(const ReportFlags& f) {
             bar->UpdatePercent(d, t, fmt::format("of the atlas's {} replays (--atlas-max-runs)", t));
           else
             bar->Update(d, t);
+        },
+        [&](const std::string& plan) {
+          // Up front, before the first replay: what the report will do.
+          fmt::print("{}\n", plan);
+          std::fflush(stdout);
         });
   }
-  fmt::print("{}\n", answer.plan);
   for (const ReportModel& model : answer.report.heuristics) PrintSummary(model);
   for (const std::string& p : answer.files) fmt::print("wrote {}\n", p);
   return 0;

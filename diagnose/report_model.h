@@ -93,7 +93,7 @@ constexpr size_t kDefaultAtlasReplays = 1000;
 
 // The default caps of a report, sized to the trace so that the report
 // finishes in about two minutes on two cores on each public trace
-// (docs/commands/report.md has the measured times). They are counts, never
+// (docs/default_times.md has the measured times). They are counts, never
 // seconds, so the report is the same on every machine:
 //  - the verdicts and the grid's step: a replay costs about storages x
 //    program steps (each eviction scans the pool);
@@ -105,8 +105,9 @@ struct ReportCaps {
   int64_t replay_cost = 0;  // storages x program steps
 };
 ReportCaps DefaultReportCaps(const Trace& trace);
-// About 4e8 heuristic evaluations' worth of replays at the cost of the
-// grid's costliest run, from 20 to kDefaultAtlasReplays.
+// About 2e8 heuristic evaluations' worth of replays at the cost of the
+// grid's costliest run, from 10 to kDefaultAtlasReplays (an atlas replay
+// near a regime change can cost many times the grid's costliest run).
 struct BudgetRow;
 size_t AtlasReplaysFor(const std::vector<BudgetRow>& grid);
 
@@ -275,6 +276,8 @@ struct ReportModel {
 // The stages above for options.heuristic, in parallel where they can be.
 // Throws Error for an empty grid or a timeline ratio not on it.
 ReportModel BuildReport(const Trace& trace, const ReportOptions& options);
+// Throws Error when options.timeline_ratio is set and not on the grid.
+void CheckTimelineRatio(const ReportOptions& options);
 
 // The report of one trace for several heuristics: one ReportModel each, in
 // the order given, built alike.

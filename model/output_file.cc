@@ -153,14 +153,20 @@ void WriteFileAtomically(const std::string& path, std::string_view text) {
   file.Commit();
 }
 
-PendingDirectory::PendingDirectory(const std::string& dir) : dir_(dir) {
+void CheckDirectoryTarget(const std::string& dir) {
   fs::path target = Entry(dir);
   if (target.empty()) throw InputError(fmt::format("'{}': not a directory name", dir));
   std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the directory ({})", dir, ec.message()));
   if (fs::exists(target, ec) && !fs::is_directory(target, ec))
     throw InputError(fmt::format("{}: cannot create the directory (a file of that name exists)", dir));
+}
+
+PendingDirectory::PendingDirectory(const std::string& dir) : dir_(dir) {
+  CheckDirectoryTarget(dir);
+  fs::path target = Entry(dir);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the directory ({})", dir, ec.message()));
   temp_ = MakeTemp(target, [](const std::string& temp) { return ::mkdir(temp.c_str(), 0777) == 0 ? 0 : errno; });
 }
 

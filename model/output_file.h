@@ -56,6 +56,11 @@ bool OutputFilesDiscarded();
 // and the reason; on failure `path` is as it was.
 void WriteFileAtomically(const std::string& path, std::string_view text);
 
+// Throws what PendingDirectory(dir) would for a name that is not a
+// directory's or an existing file in its place; creates nothing. For a
+// command that announces its work before doing it (report).
+void CheckDirectoryTarget(const std::string& dir);
+
 // A directory whose files are written into a temporary directory beside
 // `dir` and published together. If `dir` exists when committing, it must be
 // a directory holding nothing but entries the new set also has (an earlier

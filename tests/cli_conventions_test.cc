@@ -381,7 +381,7 @@ TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the i
   const std::string sweep = "sweep demo.log --ratios 0.3:0.6:0.01";
   const Output quiet = w.Run(sweep);
   REQUIRE(quiet.status == 0);
-  CHECK(quiet.err.empty());  // 30 s by default: a quick command prints no progress
+  CHECK(quiet.err.empty());  // 10 s by default: a quick command prints no progress
   // Every update a line of its own: no carriage return, no terminal escape.
   const Output each = w.Run(sweep, "DTRCHECK_PROGRESS_SECONDS=0");
   CHECK(each.status == 0);
@@ -403,7 +403,7 @@ TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the i
   CHECK(bad.out == quiet.out);
   CHECK(bad.err ==
         "dtrcheck: DTRCHECK_PROGRESS_SECONDS='soon' is not a whole number of seconds; "
-        "progress lines every 30 s\n");
+        "progress lines every 10 s\n");
 }
 
 // The lines of `err` that a replay's progress printed: each "LABEL P% step
@@ -431,12 +431,13 @@ std::vector<std::string> ReplayProgressLines(const std::string& err, size_t step
   return lines;
 }
 
-// Runs `args` quietly, then with a progress line at every look: both pass,
-// the quiet run prints nothing on stderr, both print the same on stdout.
-// Returns the second run's stderr.
+// Runs `args` quietly (a plain interval longer than the run: these runs can
+// pass the default 10 s on a loaded machine), then with a progress line at
+// every look: both pass, the quiet run prints nothing on stderr, both print
+// the same on stdout. Returns the second run's stderr.
 std::string ProgressOf(const Workspace& w, const std::string& args) {
   INFO(args);
-  const Output quiet = w.Run(args);
+  const Output quiet = w.Run(args, "DTRCHECK_PROGRESS_SECONDS=86400");
   REQUIRE(quiet.status == 0);
   CHECK(quiet.err.empty());
   const Output each = w.Run(args, "DTRCHECK_PROGRESS_SECONDS=0");
