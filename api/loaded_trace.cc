@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "checker/file_digest.h"
+#include "checker/persist/file_digest.h"
 #include "model/trace_parser.h"
 #include "traces/demo.h"
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "checker/checkpoint_journal.h"
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
+#include "checker/persist/checkpoint_journal.h"
 #include "model/trace.h"
 #include "reports/run_report.h"
 
@@ -19,7 +19,7 @@ struct LoadedTrace {
   Baseline baseline;
   TraceSummary summary;
 
-  // The trace as checkpoint headers name it (checker/checkpoint_journal.h):
+  // The trace as checkpoint headers name it (checker/persist/checkpoint_journal.h):
   // the SHA-256 of the file, its name, size and baseline. Reads the file
   // again; only commands with a checkpoint ask.
   TraceFingerprint Fingerprint() const;

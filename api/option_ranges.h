@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/ratio_grid.h"
+#include "checker/drivers/ratio_grid.h"
 
 namespace dtr::api {
 
@@ -75,7 +75,7 @@ double NumberOption(const NumberRange& range, const std::string& text);
 uint64_t SeedOption(const std::string& text);
 
 // A ratio (a decimal above 0) and a grid of them (A:B:STEP or r1,r2,...;
-// checker/ratio_grid.h), or Error with the parser's message after the flag:
+// checker/drivers/ratio_grid.h), or Error with the parser's message after the flag:
 // "--ratios: ratio 0 of grid '0:0.5:0.1' must be greater than 0 (see --help)".
 Ratio RatioOption(const char* flag, const std::string& text);
 std::vector<Ratio> GridOption(const char* flag, const std::string& text);

@@ -1,7 +1,7 @@
 // The replay settings as a caller names them: heuristic(s), runtime, overhead
 // limit and seed, with the CLI's defaults. The CLI's flags and the Python
 // module's keywords fill one ReplayChoice; Resolve() checks it and gives the
-// settings every library call takes (checker/replay_settings.h).
+// settings every library call takes (checker/engine/replay_settings.h).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/replay_settings.h"
+#include "checker/engine/replay_settings.h"
 
 namespace dtr::api {
 

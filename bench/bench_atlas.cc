@@ -1,7 +1,7 @@
-// Times the exact budget atlas (checker/budget_atlas.h) on a few ranges of
+// Times the exact budget atlas (checker/drivers/budget_atlas.h) on a few ranges of
 // the shared traces: replays, intervals, wall seconds and replays per second
 // with each run replayed from the start ("fresh") and resumed from the run
-// below it (checker/rising_replays.h, what the atlas does), and the ratio.
+// below it (checker/drivers/rising_replays.h, what the atlas does), and the ratio.
 //
 //   ninja -C build bench_atlas && build/bench_atlas [--traces DIR] [-j N] [CASE...]
 //
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "checker/budget_atlas.h"
-#include "checker/heuristic.h"
-#include "checker/rising_replays.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/drivers/rising_replays.h"
+#include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "traces/manifest.h"

@@ -8,7 +8,7 @@
 //     rank does before the farm).
 //   bench_farm_sim simulate COSTS.csv... [--ranks 16,64,...] [--cpu-hours H]
 //       [--latency-ms L] [--parts-per-rank K]
-//     replays the farm of checker/mpi_farm.cc on those costs for each number
+//     replays the farm of checker/farm/mpi_farm.cc on those costs for each number
 //     of ranks: the range is cut as BuildAtlas cuts it (AtlasWalk, 4 parts per
 //     rank, or K), a part costs the replays of the intervals it overlaps (a run that
 //     crosses a seam is replayed in both parts, as the walk does), and parts
@@ -34,10 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "checker/atlas_walk.h"
-#include "checker/budget_atlas.h"
-#include "checker/heuristic.h"
-#include "checker/replay.h"
+#include "checker/drivers/atlas_walk.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "traces/manifest.h"
@@ -46,7 +46,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// BuildAtlas's parts per worker (checker/budget_atlas.cc, kPartsPerWorker);
+// BuildAtlas's parts per worker (checker/drivers/budget_atlas.cc, kPartsPerWorker);
 // --parts-per-rank tries others.
 size_t g_parts_per_rank = 4;
 
@@ -186,7 +186,7 @@ struct Prediction {
   double makespan = 0;  // setup + farm
 };
 
-// The farm of checker/mpi_farm.cc on `ranks` ranks over the costs.
+// The farm of checker/farm/mpi_farm.cc on `ranks` ranks over the costs.
 Prediction Simulate(const Costs& c, size_t ranks, double latency) {
   dtr::AtlasWalk walk(c.lo, c.hi, {}, 0, ranks == 1 ? 1 : g_parts_per_rank * ranks);
   const auto& parts = walk.parts();

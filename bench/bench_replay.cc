@@ -15,9 +15,9 @@
 #include <string>
 #include <thread>
 
-#include "checker/heuristic_policy.h"
-#include "checker/ratio_grid.h"
-#include "checker/sweep.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/heuristic_policy.h"
 #include "model/trace_parser.h"
 
 namespace {

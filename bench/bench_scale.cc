@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "checker/heuristic.h"
-#include "checker/heuristic_policy.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/heuristic_policy.h"
+#include "checker/engine/replay.h"
 #include "model/process_heap.h"
 #include "model/trace_parser.h"
 

@@ -18,7 +18,7 @@ enum ExitStatus : int {
   kExitInput = 3,     // a file cannot be read, parsed or written (ErrorKind::kInput)
   kExitEnvironment = 4,  // the run could not finish: memory could not be allocated, an
                          // MPI job failed (a rank stopped answering or ended early, or the
-                         // ranks disagreed: checker/mpi_farm.h, docs/mpi.md), or
+                         // ranks disagreed: checker/farm/mpi_farm.h, docs/mpi.md), or
                          // dtrcheck-ext.so cannot be loaded (ErrorKind::kEnvironment)
 };
 

@@ -1,6 +1,6 @@
 #include "cli/flag_ranges.h"
 
-#include "checker/ratio_grid.h"
+#include "checker/drivers/ratio_grid.h"
 #include "model/error.h"
 
 namespace dtr::cli {

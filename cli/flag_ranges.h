@@ -31,7 +31,7 @@ CLI::Validator NumberFrom(double lo, double hi = std::numeric_limits<double>::in
 // Any unsigned 64-bit integer ("0..2^64-1"); for seeds.
 CLI::Validator AnyUnsigned64();
 
-// A ratio (checker/ratio_grid.h: a decimal above 0) and a grid of them
+// A ratio (checker/drivers/ratio_grid.h: a decimal above 0) and a grid of them
 // (A:B:STEP or r1,r2,...), refused with the parser's message after the
 // flag's name: "--ratios: ratio 0 of grid '0:0.5:0.1' must be greater than 0".
 CLI::Validator RatioText();

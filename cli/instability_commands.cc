@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "checker/ratio_grid.h"
 #include "api/front_door.h"
+#include "checker/drivers/ratio_grid.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
 #include "cli/replay_flags.h"

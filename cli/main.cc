@@ -15,13 +15,13 @@
 #include <system_error>
 #include <vector>
 
+#include "checker/farm/mpi_farm.h"
 #include "cli/command_table.h"
 #include "cli/exit_status.h"
-#include "checker/mpi_farm.h"
 #include "cli/version.h"
 #include "model/error.h"
-#include "model/process_heap.h"
 #include "model/output_file.h"
+#include "model/process_heap.h"
 
 namespace {
 
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which the
   // writers report as one line, instead of the signal ending the process.
   std::signal(SIGXFSZ, SIG_IGN);
-  // Under mpirun or srun every rank runs the command (checker/mpi_farm.h);
+  // Under mpirun or srun every rank runs the command (checker/farm/mpi_farm.h);
   // rank 0 prints and writes, the others print nothing and publish no file.
   dtr::MpiSession mpi(&argc, &argv);
   if (!dtr::FarmCollectsHere()) {

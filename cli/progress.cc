@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 
 namespace dtr::cli {
 

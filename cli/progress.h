@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/run_result.h"
+#include "checker/engine/run_result.h"
 #include "cli/remaining_time.h"
 
 namespace dtr::cli {

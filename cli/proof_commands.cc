@@ -6,11 +6,11 @@
 #include <iostream>
 #include <memory>
 
-#include "checker/eviction_script.h"
-#include "checker/heuristic.h"
-#include "checker/ratio_grid.h"
-#include "checker/schedule_checker.h"
-#include "checker/sweep.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/heuristic.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/schedule_checker.h"
 #include "cli/exit_status.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"
@@ -80,7 +80,7 @@ void AddProofFlags(CLI::App* cmd, ProofFlags& f) {
   cmd->add_option("--save-script", r.save_script, "write the verified witness script to FILE")
       ->type_name("FILE");
   cmd->add_flag_callback("--no-cut", [&r] { r.cut = false; },
-                         "do not try the keep-or-recompute cut for an inherent proof (checker/cut_bound.h)");
+                         "do not try the keep-or-recompute cut for an inherent proof (checker/proofs/cut_bound.h)");
   AddStoreFlag(cmd, r.store);
 }
 

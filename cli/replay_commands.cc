@@ -8,8 +8,8 @@
 #include <optional>
 #include <utility>
 
-#include "checker/eviction_script.h"
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/eviction_script.h"
 #include "cli/exit_status.h"
 #include "cli/flag_ranges.h"
 #include "cli/progress.h"

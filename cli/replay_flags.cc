@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "cli/flag_ranges.h"
 #include "model/error.h"
 
@@ -15,7 +15,7 @@ void AddTraceArgument(CLI::App* cmd, std::string& trace) {
 }
 
 // Where the names are listed, once, instead of 24 names in every --help (an
-// unknown name's error lists them too: checker/heuristic.cc).
+// unknown name's error lists them too: checker/engine/heuristic.cc).
 const char* const kHeuristicNames = "the names: docs/concepts.md#heuristics-and-runtimes";
 
 void AddHeuristicsFlag(CLI::App* cmd, std::vector<std::string>& heuristics, const std::string& help) {

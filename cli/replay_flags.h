@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "api/replay_choice.h"
+#include "checker/drivers/budget_choice.h"
 #include "cli/flag_ranges.h"
-#include "checker/budget_choice.h"
 
 namespace dtr::cli {
 
@@ -76,7 +76,7 @@ template <typename T>
 void AddTimeoutFlag(CLI::App* cmd, T& seconds) {
   AddValueOption(cmd, "--timeout", seconds, "seconds per Z3 call (default 10)")->check(InRange(api::kTimeout));
 }
-// --work-limit N, Z3's resource limit per call (checker/feasibility.h
+// --work-limit N, Z3's resource limit per call (checker/proofs/feasibility.h
 // SolverLimits::work_limit; api::kWorkLimit, 0: none).
 template <typename T>
 void AddWorkLimitFlag(CLI::App* cmd, T& limit) {

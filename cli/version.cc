@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "checker/mpi_farm.h"
+#include "checker/farm/mpi_farm.h"
 #include "cli/build_info.h"  // generated into the build directory
 
 namespace dtr::cli {

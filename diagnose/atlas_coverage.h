@@ -1,4 +1,4 @@
-// The exact budget atlas (checker/budget_atlas.h) of a report's range,
+// The exact budget atlas (checker/drivers/budget_atlas.h) of a report's range,
 // walked within a budget of replays.
 //
 // A whole range can hold tens of thousands of atlas intervals (ResNet-32 has
@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "checker/budget_atlas.h"
-#include "checker/sweep.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/budget_curve.h"
 
 namespace dtr {

@@ -35,9 +35,9 @@
 #include <utility>
 #include <vector>
 
-#include "checker/farm_codec.h"
-#include "checker/ratio_grid.h"
-#include "checker/sweep.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
+#include "checker/farm/farm_codec.h"
 
 namespace dtr {
 
@@ -152,7 +152,7 @@ std::vector<OomStretch> FindOomStretches(const std::vector<ScanPoint>& points,
                                          const ScanAnalysis& analysis);
 
 // A boundary as bytes (diagnose/farm_codecs.cc), so that `scan --refine`
-// can locate boundaries on MPI ranks (checker/parallel.h).
+// can locate boundaries on MPI ranks (checker/farm/parallel.h).
 template <>
 struct FarmCodec<ScanBoundary> {
   static void Encode(const ScanBoundary& b, ByteWriter& w);

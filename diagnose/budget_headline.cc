@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "checker/memory_bound.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/certificate.h"
 #include "diagnose/report_model.h"
 #include "model/attribution.h"

@@ -10,7 +10,7 @@
 //    are known to the byte; nothing between them is guessed;
 //  - the smallest passing budget is the lowest known passing byte; it is
 //    exact when every budget from the proven floor up to it is known to fail;
-//  - the floor is proven: the static bound (checker/memory_bound.h), raised
+//  - the floor is proven: the static bound (checker/proofs/memory_bound.h), raised
 //    by every inherent verdict whose certificate holds (an infeasible budget
 //    makes every smaller one infeasible: a script fitting a smaller budget
 //    fits it too);
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/memory_bound.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/atlas_coverage.h"
 #include "diagnose/budget_curve.h"
 #include "diagnose/oom_classification.h"

@@ -5,17 +5,17 @@
 // Three kinds (DESIGN.md, "What the diagnoser proves"):
 //  - kScript: an eviction script that completes within the budget. Checked by
 //    the schedule checker, which replayed the script at `budget` and saw it
-//    pass (checker/schedule_checker.h). Proves the budget feasible, so an OOM
+//    pass (checker/proofs/schedule_checker.h). Proves the budget feasible, so an OOM
 //    of the heuristic there is policy-induced.
 //  - kStaticBound: an operator (or the final pins) whose pinned inputs,
 //    arguments and outputs alone need more than `budget`, whatever is
-//    evicted (checker/memory_bound.h). Checked by that arithmetic. Proves the
+//    evicted (checker/proofs/memory_bound.h). Checked by that arithmetic. Proves the
 //    budget infeasible for every schedule: an inherent OOM.
 //  - kUnsatWindow: a Z3 encoding of a window of the program that
 //    over-approximates every execution, UNSAT at `budget`
-//    (checker/feasibility.h). Checked by Z3. Also proves an inherent OOM.
+//    (checker/proofs/feasibility.h). Checked by Z3. Also proves an inherent OOM.
 //  - kCut: the keep-or-recompute cut refutes `budget` at one operator's frame
-//    (checker/cut_bound.h): what must stay material there, or be recomputed
+//    (checker/proofs/cut_bound.h): what must stay material there, or be recomputed
 //    at a cost above the budget, exceeds it. Checked by that argument (a
 //    maximum flow and sums). Also proves an inherent OOM.
 #pragma once
@@ -24,9 +24,9 @@
 #include <optional>
 #include <string_view>
 
-#include "checker/cut_bound.h"
-#include "checker/feasibility.h"
-#include "checker/memory_bound.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/feasibility.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/schedule_witness.h"
 
 namespace dtr {

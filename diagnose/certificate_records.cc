@@ -2,9 +2,9 @@
 
 #include <fmt/core.h>
 
-#include "checker/cut_bound.h"
-#include "checker/feasibility.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/feasibility.h"
+#include "checker/proofs/schedule_checker.h"
 
 namespace dtr {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "checker/file_digest.h"
+#include "checker/persist/file_digest.h"
 #include "model/error.h"
 #include "model/file_lock.h"
 #include "model/output_file.h"

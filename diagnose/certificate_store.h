@@ -26,9 +26,9 @@
 #include <optional>
 #include <string>
 
-#include "checker/eviction_script.h"
-#include "checker/feasibility.h"
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/feasibility.h"
 #include "model/trace.h"
 
 namespace dtr {

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <map>
 
-#include "checker/engine.h"
-#include "checker/eviction_policy.h"
-#include "checker/memory_bound.h"
-#include "checker/schedule_checker.h"
+#include "checker/engine/engine.h"
+#include "checker/engine/eviction_policy.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/attribution.h"
 #include "model/error.h"
 

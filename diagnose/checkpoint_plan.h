@@ -14,7 +14,7 @@
 // rematerialization stands for torch recomputing the module's forward, and
 // what it brings back is evicted again once nothing needs it (no name, no
 // operator to come, no lock), as torch frees recomputed tensors. The
-// script is replayed by the schedule checker (checker/schedule_checker.h) on
+// script is replayed by the schedule checker (checker/proofs/schedule_checker.h) on
 // RuntimeV2EagerOptimized with no budget limit: its peak is the predicted
 // peak, its clock over the baseline compute the predicted overhead.
 #pragma once
@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/eviction_script.h"
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/eviction_script.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -83,7 +83,7 @@ enum class PlanVerdict {
 struct CheckpointPlan {
   int64_t budget = 0;
   Baseline baseline;               // simrd's baseline (RuntimeV1, no budget)
-  int64_t floor = 0;               // checker/memory_bound.h: no schedule fits below it
+  int64_t floor = 0;               // checker/proofs/memory_bound.h: no schedule fits below it
   int64_t final_pinned = 0;        // the storages pinned at the end (part of the floor)
   int64_t unplanned_peak = 0;      // the simulation with no module checkpointed
   int64_t unplanned_clock = 0;

@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "checker/parallel.h"
+#include "checker/farm/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

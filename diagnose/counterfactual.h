@@ -33,7 +33,7 @@
 #include <optional>
 #include <vector>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/divergence.h"
 
 namespace dtr {

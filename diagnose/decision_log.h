@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/replay.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/replay.h"
 #include "model/output_file.h"
 
 struct gzFile_s;  // zlib's file handle

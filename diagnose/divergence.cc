@@ -9,7 +9,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "checker/parallel.h"
+#include "checker/farm/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

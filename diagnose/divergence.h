@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/decision_log.h"
 #include "diagnose/score_terms.h"
 

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cmath>
 
-#include "checker/engine.h"
-#include "checker/eviction_script.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/engine.h"
+#include "checker/proofs/eviction_script.h"
 #include "diagnose/oom_classification.h"
 #include "model/error.h"
 
@@ -319,7 +319,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
   int64_t hi = rep.best ? rep.best->budget : baseline.memory;
   int64_t resolution =
       std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
-  // The keep-or-recompute cut raises the proven bound (checker/cut_bound.h).
+  // The keep-or-recompute cut raises the proven bound (checker/proofs/cut_bound.h).
   if (options.cut_seconds > 0) {
     if (progress) progress("keep-or-recompute cut", 0, 1);
     CutOptions co = CutOptionsFor(options.runtime);

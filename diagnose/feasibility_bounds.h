@@ -30,15 +30,15 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/cut_bound.h"
-#include "checker/eviction_script.h"
-#include "checker/feasibility.h"
-#include "checker/memory_bound.h"
-#include "checker/ratio_grid.h"
-#include "checker/replay.h"
-#include "checker/schedule_checker.h"
-#include "diagnose/schedule_search.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/feasibility.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
 #include "diagnose/certificate_store.h"
+#include "diagnose/schedule_search.h"
 #include "diagnose/schedule_witness.h"
 #include "model/trace.h"
 
@@ -78,7 +78,7 @@ struct BoundsOptions {
   std::optional<double> plan_max_overhead;
   // Checkpoint plans only: no heuristic grid and no walk-down.
   bool plans_only = false;
-  // The keep-or-recompute cut (checker/cut_bound.h), bisected between the
+  // The keep-or-recompute cut (checker/proofs/cut_bound.h), bisected between the
   // static bound and the best schedule to its resolution, within this many
   // seconds (0: none; infinite: no time limit, the same answer everywhere).
   double cut_seconds = std::numeric_limits<double>::infinity();
@@ -92,7 +92,7 @@ struct HeuristicBound {
   std::vector<Ratio> oom_above;  // grid points above it that failed (feasibility inversions)
   int32_t runs = 0;
   int32_t thrashed = 0;
-  // Runs that stopped where simrd stops with an assertion (checker/engine.h,
+  // Runs that stopped where simrd stops with an assertion (checker/engine/engine.h,
   // SimrdAssertionError): they have no outcome and count as not passing; the
   // heuristic's other runs, and the rest of the answer, stand.
   int32_t simrd_assertions = 0;

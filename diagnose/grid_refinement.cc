@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 
 namespace dtr {
 

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/ratio_grid.h"
+#include "checker/drivers/ratio_grid.h"
 #include "diagnose/atlas_coverage.h"
 #include "diagnose/budget_curve.h"
 

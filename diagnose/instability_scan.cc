@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "checker/parallel.h"
+#include "checker/farm/parallel.h"
 #include "model/error.h"
 
 namespace dtr {

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/budget_atlas.h"
-#include "checker/sweep.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/budget_curve.h"
 #include "diagnose/budget_headline.h"
 

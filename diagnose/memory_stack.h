@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/replay.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/replay.h"
 #include "model/attribution.h"
 #include "model/trace.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 #include "model/error.h"
 
 namespace dtr {

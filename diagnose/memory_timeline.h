@@ -1,6 +1,6 @@
 // The memory of one run over its computations, with every eviction and
 // rematerialization, recorded from the engine's observer events
-// (ReplayObserver in checker/run_result.h): what the report's timeline draws.
+// (ReplayObserver in checker/engine/run_result.h): what the report's timeline draws.
 //
 // Points are indexed by program step as well as by event, so that two runs
 // of the same trace at different budgets line up: their computations of the
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/run_result.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/run_result.h"
 #include "model/trace.h"
 
 namespace dtr {

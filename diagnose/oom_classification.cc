@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "checker/schedule_checker.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -108,7 +108,7 @@ class Classifier {
     if (progress_) progress_(s);
   }
 
-  // The keep-or-recompute cut at the budget (checker/cut_bound.h).
+  // The keep-or-recompute cut at the budget (checker/proofs/cut_bound.h).
   bool TryCut(Classification& c) {
     if (!o_.cut) return false;
     // Run even when a stored cut bound lies at or below the budget: a stored

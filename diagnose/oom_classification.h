@@ -4,9 +4,9 @@
 //  - policy-induced (explain) / feasible (prove): an eviction script the
 //    schedule checker passed at the budget (diagnose/schedule_witness.h);
 //  - inherent: the static memory bound exceeds the budget
-//    (checker/memory_bound.h), or the keep-or-recompute cut refutes it
-//    (checker/cut_bound.h), or a Z3 window encoding that over-approximates
-//    every execution is UNSAT at the budget (checker/feasibility.h);
+//    (checker/proofs/memory_bound.h), or the keep-or-recompute cut refutes it
+//    (checker/proofs/cut_bound.h), or a Z3 window encoding that over-approximates
+//    every execution is UNSAT at the budget (checker/proofs/feasibility.h);
 //  - undetermined: neither was found within the limits; the bounds found and
 //    the limits hit are reported.
 #pragma once
@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/cut_bound.h"
-#include "checker/feasibility.h"
-#include "checker/memory_bound.h"
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/feasibility.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/certificate.h"
 #include "diagnose/certificate_store.h"
 #include "diagnose/remat_frontier.h"
@@ -43,7 +43,7 @@ struct ClassifyOptions {
   WitnessOptions witness;  // its heuristics: explain puts the run's heuristic first
   int32_t windows = 6;     // Z3 windows tried for an inherent proof
   int32_t window_ops = 6;  // operators per window
-  bool cut = true;         // try the keep-or-recompute cut (checker/cut_bound.h)
+  bool cut = true;         // try the keep-or-recompute cut (checker/proofs/cut_bound.h)
   // Certificates stored for this trace and runtime (diagnose/certificate_store.h),
   // or null. A stored script is checked again at the budget; a stored bound
   // says which argument to run again there.

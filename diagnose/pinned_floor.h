@@ -4,7 +4,7 @@
 // Every storage pinned at the end (the constants, pinned when made, and every
 // storage a name still holds when the trace ends) is material at once after
 // the last step, whatever was evicted: their total is the static bound's
-// final term (checker/memory_bound.h, MemoryBound::final_pinned), and no
+// final term (checker/proofs/memory_bound.h, MemoryBound::final_pinned), and no
 // budget below it fits. DTR acts only on the storages that are not pinned.
 // The breakdown puts each of those storages in exactly one part, by its
 // role (Attribution::storage_role), or in "other" (activations and outputs

@@ -9,8 +9,8 @@
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
 
-#include "checker/eviction_script.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 
 namespace dtr {

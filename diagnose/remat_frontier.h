@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/engine.h"
-#include "checker/replay.h"
+#include "checker/engine/engine.h"
+#include "checker/engine/replay.h"
 #include "model/trace.h"
 
 namespace dtr {

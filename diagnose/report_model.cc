@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "checker/memory_bound.h"
-#include "checker/parallel.h"
+#include "checker/farm/parallel.h"
+#include "checker/proofs/memory_bound.h"
 #include "model/error.h"
 
 namespace dtr {

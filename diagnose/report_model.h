@@ -44,18 +44,18 @@
 #include <string>
 #include <vector>
 
-#include "checker/budget_atlas.h"
-#include "checker/ratio_grid.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/replay.h"
 #include "diagnose/atlas_coverage.h"
-#include "diagnose/grid_refinement.h"
-#include "diagnose/memory_stack.h"
-#include "diagnose/memory_timeline.h"
-#include "checker/replay.h"
-#include "checker/sweep.h"
 #include "diagnose/budget_curve.h"
 #include "diagnose/budget_headline.h"
 #include "diagnose/divergence.h"
+#include "diagnose/grid_refinement.h"
 #include "diagnose/instability_scan.h"
+#include "diagnose/memory_stack.h"
+#include "diagnose/memory_timeline.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"
 #include "model/trace.h"
@@ -81,7 +81,7 @@ ClassifyOptions ClassifyOptionsFor(const VerdictOptions& options);
 std::string ExplainFlagsFor(const VerdictOptions& options);
 
 // The default grid of a trace's report: from the proven static floor
-// (checker/memory_bound.h) rounded up to a hundredth, so that it starts where
+// (checker/proofs/memory_bound.h) rounded up to a hundredth, so that it starts where
 // a budget can first pass (a grid from a fixed 0.1 misses DTR's threshold on
 // ResNet-32, at 0.0974), up to 1, in steps of 0.01, 0.02 or 0.05: the finest
 // whose rows cost about 2.5e9 storages x steps at most (ReportCaps).

@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "checker/engine.h"
+#include "checker/engine/engine.h"
 #include "model/error.h"
 
 namespace dtr {

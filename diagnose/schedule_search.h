@@ -1,5 +1,5 @@
 // The search for a low-memory schedule from the top: retention plans
-// (checker/checkpoint_planner.h) followed on the engine, the lowest
+// (checker/proofs/checkpoint_planner.h) followed on the engine, the lowest
 // peak kept, its script verified by the schedule checker at exactly that peak.
 //
 // Plans tried, within the time limit:
@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "checker/checkpoint_planner.h"
-#include "checker/eviction_script.h"
-#include "checker/replay.h"
-#include "checker/schedule_checker.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/checkpoint_planner.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/trace.h"
 
 namespace dtr {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "checker/schedule_checker.h"
-#include "checker/script_builder.h"
+#include "checker/proofs/schedule_checker.h"
+#include "checker/proofs/script_builder.h"
 #include "diagnose/schedule_search.h"
 #include "model/error.h"
 

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "checker/eviction_script.h"
-#include "checker/feasibility.h"
-#include "checker/replay.h"
-#include "checker/schedule_checker.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/feasibility.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/trace.h"
 
 namespace dtr {

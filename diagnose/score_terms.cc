@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "checker/exact_divide.h"
+#include "checker/engine/exact_divide.h"
 
 namespace dtr {
 

@@ -1,6 +1,6 @@
 // Scores from their terms, and why two runs ranked two storages differently.
 // A heuristic's score is cost / (size * staleness) with the factors it uses
-// (checker/heuristic.h); the replay reports the terms of the storages it
+// (checker/engine/heuristic.h); the replay reports the terms of the storages it
 // compares (ScoreTerms), and this file recomputes and compares scores from
 // them without replaying.
 #pragma once
@@ -8,13 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/heuristic.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
 
 namespace dtr {
 
 // The score a heuristic gives to a storage with these terms, exactly as the
-// replay computes it (checker/replay.cc, Engine::Score): Python's correctly
+// replay computes it (checker/engine/replay.cc, Engine::Score): Python's correctly
 // rounded integer quotient, +inf for a zero denominator, staleness -1 meaning
 // +inf. RandomStorage / AbRandom have no score: 0.
 double ScoreFromTerms(const HeuristicSpec& heuristic, const ScoreTerms& terms);

@@ -1,5 +1,5 @@
-// dtrcheck-ext.so: the code that needs Z3 (checker/feasibility.h), MPI
-// (checker/mpi_farm.h) or OpenSSL (checker/file_digest.h). Loading those
+// dtrcheck-ext.so: the code that needs Z3 (checker/proofs/feasibility.h), MPI
+// (checker/farm/mpi_farm.h) or OpenSSL (checker/persist/file_digest.h). Loading those
 // libraries costs about 3 ms of a 4 ms process start, so the dtrcheck
 // executable loads this module (ext/loader.cc) only when a command first
 // proves, hashes a trace or runs under an MPI launcher. Every other program
@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "checker/feasibility.h"
-#include "checker/mpi_farm.h"
+#include "checker/farm/mpi_farm.h"
+#include "checker/proofs/feasibility.h"
 
 namespace dtr {
 

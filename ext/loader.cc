@@ -1,5 +1,5 @@
 // The executable's side of dtrcheck-ext.so (ext/ext_api.h): the functions of
-// checker/feasibility.h, checker/file_digest.h and checker/mpi_farm.h, each
+// checker/proofs/feasibility.h, checker/persist/file_digest.h and checker/farm/mpi_farm.h, each
 // loading the module on first use and calling its copy. Without an MPI
 // launcher the farm functions answer as one process without loading it.
 #include <dlfcn.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checker/file_digest.h"
+#include "checker/persist/file_digest.h"
 #include "ext/ext_api.h"
 #include "model/error.h"
 

@@ -2,7 +2,7 @@
 // visibility: the functions it points to are the module's own copies.
 #include <memory>
 
-#include "checker/file_digest.h"
+#include "checker/persist/file_digest.h"
 #include "ext/ext_api.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Advisory locks on files, held while a process writes what the file guards:
-// a checkpoint (checker/checkpoint_journal.h) for a whole run, a certificate
+// a checkpoint (checker/persist/checkpoint_journal.h) for a whole run, a certificate
 // store file (diagnose/certificate_store.h), through a lock file beside it,
 // while it is re-read, merged and replaced.
 //

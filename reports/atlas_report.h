@@ -1,11 +1,11 @@
-// Renders a budget atlas (checker/budget_atlas.h): JSON (docs/atlas_json.md),
+// Renders a budget atlas (checker/drivers/budget_atlas.h): JSON (docs/atlas_json.md),
 // CSV (one row per interval) and a text table with the summary.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "checker/budget_atlas.h"
+#include "checker/drivers/budget_atlas.h"
 #include "reports/run_report.h"
 
 namespace dtr {

@@ -1,12 +1,12 @@
 // Rendering of the lower-bound arguments beyond the static bound: the
-// keep-or-recompute cut (checker/cut_bound.h), as JSON (docs/proof_json.md)
+// keep-or-recompute cut (checker/proofs/cut_bound.h), as JSON (docs/proof_json.md)
 // and as text for people.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "checker/cut_bound.h"
+#include "checker/proofs/cut_bound.h"
 #include "diagnose/certificate_store.h"
 #include "model/trace.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 
 namespace dtr {
 

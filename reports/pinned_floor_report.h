@@ -9,7 +9,7 @@
 #include <ostream>
 #include <string>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 #include "diagnose/pinned_floor.h"
 #include "model/trace.h"
 

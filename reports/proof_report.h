@@ -8,9 +8,9 @@
 #include <ostream>
 #include <string>
 
-#include "checker/ratio_grid.h"
-#include "checker/replay.h"
-#include "checker/schedule_checker.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/schedule_checker.h"
 #include "diagnose/feasibility_bounds.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/remat_frontier.h"

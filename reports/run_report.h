@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 
 namespace dtr {
 

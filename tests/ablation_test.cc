@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "checker/ratio_grid.h"
+#include "checker/drivers/ratio_grid.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
 

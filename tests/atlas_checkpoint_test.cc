@@ -1,9 +1,9 @@
-// Resuming an atlas walk (AtlasJournal, checker/atlas_checkpoint.h): a walk
+// Resuming an atlas walk (AtlasJournal, checker/persist/atlas_checkpoint.h): a walk
 // cut off after some intervals and resumed from what it recorded ends with
 // exactly the atlas of an uninterrupted walk, whatever the number of workers;
 // the checkpoint file round-trips intervals bit for bit, refuses another
 // walk's file with a one-line reason and drops a torn last line.
-#include "checker/atlas_checkpoint.h"
+#include "checker/persist/atlas_checkpoint.h"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "checker/eviction_script.h"
-#include "checker/memory_bound.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/proofs/eviction_script.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/decision_log.h"
 #include "diagnose/module_memory.h"
 #include "diagnose/pinned_floor.h"
@@ -33,8 +33,8 @@
 #include "reports/proof_report.h"
 #include "reports/run_report.h"
 #include "test_paths.h"
-#include "tests/parse_error.h"
 #include "test_runs.h"
+#include "tests/parse_error.h"
 
 namespace dtr {
 namespace {

@@ -1,4 +1,4 @@
-// The exact budget atlas (checker/budget_atlas.h): intervals tile the range,
+// The exact budget atlas (checker/drivers/budget_atlas.h): intervals tile the range,
 // every budget inside an interval replays to the same run (decisions
 // included), the budget after an interval's run does not, a hand-worked trace
 // gives its hand-worked intervals, and the atlas agrees with simrd's reference
@@ -11,8 +11,8 @@
 #include <random>
 #include <tuple>
 
-#include "checker/budget_atlas.h"
-#include "checker/heuristic.h"
+#include "checker/drivers/budget_atlas.h"
+#include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"

@@ -5,7 +5,7 @@
 // rendered items say the same (reports/report_headline.h).
 #include <doctest/doctest.h>
 
-#include "checker/memory_bound.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/budget_headline.h"
 #include "reports/report_headline.h"
 #include "tests/hand_traces.h"

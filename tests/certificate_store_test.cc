@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "checker/cut_bound.h"
-#include "checker/exhaustive_search.h"
-#include "checker/memory_bound.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
 #include "diagnose/oom_classification.h"
 #include "model/error.h"
 #include "model/trace_parser.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/memory_bound.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/checkpoint_plan.h"
 #include "model/error.h"
 #include "model/trace_parser.h"

@@ -2,14 +2,14 @@
 // scripts they make (checked by the engine's schedule checker and against
 // exhaustive search on random tiny traces), and the memory they need on a
 // chain, where checkpointing theory says what to expect.
-#include "checker/checkpoint_planner.h"
+#include "checker/proofs/checkpoint_planner.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "checker/exhaustive_search.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `sweep` and `scan --checkpoint FILE` in one process (checker/grid_checkpoint.h,
+# `sweep` and `scan --checkpoint FILE` in one process (checker/persist/grid_checkpoint.h,
 # docs/checkpoint.md): a run interrupted by SIGINT, or one whose checkpoint
 # ends in a torn line (as a crash mid-write leaves it), resumes with the same
 # flags and prints output byte-identical to an uninterrupted run, each point

@@ -2,7 +2,7 @@
 // (multi-output operators, aliases, copies and mutations; seeds printed on
 // failure): the bound never passes the smallest budget some script fits,
 // for the eager and the non-eager runtime.
-#include "checker/cut_bound.h"
+#include "checker/proofs/cut_bound.h"
 
 #include <doctest/doctest.h>
 
@@ -11,11 +11,11 @@
 #include <random>
 #include <sstream>
 
-#include "checker/exhaustive_search.h"
-#include "checker/memory_bound.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
 #include "model/trace_parser.h"
-#include "checker/heuristic.h"
-#include "checker/replay.h"
 #include "tests/random_trace.h"
 #include "tests/test_paths.h"
 #include "traces/generators.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <limits>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/score_terms.h"
 #include "model/error.h"
 #include "model/trace_parser.h"

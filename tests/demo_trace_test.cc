@@ -4,9 +4,9 @@
 // not pasted numbers.
 #include <doctest/doctest.h>
 
-#include "checker/heuristic.h"
-#include "checker/ratio_grid.h"
-#include "checker/sweep.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/heuristic.h"
 #include "model/trace_parser.h"
 #include "traces/demo.h"
 

@@ -12,12 +12,12 @@
 #include <map>
 #include <tuple>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 #include "diagnose/decision_log.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"
-#include "tests/test_runs.h"
 #include "tests/test_paths.h"
+#include "tests/test_runs.h"
 
 namespace dtr::testing {
 namespace {

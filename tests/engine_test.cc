@@ -1,9 +1,9 @@
-// The replay engine's step API (checker/engine.h) on random traces: driving
+// The replay engine's step API (checker/engine/engine.h) on random traces: driving
 // it by hand replays as the same script through Replay(); a run stopped
 // before a decision stands where the decision is, and its copy driven on
 // ends exactly as the uninterrupted run; the state at an OOM is the OOM
 // context. Seeds are printed on failure.
-#include "checker/engine.h"
+#include "checker/engine/engine.h"
 
 #include <doctest/doctest.h>
 
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "checker/heuristic.h"
-#include "checker/heuristic_policy.h"
-#include "checker/replay.h"
-#include "checker/schedule_checker.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/heuristic_policy.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "tests/random_trace.h"
 

@@ -1,13 +1,13 @@
 // Eviction scripts and the schedule checker: the text format, the script of a
 // run, and what must hold when a run's own script is checked at other budgets.
-#include "checker/eviction_script.h"
+#include "checker/proofs/eviction_script.h"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
 
-#include "checker/schedule_checker.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_runs.h"

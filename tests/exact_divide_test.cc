@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "checker/exact_divide.h"
+#include "checker/engine/exact_divide.h"
 
 namespace dtr {
 namespace {

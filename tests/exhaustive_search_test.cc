@@ -1,12 +1,12 @@
 // Exhaustive search against the schedule checker and the static bound, on a
 // hand-made trace and random tiny traces (seeds printed on failure). It
 // steps the replay engine itself (tests/engine_test.cc checks the step API).
-#include "checker/exhaustive_search.h"
+#include "checker/proofs/exhaustive_search.h"
 
 #include <doctest/doctest.h>
 
-#include "checker/memory_bound.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
 

@@ -1,7 +1,7 @@
-// The farm codecs (checker/farm_codec.h): what a task's result becomes on its
+// The farm codecs (checker/farm/farm_codec.h): what a task's result becomes on its
 // way between MPI ranks must decode to the same value, every field and every
 // double bit for bit, and truncated bytes must be refused, not misread.
-#include "checker/farm_codec.h"
+#include "checker/farm/farm_codec.h"
 
 #include <doctest/doctest.h>
 
@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-#include "checker/atlas_walk.h"
-#include "checker/heuristic.h"
-#include "checker/run_result.h"
-#include "checker/sweep.h"
+#include "checker/drivers/atlas_walk.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/run_result.h"
 #include "diagnose/budget_curve.h"
 #include "diagnose/instability_scan.h"
 #include "model/error.h"

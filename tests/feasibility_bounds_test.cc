@@ -6,9 +6,9 @@
 
 #include <optional>
 
-#include "checker/exhaustive_search.h"
-#include "checker/memory_bound.h"
-#include "checker/schedule_checker.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"

@@ -1,15 +1,15 @@
 // The Z3 window encodings against exhaustive search on random tiny traces:
 // an UNSAT answer must never be given at a budget some script fits.
-#include "checker/feasibility.h"
+#include "checker/proofs/feasibility.h"
 
 #include <doctest/doctest.h>
 
 #include <chrono>
 
-#include "checker/exhaustive_search.h"
-#include "checker/memory_bound.h"
-#include "checker/schedule_checker.h"
-#include "checker/script_builder.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
+#include "checker/proofs/schedule_checker.h"
+#include "checker/proofs/script_builder.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
 #include "tests/test_paths.h"

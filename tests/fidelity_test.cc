@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "checker/parallel.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/farm/parallel.h"
 #include "model/trace_parser.h"
 #include "reports/run_report.h"
 #include "tests/test_paths.h"

@@ -1,10 +1,10 @@
-// Resuming a grid of replays (GridJournal, checker/grid_checkpoint.h): a
+// Resuming a grid of replays (GridJournal, checker/persist/grid_checkpoint.h): a
 // sweep interrupted after some replays and resumed from what it recorded
 // returns exactly the runs of an uninterrupted sweep, replaying each missing
 // point once; the checkpoint file round-trips every field of a RunResult,
 // refuses another grid's file with a one-line reason and drops a torn last
 // line.
-#include "checker/grid_checkpoint.h"
+#include "checker/persist/grid_checkpoint.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <set>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/hand_traces.h"

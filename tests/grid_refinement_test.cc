@@ -4,8 +4,8 @@
 // hand-made coverages.
 #include <doctest/doctest.h>
 
-#include "checker/heuristic.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
 #include "diagnose/atlas_coverage.h"
 #include "diagnose/grid_refinement.h"
 #include "model/trace_parser.h"

@@ -7,8 +7,8 @@
 
 #include <tuple>
 
-#include "checker/ratio_grid.h"
-#include "checker/sweep.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/instability_report.h"

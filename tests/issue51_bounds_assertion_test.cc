@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "diagnose/feasibility_bounds.h"
 #include "model/trace_parser.h"
 

@@ -1,4 +1,4 @@
-// Issue 51, item 4: one checkpoint file, one writer (checker/checkpoint_journal.h
+// Issue 51, item 4: one checkpoint file, one writer (checker/persist/checkpoint_journal.h
 // holds a lock on it, model/file_lock.h). The comment of each case says what
 // happened before.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "checker/checkpoint_journal.h"
+#include "checker/persist/checkpoint_journal.h"
 #include "model/error.h"
 #include "tests/test_paths.h"
 

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
-#include "checker/cut_bound.h"
-#include "checker/exhaustive_search.h"
-#include "checker/memory_bound.h"
+#include "checker/proofs/cut_bound.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
 #include "diagnose/certificate_records.h"
 #include "diagnose/certificate_store.h"
 #include "diagnose/feasibility_bounds.h"

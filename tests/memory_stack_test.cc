@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 #include "diagnose/memory_stack.h"
 #include "model/error.h"
 #include "model/trace_parser.h"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# dtrcheck under mpirun (checker/mpi_farm.h, docs/mpi.md): every output must be
+# dtrcheck under mpirun (checker/farm/mpi_farm.h, docs/mpi.md): every output must be
 # byte-identical to the single-process output, and a rank that dies or hangs
 # must end the job with a line naming it, after which a rerun with the same
 # checkpoint and another number of ranks finishes with the identical output.

@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "checker/exact_divide.h"
+#include "checker/engine/exact_divide.h"
 #include "model/error.h"
 
 namespace dtr::testing {

@@ -1,12 +1,12 @@
 // A plain, obviously-faithful port of simrd's runtimes for tests: objects with
 // pointer lists and std::set, recursion, linear pool scans, storage compute
 // recomputed from its tensors, regions as sets. Slow, and kept that way; the
-// optimized engine (checker/replay.cc) is checked against it.
+// optimized engine (checker/engine/replay.cc) is checked against it.
 #pragma once
 
 #include <vector>
 
-#include "checker/replay.h"
+#include "checker/engine/replay.h"
 #include "model/trace.h"
 
 namespace dtr::testing {

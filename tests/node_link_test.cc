@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "checker/exhaustive_search.h"
-#include "checker/heuristic.h"
-#include "checker/memory_bound.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/memory_bound.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 

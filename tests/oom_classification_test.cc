@@ -9,9 +9,9 @@
 
 #include <map>
 
-#include "checker/exhaustive_search.h"
-#include "checker/schedule_checker.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"

@@ -40,7 +40,7 @@ expect_out_of_memory 100000 replay chain.log --ratio 0.5
 expect_out_of_memory 100000 sweep chain.log --ratios 0.5,0.6 -j 2
 # Regression (issue 51, item 8): a trace that needs little memory runs under
 # a generous address-space limit. The bitmap arena of wide evicted regions
-# (checker/storage_set.cc) used to reserve 32 GiB of address space up front,
+# (checker/engine/storage_set.cc) used to reserve 32 GiB of address space up front,
 # so this 24,005-operator resnet (26 MB resident) ended "out of memory" under
 # 4 GiB; the arena now reserves a share of the limit.
 "$DTRCHECK" gen resnet --blocks 3000 -o resnet.log || exit 1

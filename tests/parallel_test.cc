@@ -1,8 +1,8 @@
-// The task farm (checker/parallel.h): results reach the collector in task
+// The task farm (checker/farm/parallel.h): results reach the collector in task
 // order whatever the workers' timing; a collector that stops, or a task that
 // throws, ends the farm exactly where one worker would have ended it; and
 // OrderedCollector, the ordering the threads and the MPI ranks share.
-#include "checker/parallel.h"
+#include "checker/farm/parallel.h"
 
 #include <doctest/doctest.h>
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "checker/proofs/memory_bound.h"
 #include "model/error.h"
-#include "checker/memory_bound.h"
 #include "tests/hand_traces.h"
 #include "tests/shell_run.h"
 #include "tests/test_paths.h"

@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "checker/engine.h"
-#include "checker/replay.h"
+#include "checker/engine/engine.h"
+#include "checker/engine/replay.h"
 #include "model/error.h"
 #include "tests/hand_traces.h"
 

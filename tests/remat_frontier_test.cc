@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_runs.h"

@@ -6,11 +6,11 @@
 
 #include <cstdlib>
 
-#include "checker/evicted_regions.h"
-#include "checker/farm_codec.h"
-#include "checker/heuristic.h"
-#include "checker/heuristic_policy.h"
-#include "checker/replay.h"
+#include "checker/engine/evicted_regions.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/heuristic_policy.h"
+#include "checker/engine/replay.h"
+#include "checker/farm/farm_codec.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/naive_replay.h"

@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "diagnose/divergence.h"
 #include "diagnose/oom_classification.h"
 #include "diagnose/report_model.h"

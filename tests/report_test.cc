@@ -11,18 +11,18 @@
 #include <set>
 #include <sstream>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
+#include "diagnose/memory_timeline.h"
+#include "diagnose/report_model.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "reports/html_report.h"
 #include "reports/markdown_report.h"
-#include "reports/report_files.h"
 #include "reports/report_figures.h"
+#include "reports/report_files.h"
 #include "reports/report_json.h"
 #include "reports/report_text.h"
-#include "diagnose/report_model.h"
 #include "reports/svg_plot.h"
-#include "diagnose/memory_timeline.h"
 #include "tests/test_paths.h"
 #include "tests/test_runs.h"
 #include "traces/demo.h"

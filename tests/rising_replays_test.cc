@@ -1,4 +1,4 @@
-// Rising replays (checker/rising_replays.h): a run resumed from the previous
+// Rising replays (checker/drivers/rising_replays.h): a run resumed from the previous
 // run's checkpoint is the run replayed from the start, every field of it,
 // on real traces and random ones, with checkpoints at every computation
 // point (each run resumes right before its first different comparison) and
@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "checker/farm_codec.h"
-#include "checker/heuristic.h"
-#include "checker/rising_replays.h"
+#include "checker/drivers/rising_replays.h"
+#include "checker/engine/heuristic.h"
+#include "checker/farm/farm_codec.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
 #include "tests/test_paths.h"

@@ -14,7 +14,7 @@
 
 #include <sstream>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "diagnose/instability_scan.h"
 #include "diagnose/report_model.h"
 #include "model/trace_parser.h"

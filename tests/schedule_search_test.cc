@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "checker/exhaustive_search.h"
+#include "checker/proofs/exhaustive_search.h"
 #include "diagnose/schedule_witness.h"
 #include "model/error.h"
 #include "model/trace_parser.h"

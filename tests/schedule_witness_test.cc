@@ -7,9 +7,9 @@
 
 #include <doctest/doctest.h>
 
-#include "checker/exhaustive_search.h"
-#include "checker/heuristic.h"
-#include "checker/schedule_checker.h"
+#include "checker/engine/heuristic.h"
+#include "checker/proofs/exhaustive_search.h"
+#include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "tests/random_trace.h"
 

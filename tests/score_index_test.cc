@@ -1,10 +1,10 @@
-// The score index (checker/score_index.h) against simrd's scan of the pool,
+// The score index (checker/engine/score_index.h) against simrd's scan of the pool,
 // on random pools whose keys change between queries at a growing clock:
 // small numbers with many exact ties, scores that tie only after rounding,
 // numbers too large for the index's exact certificates, zeros, +inf, and
 // storages never accessed. Every query's winner, and the evaluations simrd
 // would count, must be the scan's.
-#include "checker/score_index.h"
+#include "checker/engine/score_index.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // StorageSet against std::set under random insertions and deletions, with
 // ids clustered (the dense form) and spread (the sparse form), crossing
 // between the two forms many times; and sets of long runs (the runs form).
-#include "checker/storage_set.h"
+#include "checker/engine/storage_set.h"
 
 #include <doctest/doctest.h>
 

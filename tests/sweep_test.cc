@@ -1,10 +1,10 @@
-// RunMany (checker/sweep.h) takes the result of a run already made for a
+// RunMany (checker/drivers/sweep.h) takes the result of a run already made for a
 // point whose budget lies in that run's [budget_lo, budget_hi] instead of
 // replaying it. Every run it returns is compared, field by field, with an
 // independent replay at the point's own budget (RunOne), on random traces at
 // every few bytes of budget and on ResNet-32 around its feasibility holes,
 // and the comparison sees points that were taken, not replayed.
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "checker/heuristic.h"
+#include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"

@@ -1,7 +1,7 @@
 #include "tests/test_runs.h"
 
-#include "checker/heuristic.h"
-#include "checker/ratio_grid.h"
+#include "checker/drivers/ratio_grid.h"
+#include "checker/engine/heuristic.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "checker/replay.h"
-#include "checker/sweep.h"
+#include "checker/drivers/sweep.h"
+#include "checker/engine/replay.h"
 #include "model/trace.h"
 
 namespace dtr::testing {

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "checker/heuristic.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/test_paths.h"

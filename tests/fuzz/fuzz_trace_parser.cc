@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "checker/heuristic.h"
-#include "checker/replay.h"
+#include "checker/engine/heuristic.h"
+#include "checker/engine/replay.h"
 #include "model/error.h"
 #include "model/trace_line.h"
 #include "model/trace_parser.h"

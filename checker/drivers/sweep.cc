@@ -1,0 +1,195 @@
+#include "checker/drivers/sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "checker/farm/parallel.h"
+#include "model/error.h"
+
+namespace dtr {
+
+ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
+  ReplayConfig c;
+  c.runtime = spec.runtime;
+  c.heuristic = spec.heuristic;
+  c.budget = spec.Bytes(baseline.memory);
+  if (spec.overhead_limit) c.remat_limit = RematLimit(baseline.compute, *spec.overhead_limit);
+  c.seed = spec.seed;
+  c.overrides = spec.overrides;
+  return c;
+}
+
+RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult result) {
+  RunRecord r;
+  r.spec = spec;
+  r.result = std::move(result);
+  r.overhead = Overhead(r.result.clock, baseline.compute);
+  return r;
+}
+
+RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec) {
+  return RecordOf(spec, baseline, Replay(trace, ConfigFor(spec, baseline)));
+}
+
+namespace {
+
+std::atomic<int64_t> g_runs_reused{0};
+
+// Runs this process made in one RunMany call, for the points after them: a
+// point whose budget lies in a run's [budget_lo, budget_hi] takes that run's
+// result, since every budget comparison, hence every decision and count,
+// comes out the same. The workers walk separate parts of the grid (see
+// RunMany), each up in budget, so the run to look at for a point is the
+// latest of its part with the same heuristic, runtime, limit and seed; then
+// the runs an earlier, interrupted RunMany finished (the journal's).
+class ReusedRuns {
+ public:
+  // The result of a run at config.budget, if one kept covers it.
+  std::optional<RunResult> Find(const ReplayConfig& config, size_t part) {
+    if (!Reusable(config)) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto covers = [&](const RunResult* r) {
+      return r->budget_lo <= config.budget && config.budget <= r->budget_hi;
+    };
+    const RunResult* found = nullptr;
+    if (auto it = latest_.find({KeyOf(config), part});
+        it != latest_.end() && covers(it->second.get()))
+      found = it->second.get();
+    if (auto it = finished_.find(KeyOf(config)); !found && it != finished_.end())
+      if (auto at = std::find_if(it->second.begin(), it->second.end(), covers);
+          at != it->second.end())
+        found = *at;
+    if (!found) return std::nullopt;
+    RunResult copy = *found;
+    copy.budget = config.budget;
+    ++g_runs_reused;
+    return copy;
+  }
+  // A run this process made for a point of `part`.
+  void Keep(const ReplayConfig& config, size_t part, const RunResult& r) {
+    if (!Reusable(config) || r.outcome == Outcome::kStopped) return;
+    auto kept = std::make_shared<const RunResult>(r);
+    std::lock_guard<std::mutex> lock(mu_);
+    latest_[{KeyOf(config), part}] = std::move(kept);
+  }
+  // A run an earlier RunMany finished (r outlives this object).
+  void KeepFinished(const ReplayConfig& config, const RunResult* r) {
+    if (Reusable(config) && r->outcome != Outcome::kStopped) finished_[KeyOf(config)].push_back(r);
+  }
+
+ private:
+  // The configuration but its budget: heuristic, runtime, limit, seed.
+  using Key = std::tuple<const HeuristicSpec*, RuntimeKind, double, uint64_t>;
+  static Key KeyOf(const ReplayConfig& c) {
+    return {c.heuristic, c.runtime, c.remat_limit, c.seed};
+  }
+  // Runs with an observer, a script or overrides are not kept nor taken.
+  static bool Reusable(const ReplayConfig& c) {
+    return c.observer == nullptr && c.script == nullptr && c.overrides.empty() &&
+           c.heuristic != nullptr;
+  }
+  std::mutex mu_;
+  std::map<std::pair<Key, size_t>, std::shared_ptr<const RunResult>> latest_;
+  std::map<Key, std::vector<const RunResult*>> finished_;
+};
+
+}  // namespace
+
+int64_t RunsReused() { return g_runs_reused.load(); }
+
+std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
+                               int jobs, const ProgressFn& progress, const GridJournal* journal) {
+  std::vector<std::optional<RunResult>> results(specs.size());
+  ReusedRuns reused_runs;  // on each MPI rank: the journal's, then the replays made there
+  // The specs replayed here, one per point not finished yet (all of them
+  // without a journal); `same_as[i]`: the spec whose result spec i takes.
+  std::vector<size_t> todo;
+  std::vector<size_t> same_as(specs.size());
+  size_t known = 0;
+  if (!journal) {
+    for (size_t i = 0; i < specs.size(); ++i) todo.push_back(same_as[i] = i);
+  } else {
+    using Point = std::pair<std::string_view, int64_t>;  // heuristic, budget
+    std::map<Point, const RunResult*> finished;
+    for (const GridPointResult& p : journal->finished) finished.emplace(Point{p.heuristic, p.result.budget}, &p.result);
+    std::map<Point, size_t> first;  // of the points replayed here
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (!specs[i].overrides.empty()) throw Error("a journaled grid cannot have overrides");
+      const ReplayConfig config = ConfigFor(specs[i], baseline);
+      Point point{specs[i].heuristic->name, config.budget};
+      same_as[i] = i;
+      if (auto it = finished.find(point); it != finished.end()) {
+        results[i] = *it->second;
+        reused_runs.KeepFinished(config, it->second);
+        ++known;
+      } else if (auto [at, fresh] = first.emplace(point, i); fresh) {
+        todo.push_back(i);
+      } else {
+        same_as[i] = at->second;
+      }
+    }
+  }
+  // The workers walk separate parts of the grid, each in input order (up in
+  // budget, for a grid), so that the point below one is mostly done when it
+  // starts: the todo list is reordered to take the next point of each part in
+  // turn. More parts than workers, as the parts low in budget replay slower.
+  std::vector<size_t> part_of(todo.size());
+  {
+    const size_t n = todo.size(), workers = static_cast<size_t>(FarmWorkers<RunResult>(jobs, n));
+    const size_t parts = workers == 1 ? 1 : 4 * workers;
+    std::vector<size_t> order;
+    order.reserve(n);
+    for (size_t at = 0; order.size() < n; ++at)
+      for (size_t p = 0; p < parts; ++p)
+        if (p * n / parts + at < (p + 1) * n / parts) {
+          part_of[order.size()] = p;
+          order.push_back(todo[p * n / parts + at]);
+        }
+    todo = std::move(order);
+  }
+  if (progress && known > 0) progress(known, known + todo.size());
+  std::mutex mu;  // serializes journal records
+  auto record = [&](size_t t, const RunResult& r) {
+    if (!journal || !journal->record) return;
+    std::lock_guard<std::mutex> lock(mu);
+    journal->record({std::string(specs[todo[t]].heuristic->name), r});
+  };
+  // The farm returns the results alone (what travels between MPI ranks);
+  // every rank has the specs. A replay on another MPI rank is recorded here
+  // when it arrives.
+  RunTaskFarm<RunResult>(
+      todo.size(), jobs,
+      [&](size_t t) {
+        const ReplayConfig config = ConfigFor(specs[todo[t]], baseline);
+        std::optional<RunResult> reused = reused_runs.Find(config, part_of[t]);
+        RunResult r = reused ? std::move(*reused) : Replay(trace, config);
+        if (!reused) reused_runs.Keep(config, part_of[t], r);
+        if (FarmCollectsHere()) record(t, r);
+        return r;
+      },
+      [&](size_t t, RunResult&& r) {
+        results[todo[t]] = std::move(r);
+        return true;
+      },
+      progress ? FarmProgressFn(
+                     [&](size_t done, size_t) { progress(known + done, known + todo.size()); })
+               : FarmProgressFn(),
+      [&](size_t t, const RunResult& r) { record(t, r); });
+  std::vector<RunRecord> runs(specs.size());
+  // Backwards, so that a result is copied to the specs that repeat its point
+  // (same_as[i] < i) before it is moved to its own.
+  for (size_t i = specs.size(); i-- > 0;) {
+    runs[i].spec = specs[i];
+    runs[i].result = same_as[i] == i ? std::move(*results[i]) : *results[same_as[i]];
+    runs[i].overhead = Overhead(runs[i].result.clock, baseline.compute);
+  }
+  return runs;
+}
+
+}  // namespace dtr

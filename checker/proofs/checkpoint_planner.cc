@@ -1,0 +1,410 @@
+#include "checker/proofs/checkpoint_planner.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "checker/engine/engine.h"
+#include "model/error.h"
+
+namespace dtr {
+
+ProgramFacts::ProgramFacts(const Trace& trace)
+    : uses_(trace.storages.size()),
+      last_need_(trace.storages.size(), -1),
+      release_(trace.storages.size(), kNoStep),
+      created_(trace.storages.size(), -1),
+      steps_(static_cast<int32_t>(trace.program.size())),
+      compute_(trace.storages.size(), 0),
+      constant_(trace.storages.size(), 0) {
+  const StorageId ns = static_cast<StorageId>(trace.storages.size());
+  std::vector<int32_t> refs(ns, 0);
+  for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step) {
+    const Step& st = trace.program[step];
+    switch (st.kind) {
+      case StepKind::kCompute: {
+        const Operator& op = trace.ops[st.target];
+        for (TensorId a : op.args) uses_[trace.tensors[a].storage].push_back(step);
+        for (int32_t i = 0; i < op.num_outputs; ++i) {
+          StorageId s = trace.tensors[op.first_output + i].storage;
+          ++refs[s];
+          release_[s] = kNoStep;
+          if (created_[s] < 0) created_[s] = step;
+        }
+        break;
+      }
+      case StepKind::kGet: {
+        StorageId s = trace.tensors[st.target].storage;
+        ++refs[s];
+        release_[s] = kNoStep;
+        break;
+      }
+      case StepKind::kRelease: {
+        StorageId s = trace.tensors[st.target].storage;
+        if (--refs[s] == 0) release_[s] = step;
+        break;
+      }
+      case StepKind::kPin:
+        uses_[trace.tensors[st.target].storage].push_back(step);
+        break;
+    }
+  }
+  for (std::vector<int32_t>& u : uses_) u.erase(std::unique(u.begin(), u.end()), u.end());
+  // Children are created after their parents: one pass backwards.
+  for (StorageId s = ns - 1; s >= 0; --s) {
+    last_need_[s] = last_use(s);
+    for (const StorageEdge* e = trace.storage_children.begin(s); e != trace.storage_children.end(s);
+         ++e)
+      if (e->storage != s) last_need_[s] = std::max(last_need_[s], last_need_[e->storage]);
+  }
+  for (StorageId s = 0; s < ns; ++s) {
+    const Operator& op = trace.op_of(trace.storages[s].root);
+    compute_[s] = op.compute;
+    constant_[s] = op.is_constant;
+  }
+  for (const Operator& op : trace.ops) total_compute_ += op.compute;
+}
+
+int32_t ProgramFacts::NextUseAfter(StorageId s, int32_t step) const {
+  const std::vector<int32_t>& u = uses_[s];
+  auto it = std::upper_bound(u.begin(), u.end(), step);
+  return it == u.end() ? kNoStep : *it;
+}
+
+void RetentionPlan::Override(StorageId s, int32_t first, int32_t last, bool retain) {
+  if (overrides.empty()) overrides.resize(keep_until.size());
+  std::vector<RetentionOverride>& v = overrides[s];
+  std::vector<RetentionOverride> out;
+  for (const RetentionOverride& o : v) {
+    if (o.last < first || o.first > last) {
+      out.push_back(o);
+      continue;
+    }
+    if (o.first < first) out.push_back({o.first, first - 1, o.retain});
+    if (o.last > last) out.push_back({last + 1, o.last, o.retain});
+  }
+  out.push_back({first, last, retain});
+  std::sort(out.begin(), out.end(), [](const RetentionOverride& a, const RetentionOverride& b) {
+    return a.first < b.first;
+  });
+  v = std::move(out);
+}
+
+size_t RetentionPlan::override_count() const {
+  size_t n = 0;
+  for (const auto& v : overrides) n += v.size();
+  return n;
+}
+
+RetentionPlan PlanRetainingNothing(const Trace& trace, int32_t horizon) {
+  RetentionPlan p;
+  p.keep_until.assign(trace.storages.size(), -1);
+  p.horizon = horizon;
+  p.description = fmt::format("retain nothing, horizon {}", horizon);
+  return p;
+}
+
+RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
+                                  const CostRule& rule) {
+  const StorageId ns = static_cast<StorageId>(trace.storages.size());
+  RetentionPlan p;
+  p.keep_until.assign(ns, -1);
+  p.horizon = rule.horizon;
+  p.description = fmt::format(
+      "retain what costs more than {:.4g}{} of the compute to recompute ({}){}{}, horizon {}",
+      rule.fraction, rule.tilt != 0 ? fmt::format(" (tilted by {})", rule.tilt) : std::string(),
+      rule.stop_at_retained ? "from retained storages" : "from constants",
+      rule.small_bytes >= 0 ? fmt::format(" and storages of at most {} bytes", rule.small_bytes)
+                            : std::string(),
+      rule.to_last_need ? " to their last need" : "", rule.horizon);
+  const double base_cap = rule.fraction * static_cast<double>(facts.total_compute());
+  const double steps = std::max(1, facts.steps());
+  std::vector<StorageId> seen(ns, -1);
+  std::vector<StorageId> stack;
+  for (StorageId s = 0; s < ns; ++s) {
+    if (facts.constant(s) || facts.last_need(s) < 0) continue;
+    const int32_t when = facts.last_use(s) < 0 ? kNoStep : facts.last_use(s);
+    if (trace.storages[s].size <= rule.small_bytes) {
+      p.keep_until[s] = facts.last_need(s);
+      continue;
+    }
+    const double cap =
+        rule.tilt == 0
+            ? base_cap
+            : base_cap *
+                  std::max(0.05, 1 + rule.tilt * (0.5 - std::max(0, facts.created(s)) / steps));
+    double cost = static_cast<double>(facts.compute(s));
+    stack.assign(1, s);
+    seen[s] = s;
+    while (!stack.empty() && cost <= cap) {
+      StorageId x = stack.back();
+      stack.pop_back();
+      for (const StorageEdge* e = trace.storage_parents.begin(x); e != trace.storage_parents.end(x);
+           ++e) {
+        StorageId q = e->storage;
+        if (seen[q] == s) continue;
+        seen[q] = s;
+        if (facts.constant(q)) continue;
+        if (rule.stop_at_retained && p.keep_until[q] >= 0 && facts.release(q) > when) continue;
+        cost += static_cast<double>(facts.compute(q));
+        stack.push_back(q);
+      }
+    }
+    if (cost > cap) p.keep_until[s] = facts.last_need(s);
+  }
+  // How long to retain: until the last step at which s itself, or a storage
+  // that may have to be recomputed from it, is used. A retained storage held
+  // through its own last need (not evicted before by its release) is never
+  // recomputed, so it asks nothing of its ancestors beyond its creation.
+  std::vector<int32_t> need(ns, -1);
+  for (StorageId s = ns - 1; s >= 0; --s) {
+    need[s] = facts.last_use(s);
+    for (const StorageEdge* e = trace.storage_children.begin(s); e != trace.storage_children.end(s);
+         ++e) {
+      const StorageId c = e->storage;
+      if (c == s) continue;
+      const bool held_through = p.keep_until[c] >= 0 && facts.release(c) >= need[c];
+      if (!held_through) need[s] = std::max(need[s], need[c]);
+    }
+    if (p.keep_until[s] >= 0 && !rule.to_last_need) p.keep_until[s] = need[s];
+  }
+  return p;
+}
+
+namespace {
+
+// The engine of a scripted run: no heuristic, no regions or classes to keep.
+EngineOptions EngineFor(RuntimeKind runtime) {
+  if (runtime == RuntimeKind::kV1)
+    throw Error("FollowRetentionPlan needs a RuntimeV2 runtime, not RuntimeV1");
+  EngineOptions eo;
+  eo.runtime = runtime;
+  return eo;
+}
+
+// The follower's bookkeeping. Each material, unpinned storage the follower
+// knows about is in exactly one place: `active_` (looked at every
+// computation point), or asleep in `sleep_[step]` (retained by the plan until
+// that step at least). Entries of storages evicted or pinned meanwhile are
+// dropped when met.
+class Follower {
+ public:
+  Follower(const Trace& trace, const ProgramFacts& facts, const RetentionPlan& plan,
+           const FollowOptions& o)
+      : trace_(trace),
+        facts_(facts),
+        plan_(plan),
+        o_(o),
+        rt_(trace, EngineFor(o.runtime)),
+        last_use_event_(trace.storages.size(), -1),
+        dropped_at_(trace.storages.size(), -1),
+        computed_in_step_(trace.storages.size(), -1),
+        use_step_(trace.storages.size(), -1),
+        tracked_(trace.storages.size(), 0),
+        sleep_(trace.program.size() + 1) {
+    if (plan.keep_until.size() != trace.storages.size() ||
+        (!plan.overrides.empty() && plan.overrides.size() != trace.storages.size()))
+      throw Error("FollowRetentionPlan: the plan does not match the trace");
+    if (o.record_steps) step_peaks_.assign(trace.program.size(), 0);
+  }
+
+  FollowedPlan Run() {
+    FollowedPlan out;
+    int32_t step = -1;
+    while (rt_.Advance()) {
+      if (rt_.event() >= o_.max_events) {
+        out.stopped = fmt::format("gave up after {} computations", o_.max_events);
+        return Finish(out);
+      }
+      if (o_.deadline && (rt_.event() & 1023) == 0 &&
+          std::chrono::steady_clock::now() > *o_.deadline) {
+        out.stopped = "time limit";
+        return Finish(out);
+      }
+      if (rt_.program_step() != step) {
+        step = rt_.program_step();
+        recomputed_.clear();
+        MarkStepUses(step);
+        Wake(step);
+      }
+      DropUnretained(step, out.script);
+      const int64_t need = rt_.memory() + rt_.request();
+      if (o_.record_steps) step_peaks_[step] = std::max(step_peaks_[step], need);
+      if (need > out.peak_memory) {
+        out.peak_memory = need;
+        RecordPeak(step, out);
+      }
+      if (need > o_.budget) {
+        out.stopped = fmt::format("computation {} does not fit: {} in use + {} requested > {}",
+                                  rt_.event(), rt_.memory(), rt_.request(), o_.budget);
+        return Finish(out);
+      }
+      const Operator& op = trace_.op_of(rt_.tensor());
+      out.compute += op.compute;
+      rt_.Compute();
+      for (int32_t i = 0; i < op.num_outputs; ++i) {
+        StorageId s = trace_.tensors[op.first_output + i].storage;
+        if (dropped_at_[s] >= 0 && computed_in_step_[s] != step) {
+          computed_in_step_[s] = step;
+          recomputed_.push_back(s);
+        }
+        Track(s);
+      }
+    }
+    out.completed = true;
+    return Finish(out);
+  }
+
+ private:
+  FollowedPlan& Finish(FollowedPlan& out) {
+    out.events = rt_.event();
+    out.step_peaks = std::move(step_peaks_);
+    return out;
+  }
+
+  // Storages the rest of program step `step` uses as arguments, with the
+  // event of their last such use (a copy of the runtime run on without
+  // evictions: what the policy does not evict cannot change that recursion).
+  void MarkStepUses(int32_t step) {
+    auto mark = [&](const Engine& r) {
+      for (TensorId a : trace_.op_of(r.tensor()).args) {
+        StorageId s = trace_.tensors[a].storage;
+        use_step_[s] = step;
+        last_use_event_[s] = r.event();
+      }
+    };
+    if (rt_.frames().size() == 1) {  // the program operator alone: no recursion pending
+      mark(rt_);
+      return;
+    }
+    Engine rest = rt_;
+    for (;;) {
+      mark(rest);
+      rest.Compute();
+      if (rest.frames().empty() || !rest.Advance()) break;
+    }
+  }
+
+  bool NeededLater(StorageId s, int32_t step) const {
+    return use_step_[s] == step && last_use_event_[s] >= rt_.event();
+  }
+
+  // The first step >= `step` at which the plan no longer retains s, or -1 if
+  // it does not retain s at `step`.
+  int32_t RetainedUntil(StorageId s, int32_t step) const {
+    const RetentionOverride* later = nullptr;  // the first override after `step`
+    if (!plan_.overrides.empty()) {
+      for (const RetentionOverride& o : plan_.overrides[s]) {
+        if (o.last < step) continue;
+        if (o.first <= step) return o.retain ? o.last + 1 : -1;
+        later = &o;
+        break;
+      }
+    }
+    int32_t until = -1;
+    if (plan_.keep_until[s] >= step) until = plan_.keep_until[s] + 1;
+    int32_t next = facts_.NextUseAfter(s, step);
+    if (next != kNoStep && static_cast<int64_t>(next) <= static_cast<int64_t>(step) + plan_.horizon)
+      until = std::max(until, next);  // looked at again when that use is due
+    if (later && until > later->first) until = later->first;
+    return until;
+  }
+
+  void Track(StorageId s) {
+    if (tracked_[s] || !rt_.material(s) || rt_.pinned(s)) return;
+    tracked_[s] = 1;
+    active_.push_back(s);
+  }
+
+  void Wake(int32_t step) {
+    for (int32_t t = std::max(0, woken_); t <= step && t < static_cast<int32_t>(sleep_.size());
+         ++t) {
+      for (StorageId s : sleep_[t]) active_.push_back(s);
+      sleep_[t].clear();
+    }
+    woken_ = step + 1;
+  }
+
+  void DropUnretained(int32_t step, EvictionScript& script) {
+    size_t kept = 0;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      StorageId s = active_[i];
+      if (!rt_.material(s) || rt_.pinned(s)) {
+        tracked_[s] = 0;
+        continue;
+      }
+      const int32_t until = RetainedUntil(s, step);
+      if (until > step) {
+        sleep_[std::min<int32_t>(until, static_cast<int32_t>(sleep_.size()) - 1)].push_back(s);
+        continue;
+      }
+      if (rt_.Evictable(s) && !NeededLater(s, step)) {
+        rt_.Evict(s);
+        script.entries.push_back({rt_.event(), s});
+        dropped_at_[s] = step;
+        tracked_[s] = 0;
+        continue;
+      }
+      active_[kept++] = s;  // locked or needed by this step: look again at the next point
+    }
+    active_.resize(kept);
+  }
+
+  void RecordPeak(int32_t step, FollowedPlan& out) const {
+    PeakState& p = out.peak;
+    out.retained_at_peak.clear();
+    out.recomputed_at_peak.clear();
+    for (StorageId s : recomputed_)
+      if (rt_.material(s) && (rt_.locks(s) > 0 || NeededLater(s, step)))
+        out.recomputed_at_peak.push_back({s, dropped_at_[s]});
+    for (const auto& f : rt_.frames()) {
+      StorageId s = trace_.tensors[f.tensor].storage;
+      if (f.remat && dropped_at_[s] >= 0) out.recomputed_at_peak.push_back({s, dropped_at_[s]});
+    }
+    p.event = rt_.event();
+    p.program_step = step;
+    p.tensor = rt_.tensor();
+    p.frames = static_cast<int32_t>(rt_.frames().size());
+    p.request = rt_.request();
+    p.pinned = p.locked = p.needed = p.retained = 0;
+    for (StorageId s = 0; s < static_cast<StorageId>(trace_.storages.size()); ++s) {
+      if (!rt_.material(s)) continue;
+      const int64_t size = trace_.storages[s].size;
+      if (rt_.pinned(s))
+        p.pinned += size;
+      else if (rt_.locks(s) > 0)
+        p.locked += size;
+      else if (NeededLater(s, step))
+        p.needed += size;
+      else {
+        p.retained += size;
+        out.retained_at_peak.push_back(s);
+      }
+    }
+  }
+
+  const Trace& trace_;
+  const ProgramFacts& facts_;
+  const RetentionPlan& plan_;
+  const FollowOptions& o_;
+  Engine rt_;
+  std::vector<int64_t> last_use_event_;
+  std::vector<int32_t> dropped_at_;        // step where the plan last dropped each storage, or -1
+  std::vector<int32_t> computed_in_step_;  // step where it was last recomputed, or -1
+  std::vector<StorageId> recomputed_;      // recomputed by the current step
+  std::vector<int64_t> step_peaks_;
+  std::vector<int32_t> use_step_;
+  std::vector<uint8_t> tracked_;
+  std::vector<StorageId> active_;
+  std::vector<std::vector<StorageId>> sleep_;
+  int32_t woken_ = 0;
+};
+
+}  // namespace
+
+FollowedPlan FollowRetentionPlan(const Trace& trace, const ProgramFacts& facts,
+                                 const RetentionPlan& plan, const FollowOptions& options) {
+  return Follower(trace, facts, plan, options).Run();
+}
+
+}  // namespace dtr

@@ -1,0 +1,968 @@
+// The keep-or-recompute cut (see cut_bound.h) and why it is sound.
+//
+// Runtime facts used (simrd runtime/v2.py, RuntimeV2 family, any eviction
+// script; the schedule checker, checker/proofs/schedule_checker.h, follows
+// the same semantics):
+//  (F1) A script evicts only at computation points; between the computation
+//       of operator q and the start of the next program operator's frame only
+//       get, release and pin steps run, and the only evictions there are the
+//       eager ones (RuntimeV2Eager*: a storage whose last external reference
+//       is released is evicted if material and not pinned). A storage's
+//       references never come back once they reach zero (an argument is a
+//       referenced name), so that release is its death.
+//  (F2) A storage becomes material only when its root's operator is computed;
+//       a tensor becomes defined only when its own operator is computed; an
+//       evicted storage leaves all its tensors undefined.
+//  (F3) A frame for tensor t locks, when it starts, the storages of t's
+//       operator's arguments that are defined; then, in argument order, it
+//       materializes each undefined argument (a nested frame) and locks it. A
+//       lock is held until the frame's computation; locked storages are
+//       material. So while a frame of operator c is materializing its argument
+//       at position i, the storages of c's arguments at positions before the
+//       first occurrence of that argument are locked ("pre-locked").
+//  (F4) At every computation point (budget check) memory, which includes every
+//       material storage (pinned and locked ones among them), plus the
+//       operator's total output size, is at most the budget in a passing run.
+//  (F5) Constants are computed once, pinned at once and never evicted; nothing
+//       else is pinned before the final pins, which come after the last
+//       program computation. Every computation happens in the frame of a
+//       program operator or of a final pin, whose chain of pending frames is a
+//       path of arguments from that root down to the computed operator.
+//
+// Fix a passing run at budget B. Walking the program backwards, F is a set of
+// storages shown material at the computation point of the operator p (F is
+// empty at the last operator). Let q = p - 1 (ops are computed in id order),
+// and g the last operator before p that has a non-constant argument (the
+// "charge point"; g = q unless the ops in between are *trivial*: their
+// arguments are all constants, so their frames compute nothing but
+// themselves).
+//  (k) By (F4) at p: B >= static need of p + sizes of F outside p's arguments.
+//  (a) Let D0 be the storages material at g's computation point. By (F4):
+//      B >= static need of g + sizes of D0 outside pinned storages and g's
+//      arguments (g's outputs are in its request, not in D0).
+//  (b) The storages material when p's frame starts are D, a subset of D0 +
+//      the outputs of g and of the trivial ops after it, minus storages that
+//      die in between (eager runtimes): only the trivial ops compute in
+//      between, and evictions only remove (F1, F2). Forced computations: p is
+//      computed in its frame. If an operator c is computed in p's frame and
+//      an argument a of c has a storage not in D, a was undefined when the
+//      frame started (F2) and is defined at c's computation (F3), so a's
+//      operator is computed in p's frame before c. Hence every operator
+//      reachable from p along arguments whose storages are not in D is
+//      computed in p's frame.
+//  (K) A storage x in F whose root's operator is not reachable from p at all
+//      (paths avoid constants and SL below, which are never requested) is not
+//      computed in p's frame, so it is material throughout the frame and when
+//      it starts: it is in D, hence material at q's computation point or made
+//      there, and if it died after g (or after it was made) the run is
+//      impossible. Such storages form K'.
+//  (c) Cost of a computation of operator c in p's frame. Its pending frames
+//      form a chain p = c_0, ..., c_k = c, a path of arguments (F5). Material
+//      and distinct at that point: the pinned storages (constants made before
+//      p); SL, the storages of p's arguments certainly defined when the frame
+//      started (arguments or outputs of q that did not die in between; locked
+//      by p's frame until its computation, F3); K'; c's arguments (locked); and
+//      the pre-locks of the chain (F3). A pre-locked storage y is charged on a
+//      path edge of operator c' only if no other operator that can pre-lock y
+//      and is reachable from p can be above c' on a chain (is a descendant of
+//      c' along argument edges). Of the operators of one chain that pre-lock
+//      y, only the topmost can charge it, so each storage is charged at most
+//      once on any chain, and the charged weight of the actual chain is at
+//      most its pre-locked memory outside SL and K'; the shortest charged
+//      path bounds it from below. An argument y of c may also be pre-locked
+//      on the chain: its size is subtracted if some reachable operator that
+//      can pre-lock y can be above c. With (F4), cost(c) =
+//      pinned + |SL u K' u args(c)| + total(c) + max(0, path(c) - overlap)
+//      <= B for every c computed in p's frame.
+//  (r) Revival (eager runtimes). A storage x that died at step d is material
+//      later only if its operator is computed after d; then each argument of
+//      it that died at or before d is material at that time, so its operator
+//      was computed after its own death, and so on. We only ask whether x can
+//      be material at the computation point of a program operator, before
+//      the final pins: a computation of c after step d and before that point
+//      happens in the frame of a program operator computed after d, down a
+//      path of arguments, with
+//      c's arguments locked: revival(x) is the largest lower bound of those
+//      computations (pinned + args + total + the cheapest globally charged
+//      path from such a root, charging each storage other than c's arguments
+//      only at operators that can pre-lock it and have no descendant that
+//      can, so at most once on a chain). If revival(x) > B, x is never
+//      material after its death.
+//  (d) So, with E = {c : cost(c) > B}, no operator of E is reachable from p as
+//      in (b): the storages in D cut every path from p to E in the argument
+//      graph (tensors of storages in D block the path). A storage in D0 beyond
+//      g's arguments costs its size in (a), one in K' is counted once in
+//      (a) already, one among g's arguments or the outputs of g and the
+//      trivial ops costs nothing more; one that died between g and p, or died
+//      before g and cannot be revived (r), cannot be in D. A storage with n
+//      tensors in the graph is split as floor(size / n) per tensor, which
+//      never charges more than its size. So B >= static need of g + |K'
+//      beyond those free storages| + (minimum weighted vertex cut), a maximum
+//      flow.
+//  (f) A storage that every cut affordable in (d) contains is in D and costs
+//      something, so it is material at q's computation point: with K' minus
+//      q's outputs, it forms the F of q.
+// (a), (d) and (f) hold with q in place of g as well (then only q's arguments
+// and outputs are free); both are tried when they differ, if q is computed
+// (a constant has no computation point).
+// (P) The final pins. After the last program step the remaining names are
+//     pinned in order t_1..t_n, each rematerialized first if undefined: a
+//     frame of t_k's operator with its chain of frames down paths of
+//     arguments, during which the storages of t_1..t_{k-1} are pinned, as
+//     the arguments before position k are pre-locked in an operator's frame
+//     (F3). Nothing is computed between the last program step and the first
+//     pin. So the phase is walked as the frame of one more operator P, after
+//     the last program step, whose arguments are t_1..t_n and which has no
+//     outputs: a t_k whose storage is not material when the phase starts is
+//     undefined and its operator is computed in the phase, so (b)-(f) hold
+//     for P as written, except that SL is empty (a tensor defined when the
+//     phase starts is not locked: an earlier pin's frame may evict it), and
+//     (k) at P is the static bound's final term. F at the last operator is
+//     what (f) finds for P instead of nothing. (r) asks about computation
+//     points of program operators, which P's frames follow: P is no root
+//     there.
+// Everything used of the schedule (D0, D, the chains) ranges over all
+// possibilities, so a refutation holds for every eviction script. Lowering B
+// only enlarges E, the unrevivable storages, the cuts and hence F: the test is
+// monotone in B.
+#include "checker/proofs/cut_bound.h"
+
+#include <fmt/core.h>
+
+// Boost.Graph's max-flow headers trip GCC's -Wmaybe-uninitialized (in
+// Boost's own code); the warning is silenced for them alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+
+#include "model/error.h"
+
+namespace dtr {
+
+std::string_view CutKindName(CutArgument::Kind kind) {
+  switch (kind) {
+    case CutArgument::Kind::kCut:
+      return "cut";
+    case CutArgument::Kind::kKeep:
+      return "keep";
+    case CutArgument::Kind::kEvicted:
+      return "evicted";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int64_t kInfinity = int64_t{1} << 60;
+
+// Facts that depend on neither the frame nor the budget.
+struct TraceFacts {
+  std::vector<int32_t> compute_step;   // per op
+  std::vector<int64_t> pinned_before;  // per op: bytes pinned before its compute step
+  int64_t constant_bytes = 0;          // all constants
+  std::vector<uint8_t> constant;       // per storage: made by a constant (pinned from creation)
+  // Per op: the last op before it whose frame can compute anything besides
+  // itself (an argument that is not a constant); -1 if none.
+  std::vector<OpId> charge_point;
+  std::vector<int32_t> death;          // per storage: step of its last release, -1 if none
+  std::vector<OpId> maker;             // per storage: its root's operator
+  // Per op: its distinct non-constant argument storages.
+  std::vector<std::vector<StorageId>> arg_storages;
+  // Per op and argument position: whether it is the first occurrence of a
+  // non-constant tensor (an edge of the argument graph), and then the
+  // storages pre-locked while it is materialized.
+  std::vector<std::vector<uint8_t>> edge;
+  std::vector<std::vector<std::vector<StorageId>>> prelocks;
+  std::vector<std::vector<OpId>> prelockers;  // per storage: ops that can pre-lock it, ascending
+  // Per op: the argument-graph edges into its outputs (consumer, position).
+  std::vector<std::vector<std::pair<OpId, int32_t>>> consumers;
+  // Per op, a bitset of the ops that can be above it on a chain of frames
+  // (its descendants along argument-graph edges).
+  size_t words = 0;
+  std::vector<uint64_t> descendants;
+  bool Descends(OpId from, OpId d) const {
+    return descendants[from * words + d / 64] >> (d % 64) & 1;
+  }
+  // Whether some op that can pre-lock y (other than c, and accepted by
+  // `counts`) can be above c on a chain: then c does not charge y.
+  template <typename Counts>
+  bool ChargedAbove(StorageId y, OpId c, Counts counts) const {
+    const auto& l = prelockers[y];
+    for (auto it = std::upper_bound(l.begin(), l.end(), c); it != l.end(); ++it)
+      if (counts(*it) && Descends(c, *it)) return true;
+    return false;
+  }
+  std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
+  OpId final_pins = -1;           // P of (P), -1 if none
+};
+
+int64_t SizeOf(const Trace& trace, StorageId s) { return trace.storages[s].size; }
+
+// The cheapest globally charged path from a program operator computed after
+// `after_op` (an op >= after_op) down to c, not charging c's own arguments
+// (counted with c); kInfinity if there is none.
+int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId after_op) {
+  const std::vector<StorageId>& own = f.arg_storages[c];
+  auto charged = [&](OpId consumer, int32_t pos) {
+    int64_t w = 0;
+    for (StorageId y : f.prelocks[consumer][pos])
+      if (!f.ChargedAbove(y, consumer, [](OpId) { return true; }) &&
+          std::find(own.begin(), own.end(), y) == own.end())
+        w += SizeOf(trace, y);
+    return w;
+  };
+  using Item = std::pair<int64_t, OpId>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  std::unordered_map<OpId, int64_t> best;
+  queue.emplace(0, c);
+  best[c] = 0;
+  while (!queue.empty()) {
+    auto [d, u] = queue.top();
+    queue.pop();
+    if (d > best[u]) continue;
+    if (u >= after_op && u != f.final_pins) return d;
+    for (auto [consumer, pos] : f.consumers[u]) {
+      if (consumer == f.final_pins) continue;  // no root, and it computes nothing
+      int64_t nd = d + charged(consumer, pos);
+      auto it = best.find(consumer);
+      if (it == best.end() || nd < it->second) {
+        best[consumer] = nd;
+        queue.emplace(nd, consumer);
+      }
+    }
+  }
+  return kInfinity;
+}
+
+// Appends the operator P of (P) to a copy of the trace: its arguments are
+// the targets of the pins that end the program, its compute step comes just
+// before them. Returns its id, or -1 if the program does not end in a pin.
+OpId AddFinalPins(Trace& trace) {
+  size_t first = trace.program.size();
+  while (first > 0 && trace.program[first - 1].kind == StepKind::kPin) --first;
+  if (first == trace.program.size()) return -1;
+  Operator pins;
+  pins.name = "the final pins";
+  for (size_t i = first; i < trace.program.size(); ++i) pins.args.push_back(trace.program[i].target);
+  pins.first_output = static_cast<TensorId>(trace.tensors.size());
+  pins.line = trace.program.back().line;
+  const OpId id = static_cast<OpId>(trace.ops.size());
+  trace.ops.push_back(std::move(pins));
+  trace.program.insert(trace.program.begin() + static_cast<std::ptrdiff_t>(first),
+                       Step{StepKind::kCompute, id, trace.program.back().line});
+  return id;
+}
+
+TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
+  TraceFacts f;
+  f.final_pins = final_pins;
+  const size_t nops = trace.ops.size(), nst = trace.storages.size();
+  f.compute_step.assign(nops, -1);
+  f.pinned_before.assign(nops, 0);
+  f.constant.assign(nst, 0);
+  f.maker.assign(nst, 0);
+  f.death.assign(nst, -1);
+  for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s) {
+    f.maker[s] = trace.tensors[trace.storages[s].root].op;
+    f.constant[s] = trace.ops[f.maker[s]].is_constant;
+    if (f.constant[s]) f.constant_bytes += SizeOf(trace, s);
+  }
+  std::vector<uint8_t> pinned(nst, 0);
+  std::vector<int32_t> refs(nst, 0);
+  int64_t pinned_bytes = 0;
+  for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step) {
+    const Step& st = trace.program[step];
+    switch (st.kind) {
+      case StepKind::kCompute: {
+        const Operator& op = trace.ops[st.target];
+        f.compute_step[st.target] = step;
+        f.pinned_before[st.target] = pinned_bytes;
+        for (int32_t i = 0; i < op.num_outputs; ++i)
+          ++refs[trace.tensors[op.first_output + i].storage];
+        break;
+      }
+      case StepKind::kGet:
+        ++refs[trace.tensors[st.target].storage];
+        break;
+      case StepKind::kRelease: {
+        StorageId s = trace.tensors[st.target].storage;
+        if (--refs[s] == 0 && !pinned[s]) f.death[s] = step;
+        break;
+      }
+      case StepKind::kPin: {
+        StorageId s = trace.tensors[st.target].storage;
+        if (!pinned[s]) {
+          pinned[s] = 1;
+          pinned_bytes += SizeOf(trace, s);
+        }
+        break;
+      }
+    }
+  }
+  f.prelockers.resize(nst);
+  f.arg_storages.resize(nops);
+  f.prelocks.resize(nops);
+  f.edge.resize(nops);
+  f.consumers.resize(nops);
+  for (OpId c = 0; c < static_cast<OpId>(nops); ++c) {
+    const Operator& op = trace.ops[c];
+    auto& pre = f.prelocks[c];
+    pre.resize(op.args.size());
+    f.edge[c].assign(op.args.size(), 0);
+    // P's pre-locks at position i are all the storages of its arguments
+    // before i (each pin holds the earlier ones): not stored, the walk sums
+    // them as it goes (Walk::Costs), and P can pre-lock all but the last.
+    const bool pins = c == final_pins;
+    std::vector<StorageId> seen, can;
+    std::vector<uint8_t> in_seen(pins ? nst : 0, 0), tensor_seen(pins ? trace.tensors.size() : 0, 0);
+    size_t prelockable = 0;
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      StorageId s = trace.tensors[op.args[i]].storage;
+      bool first = pins ? !tensor_seen[op.args[i]]
+                        : std::find(op.args.begin(), op.args.begin() + i, op.args[i]) ==
+                              op.args.begin() + i;
+      if (pins) tensor_seen[op.args[i]] = 1;
+      if (first && !f.constant[s]) {
+        f.edge[c][i] = 1;
+        if (pins) {
+          prelockable = seen.size();
+        } else {
+          pre[i] = seen;
+          can.insert(can.end(), seen.begin(), seen.end());
+        }
+        f.consumers[trace.tensors[op.args[i]].op].emplace_back(c, static_cast<int32_t>(i));
+      }
+      if (!f.constant[s] && (pins ? !in_seen[s]
+                                  : std::find(seen.begin(), seen.end(), s) == seen.end())) {
+        seen.push_back(s);
+        if (pins) in_seen[s] = 1;
+      }
+    }
+    if (pins) can.assign(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(prelockable));
+    f.arg_storages[c] = seen;
+    std::sort(can.begin(), can.end());
+    can.erase(std::unique(can.begin(), can.end()), can.end());
+    for (StorageId y : can) f.prelockers[y].push_back(c);  // c ascends: lists stay sorted
+  }
+  f.charge_point.assign(nops, -1);
+  for (OpId c = 1; c < static_cast<OpId>(nops); ++c)
+    f.charge_point[c] = f.arg_storages[c - 1].empty() ? f.charge_point[c - 1] : c - 1;
+  f.words = (nops + 63) / 64;
+  f.descendants.assign(nops * f.words, 0);
+  for (OpId c = static_cast<OpId>(nops) - 1; c >= 0; --c)
+    for (auto [consumer, pos] : f.consumers[c]) {
+      f.descendants[c * f.words + consumer / 64] |= uint64_t{1} << (consumer % 64);
+      for (size_t w = 0; w < f.words; ++w)
+        f.descendants[c * f.words + w] |= f.descendants[consumer * f.words + w];
+    }
+  // (r): revival, by maker id (a storage's arguments' storages come first).
+  f.revival.assign(nst, 0);
+  if (!eager) return f;
+  std::vector<StorageId> order(nst);
+  for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](StorageId a, StorageId b) { return f.maker[a] < f.maker[b]; });
+  for (StorageId x : order) {
+    if (f.death[x] < 0) continue;
+    const OpId c = f.maker[x];
+    // The first op computed after the death (ops are computed in id order).
+    OpId after = static_cast<OpId>(
+        std::upper_bound(f.compute_step.begin(), f.compute_step.end(), f.death[x]) -
+        f.compute_step.begin());
+    int64_t pinned = after < static_cast<OpId>(nops) ? f.pinned_before[after] : f.constant_bytes;
+    int64_t path = PathFromLaterRoot(trace, f, c, after);
+    int64_t need = kInfinity;
+    if (path < kInfinity) {
+      int64_t args = 0;
+      for (StorageId y : f.arg_storages[c]) args += SizeOf(trace, y);
+      need = pinned + args + trace.ops[c].total_size + path;
+    }
+    for (StorageId y : f.arg_storages[c])
+      if (f.death[y] >= 0 && f.death[y] <= f.death[x]) need = std::max(need, f.revival[y]);
+    f.revival[x] = need;
+  }
+  return f;
+}
+
+// A maximum flow network with int64 capacities (Boost.Graph's
+// Boykov-Kolmogorov: the cuts here are small, found in few augmentations).
+class FlowNetwork {
+ public:
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using Graph = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<boost::edge_capacity_t, int64_t,
+                      boost::property<boost::edge_residual_capacity_t, int64_t,
+                                      boost::property<boost::edge_reverse_t,
+                                                      Traits::edge_descriptor>>>>;
+  using Edge = Traits::edge_descriptor;
+
+  explicit FlowNetwork(size_t vertices) : g_(vertices) {}
+
+  Edge Add(size_t from, size_t to, int64_t capacity) {
+    Edge e = boost::add_edge(from, to, g_).first;
+    Edge r = boost::add_edge(to, from, g_).first;
+    boost::put(boost::edge_capacity, g_, e, capacity);
+    boost::put(boost::edge_capacity, g_, r, 0);
+    boost::put(boost::edge_reverse, g_, e, r);
+    boost::put(boost::edge_reverse, g_, r, e);
+    return e;
+  }
+  int64_t capacity(Edge e) const { return boost::get(boost::edge_capacity, g_, e); }
+  void SetCapacity(Edge e, int64_t capacity) { boost::put(boost::edge_capacity, g_, e, capacity); }
+  int64_t MaxFlow(size_t source, size_t sink) {
+    const size_t n = boost::num_vertices(g_);
+    color_.assign(n, boost::white_color);
+    predecessor_.assign(n, Edge());
+    distance_.assign(n, 0);
+    auto index = boost::get(boost::vertex_index, g_);
+    return boost::boykov_kolmogorov_max_flow(
+        g_, boost::get(boost::edge_capacity, g_), boost::get(boost::edge_residual_capacity, g_),
+        boost::get(boost::edge_reverse, g_),
+        boost::make_iterator_property_map(predecessor_.begin(), index),
+        boost::make_iterator_property_map(color_.begin(), index),
+        boost::make_iterator_property_map(distance_.begin(), index), index, source, sink);
+  }
+  // After MaxFlow: the vertices reachable from `source` in the residual graph.
+  std::vector<uint8_t> SourceSide(size_t source) const {
+    std::vector<uint8_t> seen(boost::num_vertices(g_), 0);
+    std::vector<size_t> stack{source};
+    seen[source] = 1;
+    while (!stack.empty()) {
+      size_t v = stack.back();
+      stack.pop_back();
+      for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e) {
+        size_t w = boost::target(*e, g_);
+        if (!seen[w] && boost::get(boost::edge_residual_capacity, g_, *e) > 0) {
+          seen[w] = 1;
+          stack.push_back(w);
+        }
+      }
+    }
+    return seen;
+  }
+
+ private:
+  Graph g_;
+  std::vector<boost::default_color_type> color_;
+  std::vector<Edge> predecessor_;
+  std::vector<int64_t> distance_;
+};
+
+// One test of the argument at a budget: the backward walk.
+class Walk {
+ public:
+  Walk(const Trace& trace, const TraceFacts& facts, const MemoryBound& static_bound,
+       OpId final_pins, const CutOptions& options)
+      : trace_(trace),
+        f_(facts),
+        static_(static_bound),
+        final_pins_(final_pins),
+        eager_(options.eager),
+        nst_(trace.storages.size()),
+        reached_(trace.ops.size(), 0),
+        dist_(trace.ops.size(), kInfinity),
+        in_graph_(trace.tensors.size(), 0),
+        locked_tensor_(trace.tensors.size(), 0),
+        mark_(nst_, 0),
+        op_pos_(trace.ops.size(), -1),
+        tensor_pos_(trace.tensors.size(), -1),
+        per_storage_(nst_, 0) {}
+
+  bool Refutes(int64_t budget, CutArgument* why) {
+    budget_ = budget;
+    std::vector<StorageId> kept;  // F: material at the current op's computation point
+    std::vector<OpId> since;
+    for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
+      if (Keep(p, kept, since, why)) return Refuted(why);
+      if (p == 0) break;
+      std::vector<StorageId> next;
+      std::vector<OpId> next_since;
+      if (Frame(p, kept, since, next, next_since, why)) return Refuted(why);
+      kept = std::move(next);
+      since = std::move(next_since);
+    }
+    return false;
+  }
+
+ private:
+  StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
+  int64_t size(StorageId s) const { return trace_.storages[s].size; }
+
+  // Names P as kFinalPins for callers, who see the trace without it.
+  bool Refuted(CutArgument* why) const {
+    if (why && final_pins_ >= 0) {
+      if (why->op == final_pins_) why->op = kFinalPins;
+      for (OpId& o : why->kept_since)
+        if (o == final_pins_) o = kFinalPins;
+    }
+    return true;
+  }
+
+  // (k) at p's computation point.
+  bool Keep(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
+            CutArgument* why) {
+    if (kept.empty()) return false;
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 1;
+    int64_t beside = 0;
+    std::vector<StorageId> counted;
+    std::vector<OpId> counted_since;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (!mark_[kept[i]]) {
+        beside += size(kept[i]);
+        counted.push_back(kept[i]);
+        counted_since.push_back(since[i]);
+      }
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 0;
+    const int64_t need = static_.per_op[p].total();
+    if (need + beside <= budget_) return false;
+    if (why) {
+      *why = CutArgument{};
+      why->kind = CutArgument::Kind::kKeep;
+      why->op = p;
+      why->budget = budget_;
+      why->need = need;
+      why->carried = beside;
+      why->kept = std::move(counted);
+      why->kept_since = std::move(counted_since);
+    }
+    return true;
+  }
+
+  // The frame of p, with `kept` material at p's computation point: refutes,
+  // or fills the kept storages of q = p - 1.
+  bool Frame(OpId p, const std::vector<StorageId>& kept, const std::vector<OpId>& since,
+             std::vector<StorageId>& next, std::vector<OpId>& next_since, CutArgument* why) {
+    const OpId q = p - 1, c = f_.charge_point[p];
+    const Operator& op = trace_.ops[p];
+    const Operator& qop = trace_.ops[q];
+    const int32_t to = f_.compute_step[p];
+    // Evicted by a last release between q (or the charge point c) and p.
+    auto gone_after = [&](OpId o, StorageId s) {
+      return eager_ && f_.death[s] > (o >= 0 ? f_.compute_step[o] : -1) && f_.death[s] < to;
+    };
+    // Certainly defined when p's frame starts: q's arguments and outputs.
+    std::vector<TensorId> certain(qop.args.begin(), qop.args.end());
+    for (int32_t i = 0; i < qop.num_outputs; ++i) certain.push_back(qop.first_output + i);
+    std::erase_if(certain, [&](TensorId t) { return gone_after(q, storage(t)); });
+    // SL (none for P: a pin locks nothing for the rest of the phase).
+    std::vector<StorageId> locked;
+    for (TensorId a : op.args)
+      if (p != final_pins_ && std::find(certain.begin(), certain.end(), a) != certain.end() &&
+          !f_.constant[storage(a)]) {
+        locked_tensor_[a] = 1;
+        if (std::find(locked.begin(), locked.end(), storage(a)) == locked.end())
+          locked.push_back(storage(a));
+      }
+    // Reachability from p (paths avoid constants and SL tensors).
+    std::vector<OpId> ops;  // reached, p excluded, decreasing id
+    std::vector<TensorId> tensors;
+    reached_[p] = 1;
+    for (OpId o = p; o >= 0; --o) {
+      if (!reached_[o]) continue;
+      if (o != p) ops.push_back(o);
+      for (TensorId t : trace_.ops[o].args) {
+        if (f_.constant[storage(t)] || locked_tensor_[t]) continue;
+        if (!in_graph_[t]) {
+          in_graph_[t] = 1;
+          tensors.push_back(t);
+        }
+        reached_[trace_.tensors[t].op] = 1;
+      }
+    }
+    // K' (K): kept storages that p's frame cannot recompute: their maker is
+    // not reachable from p, or costs more than the budget there (c). Costs
+    // only grow as K' grows, so K' is found by iteration. The ops between c
+    // and p compute nothing but themselves, so a storage of K' made before
+    // them that dies after c is gone for good.
+    std::vector<StorageId> stay, pending;
+    std::vector<OpId> stay_since, pending_since;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      bool reachable = reached_[f_.maker[kept[i]]];
+      (reachable ? pending : stay).push_back(kept[i]);
+      (reachable ? pending_since : stay_since).push_back(since[i]);
+    }
+    std::vector<int64_t> cost;
+    int64_t max_cost = Costs(p, locked, stay, ops, cost);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (pending[i] < 0 || cost[op_rank(ops, f_.maker[pending[i]])] <= budget_) continue;
+        stay.push_back(pending[i]);
+        stay_since.push_back(pending_since[i]);
+        pending[i] = -1;
+        grew = true;
+      }
+      if (grew) max_cost = Costs(p, locked, stay, ops, cost);
+    }
+    bool refuted = false;
+    for (size_t i = 0; i < stay.size() && !refuted; ++i) {
+      StorageId x = stay[i];
+      if (!gone_after(std::max(c, f_.maker[x]), x)) continue;
+      refuted = true;
+      if (why) {
+        *why = CutArgument{};
+        why->kind = CutArgument::Kind::kEvicted;
+        why->op = p;
+        why->previous = c;
+        why->budget = budget_;
+        why->kept = {x};
+        why->kept_since = {stay_since[i]};
+      }
+    }
+    if (!refuted) {
+      // q's outputs are allocated at q's computation, not material there, so
+      // they are not carried to q.
+      for (size_t i = 0; i < stay.size(); ++i)
+        if (f_.maker[stay[i]] != q) {
+          next.push_back(stay[i]);
+          next_since.push_back(stay_since[i]);
+        }
+      // Charged at c, and at q too when it is not c: q's static need is
+      // smaller, but the outputs of the ops between c and q are not free there.
+      std::vector<OpId> charges;
+      if (c >= 0) charges.push_back(c);
+      if (q != c && f_.compute_step[q] >= 0) charges.push_back(q);
+      for (OpId at : charges)
+        if (max_cost > budget_ && !refuted)
+          refuted = Cut(p, at, stay, stay_since, ops, tensors, cost, next, next_since, why);
+    }
+    // Reset the per-frame marks.
+    reached_[p] = 0;
+    for (OpId o : ops) {
+      reached_[o] = 0;
+      dist_[o] = kInfinity;
+    }
+    dist_[p] = kInfinity;
+    for (TensorId t : tensors) in_graph_[t] = 0;
+    for (TensorId a : op.args) locked_tensor_[a] = 0;
+    return refuted;
+  }
+
+  // Whether some operator that can pre-lock y, reachable in this frame, can
+  // be above c on a chain.
+  bool ChargedAbove(StorageId y, OpId c) const {
+    return f_.ChargedAbove(y, c, [this](OpId o) { return reached_[o] != 0; });
+  }
+
+  // The position of op o in `ops` (decreasing ids).
+  static size_t op_rank(const std::vector<OpId>& ops, OpId o) {
+    return std::lower_bound(ops.begin(), ops.end(), o, std::greater<>()) - ops.begin();
+  }
+
+  // (c): cost[i] for each op of `ops` computed in p's frame, with SL
+  // (`locked`) and K' (`stay`) material throughout; returns the largest.
+  int64_t Costs(OpId p, const std::vector<StorageId>& locked, const std::vector<StorageId>& stay,
+                const std::vector<OpId>& ops, std::vector<int64_t>& cost) {
+    // Storages counted outside the paths: SL and K', pinned (constants, never charged).
+    for (StorageId s : locked) mark_[s] = 1;
+    for (StorageId s : stay) mark_[s] = 1;
+    int64_t held = 0;  // |SL u K'|
+    {
+      std::vector<StorageId> both(locked);
+      both.insert(both.end(), stay.begin(), stay.end());
+      std::sort(both.begin(), both.end());
+      both.erase(std::unique(both.begin(), both.end()), both.end());
+      for (StorageId s : both) held += size(s);
+    }
+    // Shortest charged paths, in decreasing id (a topological order).
+    for (OpId o : ops) dist_[o] = kInfinity;
+    dist_[p] = 0;
+    auto relax_from = [&](OpId c) {
+      const Operator& co = trace_.ops[c];
+      // P: the unmarked storages of the arguments before i (no op is above P).
+      int64_t pinned_before = 0;
+      std::vector<StorageId> summed;
+      for (size_t i = 0; i < co.args.size(); ++i) {
+        TensorId t = co.args[i];
+        const StorageId s = storage(t);
+        if (f_.edge[c][i] && !locked_tensor_[t]) {
+          int64_t w = pinned_before;
+          if (c != final_pins_) {
+            w = 0;
+            for (StorageId y : f_.prelocks[c][i])
+              if (!mark_[y] && !ChargedAbove(y, c)) w += size(y);
+          }
+          OpId a = trace_.tensors[t].op;
+          dist_[a] = std::min(dist_[a], dist_[c] + w);
+        }
+        if (c == final_pins_ && !mark_[s] && !f_.constant[s]) {
+          mark_[s] = 2;  // summed once
+          summed.push_back(s);
+          pinned_before += size(s);
+        }
+      }
+      for (StorageId s : summed) mark_[s] = 0;
+    };
+    relax_from(p);
+    for (OpId c : ops) relax_from(c);
+    const int64_t pinned = f_.pinned_before[p];
+    cost.assign(ops.size(), 0);
+    int64_t max_cost = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      OpId c = ops[i];
+      int64_t extra = 0, overlap = 0;
+      for (StorageId y : f_.arg_storages[c]) {
+        if (mark_[y]) continue;
+        extra += size(y);
+        if (ChargedAbove(y, c)) overlap += size(y);
+      }
+      cost[i] = pinned + held + extra + trace_.ops[c].total_size +
+                std::max<int64_t>(0, dist_[c] - overlap);
+      max_cost = std::max(max_cost, cost[i]);
+    }
+    for (StorageId s : locked) mark_[s] = 0;
+    for (StorageId s : stay) mark_[s] = 0;
+    return max_cost;
+  }
+
+  // (a), (d), (f) for the frame of p charged at the computation of c (q, or
+  // the last op before p whose frame computes more than itself).
+  bool Cut(OpId p, OpId c, const std::vector<StorageId>& stay, const std::vector<OpId>& stay_since,
+           const std::vector<OpId>& ops, const std::vector<TensorId>& tensors,
+           const std::vector<int64_t>& cost, std::vector<StorageId>& next,
+           std::vector<OpId>& next_since, CutArgument* why) {
+    const int32_t from = f_.compute_step[c], to = f_.compute_step[p];
+    auto gone = [&](StorageId s) { return eager_ && f_.death[s] > from && f_.death[s] < to; };
+    // Material at p's start at no cost beyond c's static need: c's arguments
+    // and outputs, and the outputs of the ops between c and p.
+    std::vector<StorageId> free_storages;
+    for (TensorId a : trace_.ops[c].args) free_storages.push_back(storage(a));
+    for (OpId o = c; o < p; ++o)
+      for (int32_t i = 0; i < trace_.ops[o].num_outputs; ++i)
+        free_storages.push_back(storage(trace_.ops[o].first_output + i));
+    std::erase_if(free_storages, [&](StorageId s) { return gone(s) || f_.constant[s]; });
+    // K' beyond the free storages is counted at c (a).
+    for (StorageId s : free_storages) mark_[s] = 1;
+    int64_t carried = 0;
+    for (StorageId s : stay)
+      if (!mark_[s]) carried += size(s);
+    for (StorageId s : free_storages) mark_[s] = 0;
+    const int64_t need = static_.per_op[c].total();
+
+    // (d): the cut network. A path that reaches an expensive operator ends
+    // there (its edge to the sink is infinite), so the network holds the
+    // tensors whose operators lead to an expensive one through cheap ones.
+    for (size_t k = 0; k < ops.size(); ++k) op_pos_[ops[k]] = static_cast<int32_t>(k);
+    std::vector<uint8_t> leads(ops.size(), 0);
+    for (size_t k = ops.size(); k-- > 0;) {  // increasing id: arguments first
+      if (cost[k] > budget_) {
+        leads[k] = 1;
+        continue;
+      }
+      for (TensorId t : trace_.ops[ops[k]].args)
+        if (in_graph_[t] && leads[op_pos_[trace_.tensors[t].op]]) {
+          leads[k] = 1;
+          break;
+        }
+    }
+    std::vector<TensorId> nodes;
+    for (TensorId t : tensors)
+      if (leads[op_pos_[trace_.tensors[t].op]]) {
+        tensor_pos_[t] = static_cast<int32_t>(nodes.size());
+        nodes.push_back(t);
+        ++per_storage_[storage(t)];
+      }
+    auto reset = [&] {
+      for (OpId c : ops) op_pos_[c] = -1;
+      for (TensorId t : nodes) {
+        tensor_pos_[t] = -1;
+        per_storage_[storage(t)] = 0;
+      }
+    };
+    bool any = false;
+    for (TensorId a : trace_.ops[p].args) any |= tensor_pos_[a] >= 0;
+    if (!any) {
+      reset();
+      return false;
+    }
+    for (StorageId s : free_storages) mark_[s] = 1;
+    for (StorageId s : stay) mark_[s] = 1;
+    const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
+    FlowNetwork net(first_op + ops.size());
+    std::vector<FlowNetwork::Edge> through(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      StorageId s = storage(nodes[i]);
+      int64_t capacity;
+      if (gone(s))
+        capacity = kInfinity;  // evicted between c and p
+      else if (mark_[s])
+        capacity = 0;  // material anyway, or already counted
+      else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from && f_.revival[s] > budget_)
+        capacity = kInfinity;  // dead before c and not revivable (r)
+      else
+        capacity = size(s) / per_storage_[s];
+      through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
+      net.Add(3 + 2 * i, first_op + op_pos_[trace_.tensors[nodes[i]].op], kInfinity);
+    }
+    for (TensorId a : trace_.ops[p].args)
+      if (tensor_pos_[a] >= 0) net.Add(kSource, 2 + 2 * tensor_pos_[a], kInfinity);
+    for (StorageId s : free_storages) mark_[s] = 0;
+    for (StorageId s : stay) mark_[s] = 0;
+    OpId example = -1;
+    int64_t example_cost = 0;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (!leads[k]) continue;
+      if (cost[k] > budget_) {
+        net.Add(first_op + k, kSink, kInfinity);
+        if (cost[k] > example_cost) {
+          example = ops[k];
+          example_cost = cost[k];
+        }
+        continue;
+      }
+      for (TensorId t : trace_.ops[ops[k]].args)
+        if (tensor_pos_[t] >= 0) net.Add(first_op + k, 2 + 2 * tensor_pos_[t], kInfinity);
+    }
+    reset();
+    const int64_t cut = net.MaxFlow(kSource, kSink);
+    if (need + carried + cut > budget_) {
+      if (why) {
+        *why = CutArgument{};
+        why->kind = CutArgument::Kind::kCut;
+        why->op = p;
+        why->previous = c;
+        why->budget = budget_;
+        why->need = need;
+        why->carried = carried;
+        why->cut = cut;
+        why->expensive = example;
+        why->expensive_cost = example_cost;
+        why->kept = stay;
+        why->kept_since = stay_since;
+        std::vector<uint8_t> side = net.SourceSide(kSource);
+        for (size_t i = 0; i < nodes.size(); ++i)
+          if (side[2 + 2 * i] && !side[3 + 2 * i])
+            why->cut_storages.push_back(storage(nodes[i]));
+        std::sort(why->cut_storages.begin(), why->cut_storages.end());
+        why->cut_storages.erase(
+            std::unique(why->cut_storages.begin(), why->cut_storages.end()),
+            why->cut_storages.end());
+      }
+      return true;
+    }
+    // (f): storages in every affordable cut.
+    std::vector<uint8_t> side = net.SourceSide(kSource);
+    std::vector<StorageId> candidates;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (side[2 + 2 * i] && !side[3 + 2 * i] && net.capacity(through[i]) > 0)
+        candidates.push_back(storage(nodes[i]));
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (StorageId s : candidates) {
+      std::vector<std::pair<size_t, int64_t>> saved;
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (storage(nodes[i]) == s) {
+          saved.emplace_back(i, net.capacity(through[i]));
+          net.SetCapacity(through[i], kInfinity);
+        }
+      const int64_t without = net.MaxFlow(kSource, kSink);
+      for (auto [i, c] : saved) net.SetCapacity(through[i], c);
+      if (need + carried + without > budget_ &&
+          std::find(next.begin(), next.end(), s) == next.end()) {
+        next.push_back(s);
+        next_since.push_back(p);
+      }
+    }
+    return false;
+  }
+
+  const Trace& trace_;
+  const TraceFacts& f_;
+  const MemoryBound& static_;
+  const OpId final_pins_;  // P of (P), -1 if none
+  const bool eager_;
+  const size_t nst_;
+  int64_t budget_ = 0;
+  std::vector<uint8_t> reached_;
+  std::vector<int64_t> dist_;
+  std::vector<uint8_t> in_graph_, locked_tensor_, mark_;
+  // The cut network's indices (-1 / 0 outside a frame's network).
+  std::vector<int32_t> op_pos_, tensor_pos_, per_storage_;
+};
+
+}  // namespace
+
+CutOptions CutOptionsFor(RuntimeKind runtime) {
+  if (runtime == RuntimeKind::kV1)
+    throw Error("the cut argument models the RuntimeV2 family, not RuntimeV1");
+  CutOptions o;
+  o.eager = runtime == RuntimeKind::kV2Eager || runtime == RuntimeKind::kV2EagerOptimized;
+  return o;
+}
+
+namespace {
+
+// The trace with P (AddFinalPins) and what the walk reads of it.
+struct WalkInput {
+  WalkInput(const Trace& original, bool eager)
+      : trace(original), final_pins(AddFinalPins(trace)),
+        static_bound(ComputeMemoryBound(trace)), facts(Gather(trace, final_pins, eager)) {}
+  Trace trace;
+  OpId final_pins;
+  MemoryBound static_bound;
+  TraceFacts facts;
+};
+
+}  // namespace
+
+// The walk reads the static needs of the trace with P, computed in WalkInput.
+bool RefuteByCut(const Trace& trace, const MemoryBound& /*static_bound*/, int64_t budget,
+                 const CutOptions& options, CutArgument* argument) {
+  WalkInput in(trace, options.eager);
+  return Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument);
+}
+
+CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
+                         const CutOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  WalkInput in(trace, options.eager);
+  Walk walk(in.trace, in.facts, in.static_bound, in.final_pins, options);
+  CutBound b;
+  b.bytes = static_bound.bytes;
+  // Invariant: every budget <= lo is refuted (lo = static - 1 by the static
+  // bound); hi is not refuted.
+  int64_t lo = static_bound.bytes - 1, hi = std::max(feasible, static_bound.bytes);
+  ++b.tests;
+  if (walk.Refutes(hi, nullptr))
+    throw Error(fmt::format(
+        "internal error: the cut argument refutes budget {}, at which a schedule is known to fit",
+        hi));
+  const int64_t resolution = std::max<int64_t>(1, options.resolution);
+  // The static bound itself first: most traces end there.
+  CutArgument arg;
+  ++b.tests;
+  if (walk.Refutes(lo + 1, &arg)) {
+    lo = lo + 1;
+    b.raised = true;
+    b.attained_by = arg;
+    while (hi - lo > resolution) {
+      if (options.seconds > 0 && elapsed() > options.seconds) {
+        b.timed_out = true;
+        break;
+      }
+      int64_t mid = lo + (hi - lo) / 2;
+      ++b.tests;
+      if (walk.Refutes(mid, &arg)) {
+        lo = mid;
+        b.attained_by = arg;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  b.bytes = lo + 1;
+  return b;
+}
+
+}  // namespace dtr

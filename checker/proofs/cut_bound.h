@@ -1,0 +1,120 @@
+// The keep-or-recompute cut: a lower bound on the memory of any schedule that
+// sees what the static bound (checker/proofs/memory_bound.h) cannot: a tensor needed
+// by an operator is either kept material across the computation before it, or
+// rematerialized inside the operator's frame, and rematerializing it may force
+// a recursion whose pending frames hold locks.
+//
+// The argument at a budget B, for each program operator p, walking the
+// program backwards (the proof that it holds for every eviction script is in
+// cut_bound.cc):
+//  - At the computation point of the operator q computed just before p, memory
+//    is at least q's static need (pinned + q's arguments + q's outputs) plus
+//    every other storage D that is material there.
+//  - The storages material when p's frame starts are D, q's arguments and q's
+//    outputs (minus storages released for the last time in between, which the
+//    eager runtimes evict). Every argument of p on another storage must be
+//    recomputed in p's frame, and so must, recursively, the arguments of each
+//    operator recomputed there whose storages are not material at the start.
+//  - Any computation of an operator c inside p's frame happens with c's
+//    arguments locked, the pinned storages, the arguments of p that were
+//    defined when the frame started (locked for the whole frame), the storages
+//    known to stay material through the frame (below), and the locks of the
+//    pending frames between p and c: each pending frame holds the arguments
+//    that precede, in argument order, the one it is materializing. A lower
+//    bound over every possible chain of frames gives cost(c); c is
+//    *expensive* if cost(c) > B.
+//  - So D must cut every path of arguments from p to an expensive operator. A
+//    storage that died (last release) before q and whose revival would need an
+//    expensive computation cannot be in D. If q's static need plus the
+//    cheapest cut (a minimum vertex cut, computed as a maximum flow) exceeds
+//    B, no script fits B.
+//  - A storage that every affordable cut contains must be material at q's
+//    computation point ("kept"). If it cannot be recomputed in q's frame
+//    either, it is material throughout q's frame and when the frame starts:
+//    it counts at every computation of q's frame and is carried to the
+//    operator before q, and so on. A kept storage that q's static need cannot
+//    hold beside it also refutes B.
+// The walk starts at the final pins: after the last program step every name
+// still referenced is rematerialized if needed and pinned, one after another,
+// and those frames are treated like the frame of one more operator whose
+// arguments are the pinned tensors in pin order (each pin holds the ones
+// before it as a frame holds its earlier arguments, but nothing is locked for
+// the whole phase). What every affordable cut there contains (on Transformer:
+// the weight gradients, which only a replay of the backward pass could bring
+// back) must be material at the last operator, and is carried from there.
+// The bound is the smallest budget the argument does not refute (at least the
+// static bound), found by bisection (the test is monotone in B). It holds for
+// the RuntimeV2 family; `eager` says whether releases evict (RuntimeV2Eager*).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "checker/engine/replay.h"
+#include "checker/proofs/memory_bound.h"
+#include "model/trace.h"
+
+namespace dtr {
+
+// CutArgument::op and kept_since: the frames of the final pins.
+inline constexpr OpId kFinalPins = -2;
+
+// Why a budget fails, at the frame of `op`.
+struct CutArgument {
+  enum class Kind {
+    kCut,    // previous_need + carried + cut > budget
+    kKeep,   // the static need of `op` plus the kept storages beside its arguments > budget
+    kEvicted,  // a storage that must stay material was evicted by its last release before `op`
+  };
+  Kind kind = Kind::kCut;
+  OpId op = -1;  // the program operator whose frame (or computation point) is examined, or kFinalPins
+  OpId previous = -1;  // kCut: the operator computed just before its frame starts
+  int64_t budget = 0;  // the budget refuted
+  int64_t need = 0;    // kCut: the static need of `previous`; kKeep: of `op`
+  int64_t carried = 0;  // kept storages counted beside it
+  int64_t cut = 0;      // kCut: the least memory that must also stay material there
+  OpId expensive = -1;  // kCut: an operator the frame would otherwise have to recompute...
+  int64_t expensive_cost = 0;  // ...needing at least this much memory, above the budget
+  std::vector<StorageId> kept;  // the kept storages (kKeep, kEvicted: the ones that refute)
+  // For each kept storage, the operator whose frame showed it must stay material.
+  std::vector<OpId> kept_since;
+  std::vector<StorageId> cut_storages;  // kCut: one minimum cut
+};
+std::string_view CutKindName(CutArgument::Kind kind);  // "cut", "keep", "evicted"
+
+struct CutOptions {
+  bool eager = true;  // the runtime evicts a storage at its last release (RuntimeV2Eager*)
+  // Bisection stops when the open interval is at most this many bytes wide
+  // (the reported bound is its low end: sound either way).
+  int64_t resolution = 1;
+  // Total seconds for the bisection (0: no limit); when it runs out, the
+  // bound proven so far is returned (timed_out is set).
+  double seconds = 0;
+};
+
+// eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
+// RuntimeV1, whose banishing the argument does not model.
+CutOptions CutOptionsFor(RuntimeKind runtime);
+
+struct CutBound {
+  int64_t bytes = 0;  // every budget below this fails for every script (>= the static bound)
+  // The argument refuting bytes - 1, if bytes is above the static bound.
+  bool raised = false;
+  CutArgument attained_by;
+  int32_t tests = 0;  // budgets tested
+  bool timed_out = false;
+};
+
+// The bound, between `static_bound` (ComputeMemoryBound(trace)) and `feasible`
+// (a budget some script is known to fit, e.g. a verified schedule's peak, or
+// the baseline memory). Throws Error (an internal error) if the argument
+// refutes `feasible`.
+CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
+                         const CutOptions& options);
+
+// Whether the argument refutes `budget`; if so and `argument` is not null, why.
+bool RefuteByCut(const Trace& trace, const MemoryBound& static_bound, int64_t budget,
+                 const CutOptions& options, CutArgument* argument);
+
+}  // namespace dtr
