@@ -179,7 +179,7 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
                     const py::object& budget, const std::string& heuristic, const std::string& runtime, bool z3,
                     const py::object& timeout, const py::object& work_limit, const py::object& windows,
                     const py::object& window_ops, bool cut, const std::vector<std::string>& witness_heuristics,
-                    const std::optional<std::string>& store) {
+                    const py::object& next_use_computations, const std::optional<std::string>& store) {
   api::ProofRequest r;
   r.kind = kind == "explain" ? api::ProofKind::kExplain : api::ProofKind::kProve;
   r.budget = Budget(ratio, budget, kind);
@@ -192,6 +192,8 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   r.window_ops = static_cast<int32_t>(OptionalInteger(api::kWindowOps, window_ops).value_or(r.window_ops));
   r.cut = cut;
   r.witness_heuristics = witness_heuristics;
+  r.next_use_computations =
+      OptionalInteger(api::kNextUseComputations, next_use_computations).value_or(r.next_use_computations);
   r.store = store;
   api::Validate(r);
   ordered_json j;
@@ -217,7 +219,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::op
                   const std::vector<std::string>& heuristics, const std::string& runtime,
                   const py::object& overhead_limit, std::optional<std::string> timeline_ratio,
                   const py::object& cliff_factor, const py::object& jobs, bool atlas,
-                  const py::object& atlas_max_runs, bool proofs, bool divergence, bool z3,
+                  const py::object& atlas_max_runs, const py::object& max_verdicts, bool proofs,
+                  bool divergence, bool z3,
                   const py::object& timeout, const py::object& work_limit, const py::object& windows,
                   const py::object& window_ops, bool cut, const std::optional<std::string>& store) {
   api::ReportRequest r;
@@ -230,6 +233,8 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::op
   r.atlas = atlas;
   r.atlas_max_runs =
       static_cast<size_t>(OptionalInteger(api::kAtlasMaxRuns, atlas_max_runs).value_or(r.atlas_max_runs));
+  r.max_verdicts =
+      static_cast<size_t>(OptionalInteger(api::kMaxVerdicts, max_verdicts).value_or(r.max_verdicts));
   r.proofs = proofs;
   r.divergence = divergence;
   r.z3 = z3;
@@ -305,10 +310,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("classify", &Classify, py::arg("trace"), py::arg("kind"), py::arg("ratio"), py::arg("budget"),
         py::arg("heuristic"), py::arg("runtime"), py::arg("z3"), py::arg("timeout"), py::arg("work_limit"),
         py::arg("windows"), py::arg("window_ops"), py::arg("cut"), py::arg("witness_heuristics"),
-        py::arg("store"));
+        py::arg("next_use_computations"), py::arg("store"));
   m.def("report", &dp::Report, py::arg("trace"), py::arg("ratios"), py::arg("out"), py::arg("heuristics"),
         py::arg("runtime"), py::arg("overhead_limit"), py::arg("timeline_ratio"), py::arg("cliff_factor"),
-        py::arg("jobs"), py::arg("atlas"), py::arg("atlas_max_runs"), py::arg("proofs"),
+        py::arg("jobs"), py::arg("atlas"), py::arg("atlas_max_runs"), py::arg("max_verdicts"), py::arg("proofs"),
         py::arg("divergence"), py::arg("z3"), py::arg("timeout"), py::arg("work_limit"), py::arg("windows"),
         py::arg("window_ops"), py::arg("cut"), py::arg("store"));
   m.def("plan", &dp::Plan, py::arg("trace"), py::arg("ratio"), py::arg("budget"));

@@ -448,7 +448,8 @@ std::string ReportPlan(const ReportOptions& o, const ReportCaps& caps) {
                               GroupedInt(static_cast<int64_t>(o.atlas_max_runs)))
                 : std::string("; exact atlas within a number of replays sized from the grid's costliest run");
   if (o.verdicts)
-    plan += o.max_verdicts ? fmt::format("; verdicts for at most {} OOM budgets{}", o.max_verdicts,
+    plan += o.max_verdicts ? fmt::format("; verdicts for at most {} OOM budget{}{}", o.max_verdicts,
+                                         o.max_verdicts == 1 ? "" : "s",
                                          o.max_verdicts == caps.verdicts ? "" : " (--max-verdicts)")
                            : std::string("; a verdict for every OOM budget");
   if ((o.atlas && o.atlas_max_runs == 0) || (o.verdicts && caps.verdicts && o.max_verdicts == caps.verdicts))

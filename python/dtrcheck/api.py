@@ -159,23 +159,26 @@ def _store(value) -> str | None:
 def explain(trace, ratio=None, *, budget: int | None = None, heuristic: str = "DTR",
             runtime: str = DEFAULT_RUNTIME, z3: bool = True, timeout: float | None = None,
             work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
-            cut: bool = True, witness_heuristics=(), store=None) -> Classification:
+            cut: bool = True, witness_heuristics=(), next_use_computations: int | None = None,
+            store=None) -> Classification:
     """`dtrcheck explain --json`: why the run OOMs, policy-induced or inherent, with its certificate.
     `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
     return Classification(_core().classify(_loaded(trace), "explain", _ratio(ratio), budget, heuristic,
                                            runtime, z3, timeout, work_limit, windows, window_ops, cut,
-                                           list(witness_heuristics), _store(store)))
+                                           list(witness_heuristics), next_use_computations, _store(store)))
 
 
 def prove(trace, ratio=None, *, budget: int | None = None, runtime: str = DEFAULT_RUNTIME,
           z3: bool = True, timeout: float | None = None, work_limit: int | None = None,
           windows: int | None = None, window_ops: int | None = None, cut: bool = True,
-          witness_heuristics=(), store=None) -> Classification:
+          witness_heuristics=(), next_use_computations: int | None = None,
+          store=None) -> Classification:
     """`dtrcheck prove --json`: whether any eviction order fits the budget.
     `store` (default $DTRCHECK_STORE): a certificate store, used and added to as by --store."""
     return Classification(_core().classify(_loaded(trace), "prove", _ratio(ratio), budget, "DTR", runtime,
                                            z3, timeout, work_limit, windows, window_ops, cut,
-                                           list(witness_heuristics), _store(store)))
+                                           list(witness_heuristics), next_use_computations,
+                                           _store(store)))
 
 
 def plan(trace, ratio=None, *, budget: int | None = None) -> Plan:
@@ -189,7 +192,7 @@ def plan(trace, ratio=None, *, budget: int | None = None) -> Plan:
 def report(trace, ratios=None, *, out: str = "out/report", heuristic="DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
            cliff_factor: float | None = None, jobs: int | None = None, atlas: bool = True,
-           atlas_max_runs: int | None = None,
+           atlas_max_runs: int | None = None, max_verdicts: int | None = None,
            proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float | None = None,
            work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
            cut: bool = True, store=None) -> Report:
@@ -202,7 +205,7 @@ def report(trace, ratios=None, *, out: str = "out/report", heuristic="DTR",
     heuristics = [heuristic] if isinstance(heuristic, str) else list(heuristic)
     result = _core().report(_loaded(trace), "" if ratios is None else _ratios(ratios),
                             None if out is None else os.fspath(out), heuristics, runtime, overhead_limit,
-                            _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, proofs,
+                            _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, max_verdicts, proofs,
                             divergence, z3, timeout, work_limit, windows, window_ops, cut,
                             _store(store))
     r = Report(result["report"])
