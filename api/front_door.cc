@@ -293,6 +293,18 @@ ProofHeader HeaderFor(const LoadedTrace& t, RuntimeKind runtime, const BudgetCho
   return h;
 }
 
+// The heuristic's run that explain and frontier look at, without an overhead
+// limit: a run that thrashes goes on to its OOM.
+ReplayConfig HeuristicRun(const LoadedTrace& t, const ReplayChoice& settings, const BudgetChoice& budget,
+                          ReplayObserver* watcher) {
+  RunSpec spec = RunSpecOf(settings.Resolve());
+  spec.overhead_limit.reset();
+  static_cast<BudgetChoice&>(spec) = budget;
+  ReplayConfig config = ConfigFor(spec, t.baseline);
+  config.watcher = watcher;
+  return config;
+}
+
 }  // namespace
 
 ProofAnswer Prove(const LoadedTrace& t, const ProofRequest& r, ReplayObserver* watcher,
@@ -318,12 +330,9 @@ ProofAnswer Prove(const LoadedTrace& t, const ProofRequest& r, ReplayObserver* w
   if (a.store) o.stored = a.store->Find(settings.runtime);
   if (r.kind == ProofKind::kExplain) {
     a.header.heuristic = r.settings.heuristic();
-    ReplayConfig config;
-    config.runtime = settings.runtime;
-    config.heuristic = settings.heuristic;
-    config.budget = a.header.budget;
-    config.watcher = watcher;  // the run, then its frontier
-    a.classification = ExplainOom(t.trace, t.baseline, config, o, progress);
+    // `watcher` sees the run, then its frontier.
+    a.classification =
+        ExplainOom(t.trace, t.baseline, HeuristicRun(t, r.settings, r.budget, watcher), o, progress);
   } else {
     a.classification = ProveBudget(t.trace, t.baseline, a.header.budget, o, progress);
   }
@@ -467,11 +476,7 @@ FrontierAnswer Frontier(const LoadedTrace& t, const FrontierRequest& r, ReplayOb
   FrontierAnswer a;
   a.header = HeaderFor(t, settings.runtime, &r.budget);
   a.header.heuristic = r.settings.heuristic();
-  ReplayConfig config;
-  config.runtime = settings.runtime;
-  config.heuristic = settings.heuristic;
-  config.budget = a.header.budget;
-  config.watcher = watcher;
+  const ReplayConfig config = HeuristicRun(t, r.settings, r.budget, watcher);
   a.frontier =
       r.at >= 0 ? FrontierAtDecision(t.trace, config, r.at) : FrontierAtOom(t.trace, config);
   return a;

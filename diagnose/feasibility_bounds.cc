@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "checker/drivers/budget_choice.h"
 #include "checker/drivers/sweep.h"
 #include "checker/engine/engine.h"
 #include "checker/proofs/eviction_script.h"
@@ -204,7 +205,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
 
   std::vector<Ratio> coarse;
   for (const Ratio& r : ParseRatios(options.grid))
-    if (BudgetForRatio(baseline.memory, r.value) >= rep.static_bound.bytes) coarse.push_back(r);
+    if (BudgetChoice::OfRatio(r, baseline.memory) >= rep.static_bound.bytes) coarse.push_back(r);
 
   auto spec_for = [&](const HeuristicSpec* h, const Ratio& r) {
     RunSpec s;

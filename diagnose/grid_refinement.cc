@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "checker/drivers/budget_choice.h"
 #include "checker/engine/replay.h"
 
 namespace dtr {
@@ -47,7 +48,7 @@ std::vector<Ratio> ZoomGrid(int64_t first, int64_t last, int64_t baseline_memory
     for (int64_t m = m_lo; m <= m_hi; ++m) {
       if (m <= 0) continue;
       Ratio r = RatioAt(m, mantissa, exponent);
-      int64_t b = BudgetForRatio(baseline_memory, r.value);
+      int64_t b = BudgetChoice::OfRatio(r, baseline_memory);
       inside += first <= b && b <= last;
       ratios.push_back(std::move(r));
     }
@@ -55,10 +56,10 @@ std::vector<Ratio> ZoomGrid(int64_t first, int64_t last, int64_t baseline_memory
     // Keep from the last ratio below `first` to the first above `last`.
     std::vector<Ratio> kept;
     for (size_t i = 0; i < ratios.size(); ++i) {
-      int64_t b = BudgetForRatio(baseline_memory, ratios[i].value);
+      int64_t b = BudgetChoice::OfRatio(ratios[i], baseline_memory);
       bool below_next = i + 1 < ratios.size() &&
-                        BudgetForRatio(baseline_memory, ratios[i + 1].value) < first;
-      bool above_prev = i > 0 && BudgetForRatio(baseline_memory, ratios[i - 1].value) > last;
+                        BudgetChoice::OfRatio(ratios[i + 1], baseline_memory) < first;
+      bool above_prev = i > 0 && BudgetChoice::OfRatio(ratios[i - 1], baseline_memory) > last;
       if (!below_next && !above_prev && b > 0) kept.push_back(ratios[i]);
     }
     if (inside >= 2) best = std::move(kept);
@@ -91,7 +92,7 @@ std::vector<GridAddition> RefineGrid(const AtlasCoverage& coverage,
   auto add_group = [&](std::vector<GridAddition> group) {
     std::vector<GridAddition> fresh;
     for (GridAddition& a : group) {
-      int64_t b = a.ratio ? BudgetForRatio(baseline_memory, a.ratio->value) : a.budget;
+      int64_t b = a.ratio ? BudgetChoice::OfRatio(*a.ratio, baseline_memory) : a.budget;
       if (b <= 0 || taken.count(b)) continue;
       a.budget = b;
       fresh.push_back(std::move(a));

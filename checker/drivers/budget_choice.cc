@@ -19,11 +19,15 @@ int64_t BudgetChoice::Bytes(int64_t baseline_memory) const {
   return bytes;
 }
 
+int64_t BudgetChoice::OfRatio(const Ratio& ratio, int64_t baseline_memory) {
+  return BudgetChoice{.ratio = ratio, .budget = std::nullopt}.Bytes(baseline_memory);
+}
+
 std::pair<int64_t, int64_t> GridBudgetRange(const std::vector<Ratio>& grid, int64_t baseline_memory) {
   if (grid.empty()) throw Error("a grid needs at least one ratio");
   auto [lo, hi] = std::minmax_element(grid.begin(), grid.end(),
                                       [](const Ratio& a, const Ratio& b) { return a.value < b.value; });
-  return {BudgetForRatio(baseline_memory, lo->value), BudgetForRatio(baseline_memory, hi->value)};
+  return {BudgetChoice::OfRatio(*lo, baseline_memory), BudgetChoice::OfRatio(*hi, baseline_memory)};
 }
 
 }  // namespace dtr

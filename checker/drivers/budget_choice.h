@@ -21,6 +21,8 @@ struct BudgetChoice {
   // The budget in bytes. Throws Error when neither is set, when the budget is
   // negative, or when the ratio's budget does not fit in 64 bits.
   int64_t Bytes(int64_t baseline_memory) const;
+  // The budget of `ratio`: BudgetChoice{ratio}.Bytes(baseline_memory).
+  static int64_t OfRatio(const Ratio& ratio, int64_t baseline_memory);
 };
 
 // The budgets of the lowest and the highest ratio of a grid, the byte range
