@@ -41,18 +41,34 @@ std::pair<std::string, std::string> SplitRange(const std::string& text, const ch
   return {text.substr(0, colon), text.substr(colon + 1)};
 }
 
-int64_t ParseBytes(const std::string& text) {
+// A byte count: the whole text a non-negative integer that fits in 64 bits.
+std::optional<int64_t> ByteCount(const std::string& text) {
   size_t used = 0;
   int64_t v = -1;
   try {
     v = std::stoll(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used != text.size() || used == 0 || v < 0)
+  if (used != text.size() || used == 0 || v < 0) return std::nullopt;
+  return v;
+}
+
+int64_t ParseBytes(const std::string& text) {
+  std::optional<int64_t> v = ByteCount(text);
+  if (!v)
     throw Error(fmt::format("--budgets expects byte counts like 1006117915:1086607348, got '{}'",
                             Echo(text)));
-  return v;
+  return *v;
+}
+
+// The replay settings, -j and cliff factor of a scan or an ablation.
+ScanOptions ScanOptionsOf(const ReplayChoice& settings, int jobs, double cliff_factor) {
+  ScanOptions o;
+  static_cast<ReplaySettings&>(o) = settings.Resolve();
+  o.jobs = jobs;
+  o.cliff_factor = cliff_factor;
+  return o;
 }
 
 // The atlas's range as ratios, checked before the trace is read; none for
@@ -222,10 +238,7 @@ void Validate(const ScanRequest& r) {
 
 ScanResult Scan(const LoadedTrace& t, const ScanRequest& r, const ProgressFn& progress) {
   Validate(r);
-  ScanOptions o;
-  static_cast<ReplaySettings&>(o) = r.settings.Resolve();
-  o.jobs = r.jobs;
-  o.cliff_factor = r.cliff_factor;
+  ScanOptions o = ScanOptionsOf(r.settings, r.jobs, r.cliff_factor);
   o.refine = r.refine;
   o.exact = r.exact;
   o.max_walk = r.max_walk;
@@ -369,18 +382,11 @@ std::vector<int64_t> ParseBudgetPair(const std::string& text) {
   std::string_view rest = text;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
-    std::string item(rest.substr(0, comma));
+    std::optional<int64_t> v = ByteCount(std::string(rest.substr(0, comma)));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    int64_t v = -1;
-    size_t used = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v < 0)
+    if (!v)
       throw Error(fmt::format("--budgets: expected two byte counts A,B, got '{}'", Echo(text)));
-    budgets.push_back(v);
+    budgets.push_back(*v);
   }
   if (budgets.size() != 2)
     throw Error(fmt::format("diff needs exactly two budgets, got {}", budgets.size()));
@@ -455,11 +461,8 @@ void Validate(const AblateRequest& r) {
 
 AblationResult Ablate(const LoadedTrace& t, const AblateRequest& r, const ProgressFn& progress) {
   Validate(r);
-  ScanOptions o;
-  static_cast<ReplaySettings&>(o) = r.settings.Resolve();
-  o.jobs = r.jobs;
-  o.cliff_factor = r.cliff_factor;
-  return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios), o, progress);
+  return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios),
+                     ScanOptionsOf(r.settings, r.jobs, r.cliff_factor), progress);
 }
 
 // frontier
