@@ -162,8 +162,8 @@ struct ProofRequest {
   ReplayChoice settings;  // explain: the heuristic of the run; a RuntimeV2 runtime
   std::vector<std::string> witness_heuristics;
   bool z3 = true;
-  double timeout = 10;      // kTimeout
-  uint32_t work_limit = 0;  // kWorkLimit
+  double timeout = 0;                         // kTimeout (0: none)
+  uint32_t work_limit = kDefaultZ3WorkLimit;  // kWorkLimit (0: none)
   int32_t windows = 6;      // kWindows
   int32_t window_ops = 6;   // kWindowOps
   int32_t rolling = 0;      // rolling Z3 plans of this many operators (0: off)

@@ -53,7 +53,7 @@ inline constexpr IntegerRange kRollingOps{"--rolling-z3", 0, 1000};
 inline constexpr NumberRange kPlanSeconds{"--plan-seconds", 0, true};
 inline constexpr NumberRange kOverheadLimit{"--overhead-limit", 1, true};
 inline constexpr NumberRange kCliffFactor{"--cliff-factor", 1, false};
-inline constexpr NumberRange kTimeout{"--timeout", 0, false, 86400};
+inline constexpr NumberRange kTimeout{"--timeout", 0, true, 86400};
 inline constexpr IntegerRange kDecision{"--at", 0, kMaxInt64};
 inline constexpr NumberRange kSearchSeconds{"--search-seconds", 0, true};
 inline constexpr NumberRange kCutSeconds{"--cut-seconds", 0, true};

@@ -9,6 +9,8 @@
 // lists them.
 #pragma once
 
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
@@ -17,6 +19,7 @@
 
 #include "api/replay_choice.h"
 #include "checker/drivers/budget_choice.h"
+#include "checker/proofs/feasibility.h"
 #include "cli/flag_ranges.h"
 
 namespace dtr::cli {
@@ -74,15 +77,20 @@ CLI::Option* AddValueOption(CLI::App* cmd, const std::string& name, std::optiona
 // --timeout SECONDS per Z3 call (api::kTimeout).
 template <typename T>
 void AddTimeoutFlag(CLI::App* cmd, T& seconds) {
-  AddValueOption(cmd, "--timeout", seconds, "seconds per Z3 call (default 10)")->check(InRange(api::kTimeout));
+  AddValueOption(cmd, "--timeout", seconds,
+                 "seconds per Z3 call (default 0: none, --work-limit cuts the calls)")
+      ->check(InRange(api::kTimeout));
 }
 // --work-limit N, Z3's resource limit per call (checker/proofs/feasibility.h
 // SolverLimits::work_limit; api::kWorkLimit, 0: none).
 template <typename T>
 void AddWorkLimitFlag(CLI::App* cmd, T& limit) {
-  AddValueOption(cmd, "--work-limit", limit,
-                 "Z3's resource limit per call (its rlimit; default 0: none): a count, not a "
-                 "time, so a call it cuts is cut on any machine and under any load")
+  AddValueOption(
+      cmd, "--work-limit", limit,
+      fmt::format(
+          "Z3's resource limit per call (its rlimit; default {}, 0: none): a count, "
+          "not a time, so a call is cut at the same point on any machine and under any load",
+          kDefaultZ3WorkLimit))
       ->check(InRange(api::kWorkLimit));
 }
 // --windows N with the command's help text, and --window-ops N.

@@ -90,9 +90,10 @@ class Classifier {
     for (const OpWindow& w :
          InherentWindows(trace_, c.static_bound, o_.windows, o_.window_ops, focus)) {
       WindowQuery q = QueryWindow(trace_, w, c.budget, o_.witness.limits);
-      Progress(fmt::format("Z3 window {}..{} ({} storages) at {}: {} in {:.1f}s{}", w.first, w.last,
-                           q.storages, c.budget, SolverAnswerName(q.answer), q.seconds,
-                           q.reason.empty() ? "" : " (" + q.reason + ")"));
+      Progress(
+          fmt::format("Z3 window {}..{} ({} storages) at {}: {} after Z3 work {:.0f}, {:.1f}s{}",
+                      w.first, w.last, q.storages, c.budget, SolverAnswerName(q.answer), q.work,
+                      q.seconds, q.reason.empty() ? "" : " (" + q.reason + ")"));
       c.window_queries.push_back(q);
       if (q.answer == SolverAnswer::kUnsat) {
         c.verdict = Verdict::kInherent;

@@ -281,8 +281,9 @@ std::string DefaultReportRatios(const Trace& trace) {
 }
 
 ClassifyOptions ClassifyOptionsFor(const VerdictOptions& v) {
-  if (!(v.timeout_seconds > 0))
-    throw Error(fmt::format("the Z3 time limit must be positive, got {} seconds", v.timeout_seconds));
+  if (!(v.timeout_seconds >= 0))
+    throw Error(fmt::format("the Z3 time limit must be 0 (none) or positive, got {} seconds",
+                            v.timeout_seconds));
   ClassifyOptions o;
   o.windows = v.z3 ? v.windows : 0;
   o.window_ops = v.window_ops;

@@ -63,12 +63,13 @@
 namespace dtr {
 
 // The options of the verdicts, as `dtrcheck explain` takes them. Without Z3
-// (the default) a verdict costs a few replays and does not depend on a
-// solver's time limit; with it a budget can take tens of seconds.
+// (the default) a verdict costs a few replays; with it a budget can take tens
+// of seconds. Either way the answer does not depend on the clock unless a
+// time limit is given.
 struct VerdictOptions {
-  bool z3 = false;              // explain without --no-z3
-  double timeout_seconds = 10;  // explain --timeout
-  uint32_t work_limit = 0;      // explain --work-limit (0: none)
+  bool z3 = false;                            // explain without --no-z3
+  double timeout_seconds = 0;                 // explain --timeout (0: none)
+  uint32_t work_limit = kDefaultZ3WorkLimit;  // explain --work-limit (0: none)
   int32_t windows = 6;          // explain --windows
   int32_t window_ops = 6;       // explain --window-ops
   bool cut = true;              // explain without --no-cut

@@ -65,7 +65,8 @@ class Searcher {
       timed_out_ = true;
       return true;
     }
-    o_.limits.timeout_seconds = std::min(o_.limits.timeout_seconds, left);
+    o_.limits.timeout_seconds =
+        o_.limits.timeout_seconds > 0 ? std::min(o_.limits.timeout_seconds, left) : left;
     return false;
   }
 

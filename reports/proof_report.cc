@@ -9,6 +9,7 @@
 #include "diagnose/pinned_floor.h"
 #include "model/attribution.h"
 #include "reports/lower_bound_report.h"
+#include "reports/number_format.h"
 #include "reports/pinned_floor_report.h"
 
 namespace dtr {
@@ -471,8 +472,9 @@ void PrintVerdictText(std::ostream& out, const Trace& t, const ProofHeader& h,
     for (const WitnessAttempt& a : c.witness_search.attempts)
       fmt::print(out, "    {}: {} -> {}\n", a.source, a.description, a.outcome);
     for (const WindowQuery& q : c.window_queries)
-      fmt::print(out, "    Z3 window {}..{} ({} storages): {} in {:.1f}s{}\n", q.window.first,
-                 q.window.last, q.storages, SolverAnswerName(q.answer), q.seconds,
+      fmt::print(out, "    Z3 window {}..{} ({} storages): {} after Z3 work {}, {:.1f}s{}\n",
+                 q.window.first, q.window.last, q.storages, SolverAnswerName(q.answer),
+                 GroupedInt(static_cast<int64_t>(q.work)), q.seconds,
                  q.reason.empty() ? "" : " (" + q.reason + ")");
   } else if (!c.witness_search.attempts.empty() || !c.window_queries.empty()) {
     fmt::print(out, "  ({} witness attempts, {} Z3 windows; --verbose lists them)\n",

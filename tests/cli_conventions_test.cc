@@ -151,7 +151,7 @@ const std::map<std::string, std::vector<Case>>& Cases() {
         {"explain demo.log --ratio 0.5 --no-z3 --expect policy-induced", 0},
         {"explain demo.log --ratio 0.5 --no-z3 --expect inherent", 1},
         {"explain demo.log --ratio 0.6 --no-z3", 2},
-        {"explain demo.log --ratio 0.5 --timeout 0", 2},
+        {"explain demo.log --ratio 0.5 --timeout -1", 2},
         {"explain missing.log --ratio 0.5", 3}}},
       {"prove",
        {{"prove demo.log --ratio 0.2", 0},

@@ -47,6 +47,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 
 #include "model/error.h"
 
@@ -152,17 +154,21 @@ class WindowSolver {
     Encode(entry_material, deadline);
   }
 
-  // Within timeout_seconds and before the deadline (else DeadlinePassed).
-  // The first push() takes in the encoding (half a second on the demo's
-  // whole program), which no Z3 limit bounds: its time counts against both.
-  SolverAnswer Check(int64_t budget, const SolverLimits& limits, std::string* reason) {
+  // Within the limits and before the deadline (else DeadlinePassed). The
+  // first push() takes in the encoding (half a second on the demo's whole
+  // program), which no Z3 limit bounds: its time counts against both time
+  // limits. *work: Z3's resource count the call used.
+  SolverAnswer Check(int64_t budget, const SolverLimits& limits, std::string* reason,
+                     double* work = nullptr) {
     const Clock::time_point start = Clock::now();
     if (limits.deadline && start >= *limits.deadline) throw DeadlinePassed{kDeadlineBeforeCall};
     solver_.push();
     solver_.add(budget_ == ctx_.int_val(budget));
     const Clock::time_point now = Clock::now();
-    double timeout_seconds =
-        limits.timeout_seconds - std::chrono::duration<double>(now - start).count();
+    // The time this call may take: none unless a time limit or a deadline is set.
+    std::optional<double> timeout_seconds;
+    if (limits.timeout_seconds > 0)
+      timeout_seconds = limits.timeout_seconds - std::chrono::duration<double>(now - start).count();
     bool by_deadline = false;
     if (limits.deadline) {
       const double left = std::chrono::duration<double>(*limits.deadline - now).count();
@@ -170,15 +176,20 @@ class WindowSolver {
         solver_.pop();
         throw DeadlinePassed{kDeadlineBeforeCall};
       }
-      by_deadline = left < timeout_seconds;
-      timeout_seconds = std::min(timeout_seconds, left);
+      by_deadline = !timeout_seconds || left < *timeout_seconds;
+      timeout_seconds = timeout_seconds ? std::min(*timeout_seconds, left) : left;
     }
     z3::params p(ctx_);
-    p.set("timeout", static_cast<unsigned>(std::clamp(timeout_seconds * 1000.0, 1.0, 4.0e9)));
+    // Z3's "timeout" is in milliseconds; UINT_MAX is its own "none".
+    p.set("timeout", timeout_seconds
+                         ? static_cast<unsigned>(std::clamp(*timeout_seconds * 1000.0, 1.0, 4.0e9))
+                         : std::numeric_limits<unsigned>::max());
     p.set("rlimit", static_cast<unsigned>(limits.work_limit));  // 0: none (Z3's default)
     solver_.set(p);
-    const double work_before = limits.work_limit != 0 ? WorkCount() : 0;
+    const double work_before = WorkCount();
     z3::check_result r = solver_.check();
+    const double work_used = WorkCount() - work_before;
+    if (work) *work = work_used;
     SolverAnswer answer = SolverAnswer::kUnknown;
     if (r == z3::sat) {
       answer = SolverAnswer::kSat;
@@ -192,8 +203,8 @@ class WindowSolver {
       answer = SolverAnswer::kUnsat;
     } else {
       const double seconds = std::chrono::duration<double>(Clock::now() - now).count();
-      const double work_used = limits.work_limit != 0 ? WorkCount() - work_before : 0;
-      *reason = LimitReached(limits, work_used, seconds >= 0.9 * timeout_seconds, by_deadline);
+      const bool ran_to_timeout = timeout_seconds && seconds >= 0.9 * *timeout_seconds;
+      *reason = LimitReached(limits, work_used, ran_to_timeout, by_deadline);
     }
     solver_.pop();
     return answer;
@@ -335,7 +346,7 @@ WindowQuery QueryWindow(const Trace& trace, OpWindow window, int64_t budget,
   auto start = std::chrono::steady_clock::now();
   try {
     WindowSolver solver(trace, model, nullptr, limits.deadline);
-    q.answer = solver.Check(budget, limits, &q.reason);
+    q.answer = solver.Check(budget, limits, &q.reason, &q.work);
   } catch (const z3::exception& e) {
     q.answer = SolverAnswer::kUnknown;
     q.reason = fmt::format("z3 error: {}", e.msg());
@@ -374,7 +385,7 @@ WindowBound BoundWindow(const Trace& trace, OpWindow window, int64_t lo, int64_t
       q.budget = mid;
       q.storages = b.storages;
       auto t0 = std::chrono::steady_clock::now();
-      q.answer = solver.Check(mid, limits, &q.reason);
+      q.answer = solver.Check(mid, limits, &q.reason, &q.work);
       q.seconds = SecondsSince(t0);
       ++b.queries;
       if (progress) progress(q);

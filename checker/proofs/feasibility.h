@@ -45,12 +45,20 @@ inline std::string_view SolverAnswerName(SolverAnswer a) {
   return "?";
 }
 
+// Z3's default resource limit per call (its "rlimit"): on this project's
+// 2-core machine, about seven CPU seconds of a hard call (1.2 to 1.5 million
+// units per second on ResNet-32's 52-storage windows; docs/commands/explain.md).
+inline constexpr uint32_t kDefaultZ3WorkLimit = 10'000'000;
+
 struct SolverLimits {
-  double timeout_seconds = 10;  // per solver call
+  // Seconds per solver call (0: none). Off by default: a time limit cuts
+  // wherever the clock says, so the answer would depend on the machine and
+  // its load.
+  double timeout_seconds = 0;
   // Z3's resource limit per call (its "rlimit"; 0: none): a cut at the same
-  // point of the search on any machine and under any load, where a time
-  // limit cuts wherever the clock says. Both apply when both are set.
-  uint32_t work_limit = 0;
+  // point of the search on any machine and under any load. Both apply when
+  // both are set.
+  uint32_t work_limit = kDefaultZ3WorkLimit;
   // A window tracking more storages is not encoded (the encoding grows with
   // points x storages^2); the answer is kUnknown with the reason.
   int32_t max_storages = 120;
@@ -82,6 +90,7 @@ struct WindowQuery {
   SolverAnswer answer = SolverAnswer::kUnknown;
   std::string reason;  // for kUnknown
   double seconds = 0;
+  double work = 0;       // Z3's resource count the call used (what work_limit bounds)
   int32_t storages = 0;  // storages the encoding tracks
 };
 

@@ -76,8 +76,8 @@ def test_cut_false_is_the_clis_no_cut(resnet32):
 def test_report_refuses_z3_limits_without_z3_as_the_cli_does(resnet32, tmp_path):
     with pytest.raises(dtrcheck.Error, match="report: --timeout, --work-limit set Z3's limits and need --z3"):
         resnet32.report("0.1", out=tmp_path, timeout=5, work_limit=100)
-    with pytest.raises(dtrcheck.Error, match=r"--timeout: 0 is outside the range \(0, 86400\] \(see --help\)"):
-        resnet32.report("0.1", out=tmp_path, z3=True, timeout=0)
+    with pytest.raises(dtrcheck.Error, match=r"--timeout: -1 is outside the range \[0, 86400\] \(see --help\)"):
+        resnet32.report("0.1", out=tmp_path, z3=True, timeout=-1)
     assert not any(tmp_path.iterdir())  # nothing written
     refused = cli("report", RESNET32, "--ratios", "0.1", "--out", tmp_path / "cli", "--work-limit", "100", code=2)
     assert "--z3" in refused.stderr

@@ -43,7 +43,7 @@ REFUSED = [
     (lambda t: t.prove(0.5, windows=-1), ["prove", "--ratio", "0.5", "--windows", "-1"]),
     (lambda t: t.prove(0.5, window_ops=0), ["prove", "--ratio", "0.5", "--window-ops", "0"]),
     (lambda t: t.prove(0.5, work_limit=-1), ["prove", "--ratio", "0.5", "--work-limit", "-1"]),
-    (lambda t: t.prove(0.5, timeout=0), ["prove", "--ratio", "0.5", "--timeout", "0"]),
+    (lambda t: t.prove(0.5, timeout=-1), ["prove", "--ratio", "0.5", "--timeout", "-1"]),
     (lambda t: t.prove(0.5, runtime="RuntimeV1"), ["prove", "--ratio", "0.5", "--runtime", "RuntimeV1"]),
     (lambda t: t.explain(0.5, heuristic="Oracle"), ["explain", "--ratio", "0.5", "--heuristic", "Oracle"]),
     (lambda t: t.report("0.5", out="unused", cliff_factor=0.5),
@@ -58,8 +58,8 @@ REFUSED = [
      ["report", "--ratios", "0.5", "--out", "unused", "--atlas-max-runs", "0"]),
     (lambda t: t.report("0.5", out="unused", timeline_ratio="x"),
      ["report", "--ratios", "0.5", "--out", "unused", "--timeline-ratio", "x"]),
-    (lambda t: t.report("0.5", out="unused", z3=True, timeout=0),
-     ["report", "--ratios", "0.5", "--out", "unused", "--z3", "--timeout", "0"]),
+    (lambda t: t.report("0.5", out="unused", z3=True, timeout=-1),
+     ["report", "--ratios", "0.5", "--out", "unused", "--z3", "--timeout", "-1"]),
 ]
 
 
