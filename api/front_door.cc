@@ -540,9 +540,10 @@ void Validate(const BoundsRequest& r) {
   CheckOption(kWindowOps, o.window_ops);
   CheckOption(kTimeout, o.limits.timeout_seconds);
   CheckOption(kWorkLimit, o.limits.work_limit);
-  CheckOption(kSearchSeconds, o.search_seconds);
+  CheckOption(kWalkSearches, o.walk_searches);
   CheckOption(kPlanWork, o.plan_work);
-  // No time limit is the default for these two: infinity passes.
+  // No time limit is the default for these three: infinity passes.
+  if (!std::isinf(o.search_seconds)) CheckOption(kSearchSeconds, o.search_seconds);
   if (!std::isinf(o.plan_seconds)) CheckOption(kPlanSeconds, o.plan_seconds);
   if (!std::isinf(o.cut_seconds)) CheckOption(kCutSeconds, o.cut_seconds);
   if (o.plan_max_overhead) CheckOption(kPlanMaxOverhead, *o.plan_max_overhead);

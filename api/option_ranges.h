@@ -56,6 +56,7 @@ inline constexpr NumberRange kCliffFactor{"--cliff-factor", 1, false};
 inline constexpr NumberRange kTimeout{"--timeout", 0, true, 86400};
 inline constexpr IntegerRange kDecision{"--at", 0, kMaxInt64};
 inline constexpr NumberRange kSearchSeconds{"--search-seconds", 0, true};
+inline constexpr IntegerRange kWalkSearches{"--walk-searches", 0, 1000000};
 inline constexpr NumberRange kCutSeconds{"--cut-seconds", 0, true};
 inline constexpr IntegerRange kPlanWork{"--plan-work", 0, kMaxInt64};
 inline constexpr NumberRange kPlanMaxOverhead{"--plan-max-overhead", 1, true};

@@ -102,7 +102,7 @@ const std::vector<Command>& Commands() {
       MakeCommand("bounds",
                   "per heuristic the smallest feasible ratio, the best verified schedule and the "
                   "proven lower bound",
-                  {"dtrcheck bounds demo.log --heuristic DTR,LRU --search-seconds 5"},
+                  {"dtrcheck bounds demo.log --heuristic DTR,LRU --walk-searches 0"},
                   AddBoundsFlags, RunBounds),
       MakeCommand("plan",
                   "which modules of a captured PyTorch step (python -m dtrcheck.capture) to wrap "

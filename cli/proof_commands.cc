@@ -224,11 +224,16 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
   AddWindowOpsFlag(cmd, o.window_ops);
   AddTimeoutFlag(cmd, o.limits.timeout_seconds);
   AddWorkLimitFlag(cmd, o.limits.work_limit);
-  cmd->add_option(
-         "--search-seconds", o.search_seconds,
-         fmt::format("seconds for the walk-down: prove's witness searches (runs, counterfactuals, "
-                     "next-use, Z3 plans) below the best grid run (default {}; 0: none)",
-                     BoundsOptions().search_seconds))
+  cmd->add_option("--walk-searches", o.walk_searches,
+                  fmt::format("witness searches of the walk-down: prove's runs, counterfactuals, "
+                              "next-use and Z3 plans below the best grid run (default {}; 0: no "
+                              "walk-down): a count, so the walk finds the same on any machine and "
+                              "under any load",
+                              BoundsOptions().walk_searches))
+      ->check(InRange(api::kWalkSearches));
+  cmd->add_option("--search-seconds", o.search_seconds,
+                  "a time limit on the walk-down, which then also cuts a search in flight and "
+                  "its Z3 calls (default: no time limit; 0: no walk-down)")
       ->check(InRange(api::kSearchSeconds));
   cmd->add_option("--walk", r.walk,
                   "walk-down budgets: gallop (a stride below the best peak, doubled after "

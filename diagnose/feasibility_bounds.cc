@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <cmath>
 
@@ -76,6 +75,8 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
   report.best = start;
   report.walk.clear();
   report.walk_timed_out = false;
+  report.walk_search_limited = false;
+  const bool timed = std::isfinite(options.search_seconds);
   const int64_t resolution =
       std::max<int64_t>(1, static_cast<int64_t>(baseline.memory * options.resolution_ratio));
   // kBisect: the highest budget at which no script is known to fit (proven
@@ -95,8 +96,12 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
       if (best - no_script_at <= std::max<int64_t>(1, resolution)) break;
       budget = no_script_at + (best - no_script_at) / 2;
     }
-    const double left = options.search_seconds - elapsed();
-    if (left <= 0) {
+    if (static_cast<int64_t>(report.walk.size()) >= options.walk_searches) {
+      report.walk_search_limited = true;
+      break;
+    }
+    const double left = timed ? options.search_seconds - elapsed() : 0;
+    if (timed && left <= 0) {
       report.walk_timed_out = true;
       break;
     }
@@ -105,7 +110,7 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
     wo.heuristics = options.heuristics;
     wo.counterfactuals = options.counterfactuals;
     wo.limits = options.limits;
-    wo.seconds = left;
+    wo.seconds = left;  // 0 (untimed): no deadline for the search or its Z3 calls
     const std::string prefix =
         fmt::format("budget {} (ratio {:.6f}): ", budget,
                     static_cast<double>(budget) / static_cast<double>(baseline.memory));
@@ -125,7 +130,7 @@ void WalkDownBestSchedule(const Trace& trace, const Baseline& baseline,
       // left) says nothing about the budget.
       const bool out_of_time =
           (!search.attempts.empty() && search.attempts.back().outcome == "time limit") ||
-          elapsed() >= options.search_seconds;
+          (timed && elapsed() >= options.search_seconds);
       report.walk.push_back(std::move(step));
       if (status) status(prefix + "no script found");
       if (out_of_time) {
@@ -306,7 +311,8 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     rep.grid_best = v;
     rep.best = std::move(v);
   }
-  if (rep.grid_best && options.search_seconds > 0 && !options.plans_only) {
+  if (rep.grid_best && options.walk_searches > 0 && options.search_seconds > 0 &&
+      !options.plans_only) {
     if (progress) progress("walk-down", 0, 1);
     WalkDownBestSchedule(trace, baseline, options, *rep.grid_best, rep.proven_infeasible_below, rep,
                          status);

@@ -14,7 +14,8 @@
 // budget below the best peak, takes a passing script's own peak as the new
 // best (re-checked by the schedule checker at exactly that peak), and goes on
 // until a search one byte below the best fails (kStep, kGallop) or the
-// interval is narrow (kBisect), or the time is up. Nothing it finds is trusted without the checker.
+// interval is narrow (kBisect), or after options.walk_searches searches (or
+// --search-seconds, if given). Nothing it finds is trusted without the checker.
 // Then the checkpoint plans (diagnose/schedule_search.h) build low-memory
 // scripts from the top, independent of any heuristic; the lowest verified
 // peak of all is the best schedule.
@@ -63,10 +64,15 @@ struct BoundsOptions {
   int32_t window_ops = 6;
   SolverLimits limits;
   double resolution_ratio = 0.0001;  // bisection stops within this fraction of the baseline
-  // The walk-down: total seconds for witness searches below the best grid
-  // run (0: none). Each Z3 call there is limited by limits.timeout_seconds and
-  // by the time left.
-  double search_seconds = 60;
+  // The walk-down below the best grid run: at most this many witness searches
+  // (0: no walk-down), each bounded by its own counts (WitnessOptions) and Z3
+  // calls by `limits`: a count, so the walk finds the same schedules on any
+  // machine and under any load.
+  int32_t walk_searches = 8;
+  // An optional time limit on the walk-down as a whole (0: no walk-down;
+  // infinite, the default: none). Only when it is finite does a search in
+  // flight, and each of its Z3 calls, get the time left as a deadline.
+  double search_seconds = std::numeric_limits<double>::infinity();
   WalkMode walk = WalkMode::kGallop;
   int32_t counterfactuals = 24;  // per witness search (WitnessOptions::counterfactuals)
   // Checkpoint plans (diagnose/schedule_search.h) after the walk-down: the
@@ -134,8 +140,9 @@ struct BoundsReport {
   std::optional<VerifiedSchedule> best;       // after the walk-down and the checkpoint plans
   WalkMode walk_mode = WalkMode::kGallop;
   std::vector<WalkStep> walk;
-  double walk_seconds = 0;
+  double walk_seconds = 0;      // wall time, for people; in no deterministic output
   bool walk_timed_out = false;  // the walk stopped at --search-seconds, not at a failed search
+  bool walk_search_limited = false;  // the walk stopped after options.walk_searches searches
   // The checkpoint plans tried (best.script moved into `best` if it was lower).
   std::optional<ScheduleSearch> plan_search;
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this
@@ -156,7 +163,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
 
 // The walk-down alone, from a verified schedule `start` (its budget is its
 // peak). `lower_bound`: no schedule fits below it (kBisect starts there).
-// Fills report.best, walk, walk_seconds, walk_timed_out.
+// Fills report.best, walk, walk_seconds, walk_timed_out, walk_search_limited.
 std::string_view WalkModeName(WalkMode mode);     // "step", "gallop", "bisect"
 // The checkpoint plans alone (options.plan_seconds, plan_max_overhead):
 // fills report.plan_search and, when its verified schedule is lower than

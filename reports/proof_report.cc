@@ -592,6 +592,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
          {"last_outcome", s.found ? ordered_json(nullptr) : ordered_json(s.last_outcome)}});
   j["walk"] = {{"mode", std::string(WalkModeName(r.walk_mode))},
                {"timed_out", r.walk_timed_out},
+               {"search_limited", r.walk_search_limited},
                {"steps", steps}};
   j["plan_search"] = PlanSearchJson(h, r.plan_search);
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
@@ -679,6 +680,8 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
     const WalkStep& last = r.walk.back();
     if (r.walk_timed_out)
       stop = "stopped at the time limit";
+    else if (r.walk_search_limited)
+      stop = "stopped at the limit of witness searches";
     else if (!last.found && r.walk_mode != WalkMode::kBisect)
       stop = "stopped: no script found one byte below the best";
     else if (r.walk_mode == WalkMode::kBisect)

@@ -163,6 +163,7 @@ const std::map<std::string, std::vector<Case>>& Cases() {
       {"bounds",
        {{"bounds demo.log --ratios 0.4:0.7:0.1 --fine-step '' --search-seconds 0 --windows 0", 0},
         {"bounds demo.log --search-seconds -1", 2},
+        {"bounds demo.log --walk-searches -1", 2},
         {"bounds demo.log --runtime RuntimeV1", 2},
         {"bounds missing.log", 3}}},
       {"plan",

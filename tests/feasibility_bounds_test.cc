@@ -67,15 +67,15 @@ TEST_CASE("bounds: proven bound <= optimum <= best verified schedule on tiny tra
 
 // A coarse grid without refinement, no Z3 windows, one thread: the best grid
 // run stays well above the optimum of a tiny trace, leaving the walk-down a
-// gap to close.
-BoundsOptions CoarseGrid(double search_seconds) {
+// gap to close, in at most `walk_searches` searches and no time limit.
+BoundsOptions CoarseGrid(int32_t walk_searches) {
   BoundsOptions o;
   o.grid = "0.5:1:0.25";
   o.fine_step = "";
   o.jobs = 1;
   o.windows = 0;
   o.limits.timeout_seconds = 5;
-  o.search_seconds = search_seconds;
+  o.walk_searches = walk_searches;
   o.plan_seconds = 0;  // the walk-down alone
   return o;
 }
@@ -86,7 +86,7 @@ TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustiv
   // peak, or further below while it keeps finding) must close some of that
   // gap, and every schedule
   // it reports passes the checker at its own peak.
-  BoundsOptions o = CoarseGrid(30);
+  BoundsOptions o = CoarseGrid(1000);
   int lowered = 0, tried = 0;
   for (uint64_t seed = 300; seed < 316; ++seed)
     for (WalkMode mode : {WalkMode::kStep, WalkMode::kGallop}) {
@@ -103,6 +103,7 @@ TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustiv
       CHECK(r.best->budget <= r.grid_best->budget);
       CHECK(r.best->budget >= optimum);
       CHECK_FALSE(r.walk_timed_out);
+      CHECK_FALSE(r.walk_search_limited);
       CHECK(CheckSchedule(trace, r.best->budget, r.best->script).passed());
       CHECK_FALSE(CheckSchedule(trace, r.best->budget - 1, r.best->script).passed());
       int64_t previous = r.grid_best->budget;
@@ -130,18 +131,50 @@ TEST_CASE("bounds walk-down: lowers the best grid run, never below the exhaustiv
   CHECK(lowered >= 8);
 }
 
-TEST_CASE("bounds walk-down: --search-seconds 0 keeps the best grid run") {
-  BoundsOptions o = CoarseGrid(0);
-  Trace trace = RandomTinyTrace(301, 8);
-  BoundsReport r = ComputeBounds(trace, ComputeBaseline(trace), o);
-  REQUIRE(r.grid_best);
-  CHECK(r.walk.empty());
-  CHECK(r.best->budget == r.grid_best->budget);
-  CHECK(r.best->source == "grid run");
+TEST_CASE("bounds walk-down: --walk-searches 0 or --search-seconds 0 keeps the best grid run") {
+  for (bool by_seconds : {false, true}) {
+    INFO("by --search-seconds: ", by_seconds);
+    BoundsOptions o = CoarseGrid(by_seconds ? 1000 : 0);
+    if (by_seconds) o.search_seconds = 0;
+    Trace trace = RandomTinyTrace(301, 8);
+    BoundsReport r = ComputeBounds(trace, ComputeBaseline(trace), o);
+    REQUIRE(r.grid_best);
+    CHECK(r.walk.empty());
+    CHECK(r.best->budget == r.grid_best->budget);
+    CHECK(r.best->source == "grid run");
+  }
+}
+
+TEST_CASE(
+    "bounds walk-down: stops after --walk-searches searches, with the same answer each time") {
+  // Unlimited, the walk takes more than two searches on some of these traces;
+  // limited to two, it takes the first two of them and says why it stopped.
+  int limited = 0;
+  for (uint64_t seed = 300; seed < 316; ++seed) {
+    INFO("seed ", seed);
+    const int ops = 7 + static_cast<int>(seed % 3);
+    std::optional<TinyBounds> all = BoundsOfTinyTrace(seed, ops, CoarseGrid(1000));
+    if (!all || all->report.walk.size() <= 2) continue;
+    ++limited;
+    std::optional<TinyBounds> two = BoundsOfTinyTrace(seed, ops, CoarseGrid(2));
+    REQUIRE(two);
+    const BoundsReport& r = two->report;
+    REQUIRE(r.walk.size() == 2);
+    CHECK(r.walk_search_limited);
+    CHECK_FALSE(r.walk_timed_out);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(r.walk[i].budget == all->report.walk[i].budget);
+      CHECK(r.walk[i].found == all->report.walk[i].found);
+      CHECK(r.walk[i].peak == all->report.walk[i].peak);
+    }
+    REQUIRE(r.best);
+    CHECK(r.best->budget >= all->report.best->budget);
+  }
+  CHECK(limited >= 2);
 }
 
 TEST_CASE("bounds walk-down, bisect: never below the exhaustive optimum") {
-  BoundsOptions o = CoarseGrid(30);
+  BoundsOptions o = CoarseGrid(1000);
   o.walk = WalkMode::kBisect;
   o.resolution_ratio = 0;
   for (uint64_t seed = 300; seed < 306; ++seed) {
@@ -186,7 +219,7 @@ TEST_CASE("bounds: checkpoint plans lower the best schedule, never below the exh
 }
 
 TEST_CASE("bounds: --plans-only runs no heuristic and no walk-down") {
-  BoundsOptions o = CoarseGrid(30);
+  BoundsOptions o = CoarseGrid(1000);
   o.plan_seconds = 30;
   o.plans_only = true;
   Trace trace = RandomTinyTrace(301, 8);
