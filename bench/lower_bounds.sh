@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The lower bounds on the public traces, measured: `dtrcheck bounds` on each
-# trace, one at a time and nice'd (a shared two-core machine), with a
-# certificate store. Prints one Markdown row per trace: the static bound, the
-# keep-or-recompute cut, the proven lower bound and the argument that gives
-# it, the best verified schedule, the band's relative width, the wall time;
-# and fails if a proven bound ever exceeds the best verified schedule.
+# The bounds on the public traces, measured: `dtrcheck bounds` with its
+# defaults on each trace, one at a time and nice'd (a shared two-core
+# machine), with a certificate store. Prints one Markdown row per trace, the
+# columns of the README's table: DTR's smallest feasible grid ratio, the best
+# verified schedule (its overhead from the checker's replay), the proven
+# lower bound and the argument that gives it, the band's relative width, and
+# the CPU (user + system) and wall time of `bounds`; and fails if a proven
+# bound ever exceeds the best verified schedule. On standard error, per
+# trace, what stopped each part (walk-down, checkpoint plans, cut).
 # Nothing read from the store is trusted: the stored schedule is checked
 # again (`dtrcheck check` at its peak) and the stored bound is proved again
 # (`dtrcheck prove` one byte below it, which reruns its argument); a stored
@@ -14,8 +17,8 @@
 #
 # DTRCHECK defaults to build/dtrcheck, STORE_DIR to a temporary directory,
 # the traces to all eight of ../shared/traces. Extra flags for `bounds` go in
-# $BOUNDS_FLAGS. TreeLSTM runs with --ratios 0.2:1:0.01: below 0.2 its DTR
-# runs are slow (see docs/readme/bounds.md).
+# $BOUNDS_FLAGS (none: the defaults). TreeLSTM runs with --ratios
+# 0.2:1:0.01: below 0.2 its DTR runs are slow (see docs/readme/bounds.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DTRCHECK=${1:-build/dtrcheck}
@@ -27,18 +30,20 @@ NAMES=("$@")
 PYTHON=/usr/bin/python3
 
 echo "store: $STORE"
-echo "| trace | static bound | cut | proven lower bound | argument | best verified schedule (this run) | best in the store | band (store) | cut tests | wall time |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| trace | DTR passes from | best verified schedule (overhead) | proven lower bound | band | \`bounds\` CPU / wall |"
+echo "|---|---|---|---|---|---|"
 status=0
 for name in "${NAMES[@]}"; do
   trace=$(ls "$TRACES_DIR"/"$name"-*.log | head -1)
   flags=${BOUNDS_FLAGS:-}
   [ "$name" = treelstm ] && flags="--ratios 0.2:1:0.01 $flags"
   out=$(mktemp)
-  start=$(date +%s.%N)
+  times=$(mktemp)
   # shellcheck disable=SC2086
-  nice "$DTRCHECK" bounds "$trace" --store "$STORE" --json $flags > "$out" 2>/dev/null
-  end=$(date +%s.%N)
+  nice /usr/bin/time -f "%U %S %e" -o "$times" "$DTRCHECK" bounds "$trace" --store "$STORE" --json $flags > "$out" 2>/dev/null
+  read -r user sys wall < "$times"
+  rm -f "$times"
+  compute=$("$DTRCHECK" info "$trace" --json | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["baseline_compute"])')
   stored="$STORE/$(sha256sum "$trace" | cut -d' ' -f1).json"
   # The stored numbers, checked again by dtrcheck itself.
   script=$(mktemp)
@@ -52,19 +57,24 @@ if s:
 print(s["peak"] if s else "-", b["bytes"] if b else "-")
 PY
 ) || { peak=-; bound=-; }
-  schedule_ok=-; bound_ok=-
+  schedule_ok=-; bound_ok=-; clock=-
   if [ "$peak" != - ]; then
-    nice "$DTRCHECK" check "$trace" --budget "$peak" --script "$script" > /dev/null 2>&1 && schedule_ok=yes || schedule_ok=no
+    checked=$(mktemp)
+    nice "$DTRCHECK" check "$trace" --budget "$peak" --script "$script" --json > "$checked" 2>/dev/null && schedule_ok=yes || schedule_ok=no
+    clock=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["clock"])' "$checked" 2>/dev/null) || clock=-
+    rm -f "$checked"
   fi
   if [ "$bound" != - ]; then
     nice "$DTRCHECK" prove "$trace" --budget $((bound - 1)) --store "$STORE" --expect inherent > /dev/null 2>&1 &&
       bound_ok=yes || bound_ok=no
   fi
   rm -f "$script"
-  "$PYTHON" - "$out" "$name" "$start" "$end" "$peak" "$bound" "$schedule_ok" "$bound_ok" <<'PY' || status=1
+  "$PYTHON" - "$out" "$name" "$user" "$sys" "$wall" "$peak" "$bound" "$schedule_ok" "$bound_ok" "$clock" "$compute" <<'PY' || status=1
 import json, sys
 j = json.load(open(sys.argv[1]))
-name, wall = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
+name, cpu, wall = sys.argv[2], float(sys.argv[3]) + float(sys.argv[4]), float(sys.argv[5])
+stored_peak, stored_bound_text, schedule_ok, bound_ok, clock = sys.argv[6:11]
+compute = int(sys.argv[11])
 base = j["baseline_memory"]
 r = lambda b: f"{b / base:.6f}"
 lb, best, cut = j["lower_bound"], j["best_schedule"], j["cut"]
@@ -75,9 +85,8 @@ elif arg == "cut" and cut and cut.get("argument"):
     a = cut["argument"]
     arg = f"cut ({a['argument']}) at {a['op']}"
 # The stored numbers as read before they were checked (prove drops a bound it refutes).
-stored = None if sys.argv[5] == "-" else int(sys.argv[5])
-stored_bound = 0 if sys.argv[6] == "-" else int(sys.argv[6])
-schedule_ok, bound_ok = sys.argv[7], sys.argv[8]
+stored = None if stored_peak == "-" else int(stored_peak)
+stored_bound = 0 if stored_bound_text == "-" else int(stored_bound_text)
 if stored is not None and schedule_ok != "yes":
     print(f"NOT CONFIRMED: {name}: the stored schedule (peak {stored}) fails the checker; left out")
     stored = None
@@ -86,11 +95,21 @@ if stored_bound and bound_ok != "yes":
     stored_bound = 0
 bound = max(lb["bytes"], stored_bound)
 band = "-" if stored is None else f"{(stored - bound) / bound * 100:.1f}%"
-cut_text = "-" if cut is None else r(cut["bytes"]) + (" (timed out)" if cut["timed_out"] else "")
-cut_tests = "-" if cut is None else str(cut["tests"])
-print(f"| {name} | {r(j['static_bound']['bytes'])} | {cut_text} | {r(lb['bytes'])} | {arg} | "
-      f"{'-' if best is None else r(best['budget'])} | {'-' if stored is None else r(stored)} | "
-      f"{band} | {cut_tests} | {wall:.0f}s |")
+dtr = next((h for h in j["heuristics"] if h["heuristic"] == "DTR"), None)
+passes = "-" if dtr is None or dtr["smallest_feasible_ratio"] is None else f"{dtr['smallest_feasible_ratio']:g}"
+overhead = "" if clock == "-" else f" ({int(clock) / compute:.3g}x)"
+schedule = "-" if stored is None else r(stored) + overhead
+proven = r(bound) + f" ({'static' if lb['argument'] == 'static' else lb['argument']})"
+if bound > lb["bytes"]:
+    proven = r(bound) + " (store)"
+print(f"| {name} | {passes} | {schedule} | {proven} | {band} | {cpu:.0f} s / {wall:.0f} s |", flush=True)
+walk, plans = j["walk"], j["plan_search"]
+print(f"{name}: best from {'-' if best is None else best['source']}; walk-down {len(walk['steps'])} searches, "
+      f"{sum(s['found'] for s in walk['steps'])} found, search_limited={walk['search_limited']}, "
+      f"timed_out={walk['timed_out']}; plans {'-' if plans is None else plans['plans']} "
+      f"(work {'-' if plans is None else plans['work']}, work_limited={None if plans is None else plans['work_limited']}); "
+      f"cut {'-' if cut is None else cut['tests']} tests, timed_out={None if cut is None else cut['timed_out']}; "
+      f"static {r(j['static_bound']['bytes'])}; argument: {arg}", file=sys.stderr)
 for peak in (best["budget"] if best else None, stored):
     if peak is not None and bound > peak:
         print(f"UNSOUND: {name}: lower bound {bound} > verified schedule {peak}")
