@@ -121,10 +121,41 @@
 //     what (f) finds for P instead of nothing. (r) asks about computation
 //     points of program operators, which P's frames follow: P is no root
 //     there.
+// (E) The storages the final pins need, charged where they already exist.
+//     H: the storages of the pinned names that are not constants and are
+//     never released for the last time. Take a program operator p that is
+//     not a constant and g in H made before p. g is material when it is
+//     pinned, after the last program step. If g is not material at p's
+//     computation point, its maker is computed after that point (F2), in
+//     the frame of a program operator r > p or of a final pin (F5), with its
+//     arguments material (F3). In the eager runtimes an argument y that died
+//     before p's computation step is then material after its death (F1):
+//     either y is material at p's computation point, or y's maker is
+//     computed after that point too, and so on for its own arguments that
+//     died before p. A computation of c after p's point in the frame of r
+//     holds pinned_before(r), c's arguments and outputs, the charged path
+//     from r down to c as in (r) (a frame of the final pins pre-locks the
+//     storages of the names pinned before its own; nothing is above it on a
+//     chain), and SL(r): r's arguments that are arguments or outputs of
+//     r - 1 and did not die in between, locked by r's frame until r is
+//     computed (F3). A pre-lock on the path may be in SL(r), so only the
+//     larger of the path and SL(r) beyond c's arguments counts. late(c, p)
+//     is the least of this over the roots after p; if it exceeds B, c is
+//     not computed after p. So the storages material at p's computation
+//     point cut every path from a storage of H made before p through makers
+//     (a storage to its maker, a maker to its arguments that died before p)
+//     to a maker c with late(c, p) > B. Such a storage costs its size beside
+//     p's static need unless it is an argument of p or in F (counted by
+//     (k)); one that died before p and cannot be revived (r) cannot be
+//     material at p. So B >= static need of p + |F beyond p's arguments| +
+//     (minimum vertex cut), a maximum flow; a storage every affordable cut
+//     contains is material at p's computation point and joins F, to be
+//     carried back as in (K). On Transformer this charges the weight
+//     gradients made before the static bound's operator there.
 // Everything used of the schedule (D0, D, the chains) ranges over all
 // possibilities, so a refutation holds for every eviction script. Lowering B
-// only enlarges E, the unrevivable storages, the cuts and hence F: the test is
-// monotone in B.
+// only enlarges E, the makers late(c, p) forbids, the unrevivable storages,
+// the cuts and hence F: the test is monotone in B.
 #include "checker/proofs/cut_bound.h"
 
 #include <fmt/core.h>
@@ -201,24 +232,63 @@ struct TraceFacts {
     return false;
   }
   std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
+  // (E): the storages the final pins need (non-constant, never released
+  // for the last time); for their makers and, in the eager runtimes, the
+  // makers of the dead storages a late computation of them may need
+  // (recursively), late_roots[c]: (r, the least pinned_before + max(charged
+  // path, SL) over the roots >= r) at the roots r where that least value
+  // drops, ascending. Empty for other ops, and for all if it gave up.
+  std::vector<StorageId> held_at_end;
+  std::vector<std::vector<std::pair<OpId, int64_t>>> late_roots;  // per op
+  std::vector<int64_t> own;  // per op in late_roots: its argument and output bytes
+  // The least memory of a computation of c in the frame of a root after p.
+  int64_t LateCost(OpId c, OpId p) const {
+    const auto& steps = late_roots[c];
+    auto it =
+        std::upper_bound(steps.begin(), steps.end(), p,
+                         [](OpId q, const std::pair<OpId, int64_t>& s) { return q < s.first; });
+    return it == steps.end() ? kInfinity : own[c] + it->second;
+  }
   OpId final_pins = -1;           // P of (P), -1 if none
 };
 
 int64_t SizeOf(const Trace& trace, StorageId s) { return trace.storages[s].size; }
 
-// The cheapest globally charged path from a program operator computed after
-// `after_op` (an op >= after_op) down to c, not charging c's own arguments
-// (counted with c); kInfinity if there is none.
-int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId after_op) {
-  const std::vector<StorageId>& own = f.arg_storages[c];
-  auto charged = [&](OpId consumer, int32_t pos) {
-    int64_t w = 0;
-    for (StorageId y : f.prelocks[consumer][pos])
-      if (!f.ChargedAbove(y, consumer, [](OpId) { return true; }) &&
-          std::find(own.begin(), own.end(), y) == own.end())
-        w += SizeOf(trace, y);
+// The globally charged weight of the argument edge (consumer, pos), not
+// charging `own` (the arguments of the operator at the path's end). The
+// final pins P pre-lock the storages of the names pinned before position pos;
+// nothing is above P on a chain, so it charges them all.
+int64_t EdgeCharge(const Trace& trace, const TraceFacts& f, const std::vector<StorageId>& own,
+                   OpId consumer, int32_t pos) {
+  auto counts = [&](StorageId y) { return std::find(own.begin(), own.end(), y) == own.end(); };
+  int64_t w = 0;
+  if (consumer == f.final_pins) {
+    const std::vector<TensorId>& pins = trace.ops[consumer].args;
+    const StorageId pinned_now = trace.tensors[pins[pos]].storage;
+    std::vector<StorageId> before;
+    for (int32_t i = 0; i < pos; ++i) {
+      StorageId y = trace.tensors[pins[i]].storage;
+      if (!f.constant[y] && y != pinned_now) before.push_back(y);
+    }
+    std::sort(before.begin(), before.end());
+    before.erase(std::unique(before.begin(), before.end()), before.end());
+    for (StorageId y : before)
+      if (counts(y)) w += SizeOf(trace, y);
     return w;
-  };
+  }
+  for (StorageId y : f.prelocks[consumer][pos])
+    if (!f.ChargedAbove(y, consumer, [](OpId) { return true; }) && counts(y)) w += SizeOf(trace, y);
+  return w;
+}
+
+// The cheapest globally charged path from each root (an operator whose frame
+// can compute c: c's descendants along argument edges, c itself, and P if
+// `with_pins`) down to c, not charging c's own arguments (counted with c).
+// Stops at the first root >= `stop_at` popped (-1: never), whose distance is
+// then the least of any root >= stop_at.
+std::unordered_map<OpId, int64_t> ChargedPaths(const Trace& trace, const TraceFacts& f, OpId c,
+                                               bool with_pins, OpId stop_at, int64_t* stopped) {
+  const std::vector<StorageId>& own = f.arg_storages[c];
   using Item = std::pair<int64_t, OpId>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
   std::unordered_map<OpId, int64_t> best;
@@ -228,10 +298,13 @@ int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId 
     auto [d, u] = queue.top();
     queue.pop();
     if (d > best[u]) continue;
-    if (u >= after_op && u != f.final_pins) return d;
+    if (stop_at >= 0 && u >= stop_at && (with_pins || u != f.final_pins)) {
+      *stopped = d;
+      return best;
+    }
     for (auto [consumer, pos] : f.consumers[u]) {
-      if (consumer == f.final_pins) continue;  // no root, and it computes nothing
-      int64_t nd = d + charged(consumer, pos);
+      if (consumer == f.final_pins && !with_pins) continue;  // no root, and it computes nothing
+      int64_t nd = d + EdgeCharge(trace, f, own, consumer, pos);
       auto it = best.find(consumer);
       if (it == best.end() || nd < it->second) {
         best[consumer] = nd;
@@ -239,7 +312,16 @@ int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId 
       }
     }
   }
-  return kInfinity;
+  return best;
+}
+
+// The cheapest globally charged path from a program operator computed after
+// `after_op` (an op >= after_op) down to c, not charging c's own arguments
+// (counted with c); kInfinity if there is none.
+int64_t PathFromLaterRoot(const Trace& trace, const TraceFacts& f, OpId c, OpId after_op) {
+  int64_t d = kInfinity;
+  ChargedPaths(trace, f, c, /*with_pins=*/false, after_op, &d);
+  return d;
 }
 
 // Appends the operator P of (P) to a copy of the trace: its arguments are
@@ -392,6 +474,91 @@ TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
   return f;
 }
 
+// (E): the held storages, and the cost of computing after an op each maker a
+// late recomputation of them may need. Gives up (nothing held) past a work
+// limit on the Dijkstra pops, the same on any machine.
+void GatherLateNeeds(const Trace& trace, TraceFacts& f, bool eager) {
+  constexpr int64_t kMaxPops = 20'000'000;
+  if (f.final_pins < 0) return;
+  const size_t nst = trace.storages.size(), nops = trace.ops.size();
+  std::vector<uint8_t> want(nst, 0);
+  std::vector<StorageId> held, needed;
+  for (TensorId t : trace.ops[f.final_pins].args) {
+    StorageId g = trace.tensors[t].storage;
+    if (want[g] || f.constant[g] || f.death[g] >= 0) continue;
+    want[g] = 1;
+    held.push_back(g);
+  }
+  std::vector<StorageId> stack(held);
+  while (!stack.empty()) {
+    StorageId x = stack.back();
+    stack.pop_back();
+    needed.push_back(x);
+    if (!eager) continue;
+    for (StorageId y : f.arg_storages[f.maker[x]])
+      if (!want[y] && f.death[y] >= 0) {
+        want[y] = 1;
+        stack.push_back(y);
+      }
+  }
+  // SL(r) of (c) for each program op r: its arguments that are arguments or
+  // outputs of r - 1 and not released for the last time in between (eager),
+  // defined when r's frame starts and locked until r is computed.
+  std::vector<std::vector<StorageId>> locked(nops);
+  for (OpId r = 1; r < static_cast<OpId>(nops); ++r) {
+    if (r == f.final_pins || trace.ops[r].is_constant) continue;
+    const Operator& q = trace.ops[r - 1];
+    std::vector<TensorId> certain(q.args.begin(), q.args.end());
+    for (int32_t i = 0; i < q.num_outputs; ++i) certain.push_back(q.first_output + i);
+    for (TensorId a : trace.ops[r].args) {
+      const StorageId y = trace.tensors[a].storage;
+      if (f.constant[y] || std::find(certain.begin(), certain.end(), a) == certain.end()) continue;
+      if (eager && f.death[y] > f.compute_step[r - 1] && f.death[y] < f.compute_step[r]) continue;
+      if (std::find(locked[r].begin(), locked[r].end(), y) == locked[r].end())
+        locked[r].push_back(y);
+    }
+  }
+  std::vector<std::vector<std::pair<OpId, int64_t>>> late_roots(nops);
+  std::vector<int64_t> own(nops, 0);
+  std::vector<uint8_t> done(nops, 0);
+  int64_t pops = 0;
+  for (StorageId x : needed) {
+    const OpId c = f.maker[x];
+    if (done[c]) continue;
+    done[c] = 1;
+    for (StorageId y : f.arg_storages[c]) own[c] += SizeOf(trace, y);
+    own[c] += trace.ops[c].total_size;
+    int64_t unused = 0;
+    std::unordered_map<OpId, int64_t> paths = ChargedPaths(trace, f, c, true, -1, &unused);
+    pops += static_cast<int64_t>(paths.size());
+    if (pops > kMaxPops) return;
+    std::vector<std::pair<OpId, int64_t>> at;
+    for (auto [r, d] : paths) {
+      if (r == c || trace.ops[r].is_constant) continue;
+      // r's frame holds SL(r) locked as well; a pre-lock on the path may be
+      // one of them, so the larger of the two counts.
+      int64_t sl = 0;
+      for (StorageId y : locked[r])
+        if (std::find(f.arg_storages[c].begin(), f.arg_storages[c].end(), y) ==
+            f.arg_storages[c].end())
+          sl += SizeOf(trace, y);
+      at.emplace_back(r, f.pinned_before[r] + std::max(d, sl));
+    }
+    std::sort(at.begin(), at.end());
+    std::vector<std::pair<OpId, int64_t>>& steps = late_roots[c];
+    int64_t least = kInfinity;
+    for (size_t i = at.size(); i-- > 0;)
+      if (at[i].second < least) {
+        least = at[i].second;
+        steps.emplace_back(at[i].first, least);
+      }
+    std::reverse(steps.begin(), steps.end());
+  }
+  f.held_at_end = std::move(held);
+  f.late_roots = std::move(late_roots);
+  f.own = std::move(own);
+}
+
 // A maximum flow network with int64 capacities (Boost.Graph's
 // Boykov-Kolmogorov: the cuts here are small, found in few augmentations).
 class FlowNetwork {
@@ -467,6 +634,7 @@ class Walk {
         static_(static_bound),
         final_pins_(final_pins),
         eager_(options.eager),
+        held_to_end_(options.held_to_end),
         nst_(trace.storages.size()),
         reached_(trace.ops.size(), 0),
         dist_(trace.ops.size(), kInfinity),
@@ -475,7 +643,8 @@ class Walk {
         mark_(nst_, 0),
         op_pos_(trace.ops.size(), -1),
         tensor_pos_(trace.tensors.size(), -1),
-        per_storage_(nst_, 0) {}
+        per_storage_(nst_, 0),
+        end_pos_(nst_, -1) {}
 
   bool Refutes(int64_t budget, CutArgument* why) {
     budget_ = budget;
@@ -483,6 +652,7 @@ class Walk {
     std::vector<OpId> since;
     for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
       if (Keep(p, kept, since, why)) return Refuted(why);
+      if (EndCut(p, kept, since, why)) return Refuted(why);
       if (p == 0) break;
       std::vector<StorageId> next;
       std::vector<OpId> next_since;
@@ -505,6 +675,146 @@ class Walk {
         if (o == final_pins_) o = kFinalPins;
     }
     return true;
+  }
+
+  // (E) at p's computation point: the storages the final pins need, made
+  // before p, against their recomputation after p. Refutes, or adds to F
+  // (`kept`) the storages every affordable cut contains.
+  bool EndCut(OpId p, std::vector<StorageId>& kept, std::vector<OpId>& since, CutArgument* why) {
+    if (!held_to_end_ || f_.held_at_end.empty() || p == final_pins_ || trace_.ops[p].is_constant)
+      return false;
+    const int32_t step = f_.compute_step[p];
+    // Whatever the cut, it costs at most H made before p: if even that fits,
+    // nothing is refuted here (and nothing is added to F: weaker, sound).
+    const int64_t need = static_.per_op[p].total();
+    int64_t most = need;
+    for (StorageId s : kept) most += size(s);
+    for (StorageId g : f_.held_at_end)
+      if (f_.maker[g] < p) most += size(g);
+    if (most <= budget_) return false;
+    // The network: storages (in/out vertex pairs) reached from the held ones
+    // through makers that a computation after p could afford, and those
+    // makers; a maker it could not afford leads to the sink.
+    std::vector<StorageId> nodes, stack;
+    std::vector<OpId> makers;
+    auto reach = [&](StorageId x) {
+      if (end_pos_[x] >= 0) return;
+      end_pos_[x] = static_cast<int32_t>(nodes.size());
+      nodes.push_back(x);
+      stack.push_back(x);
+    };
+    for (StorageId g : f_.held_at_end)
+      if (f_.maker[g] < p) reach(g);
+    bool expensive = false;
+    while (!stack.empty()) {
+      const OpId c = f_.maker[stack.back()];
+      stack.pop_back();
+      if (op_pos_[c] >= 0) continue;
+      op_pos_[c] = static_cast<int32_t>(makers.size());
+      makers.push_back(c);
+      if (f_.LateCost(c, p) > budget_) {
+        expensive = true;
+        continue;
+      }
+      if (eager_)
+        for (StorageId y : f_.arg_storages[c])
+          if (f_.death[y] >= 0 && f_.death[y] < step) reach(y);
+    }
+    auto reset = [&] {
+      for (StorageId x : nodes) end_pos_[x] = -1;
+      for (OpId c : makers) op_pos_[c] = -1;
+    };
+    if (!expensive) {
+      reset();
+      return false;
+    }
+    // p's arguments and F are material at p at no cost beyond (k).
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 1;
+    int64_t beside = 0;
+    for (StorageId s : kept)
+      if (!mark_[s]) {
+        beside += size(s);
+        mark_[s] = 2;
+      }
+    for (StorageId s : kept) mark_[s] = 1;
+    const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
+    FlowNetwork net(first_op + makers.size());
+    std::vector<FlowNetwork::Edge> through(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      StorageId x = nodes[i];
+      int64_t capacity;
+      if (mark_[x])
+        capacity = 0;
+      else if (eager_ && f_.death[x] >= 0 && f_.death[x] < step && f_.revival[x] > budget_)
+        capacity = kInfinity;  // cannot be material at p (r)
+      else
+        capacity = size(x);
+      through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
+      net.Add(3 + 2 * i, first_op + op_pos_[f_.maker[x]], kInfinity);
+    }
+    for (StorageId s : f_.arg_storages[p]) mark_[s] = 0;
+    for (StorageId s : kept) mark_[s] = 0;
+    for (StorageId g : f_.held_at_end)
+      if (f_.maker[g] < p) net.Add(kSource, 2 + 2 * end_pos_[g], kInfinity);
+    OpId example = -1;
+    int64_t example_cost = 0;
+    for (size_t k = 0; k < makers.size(); ++k) {
+      const OpId c = makers[k];
+      const int64_t cost = f_.LateCost(c, p);
+      if (cost > budget_) {
+        net.Add(first_op + k, kSink, kInfinity);
+        if (cost > example_cost) {
+          example = c;
+          example_cost = cost;
+        }
+        continue;
+      }
+      if (eager_)
+        for (StorageId y : f_.arg_storages[c])
+          if (f_.death[y] >= 0 && f_.death[y] < step)
+            net.Add(first_op + k, 2 + 2 * end_pos_[y], kInfinity);
+    }
+    const int64_t cut = net.MaxFlow(kSource, kSink);
+    std::vector<uint8_t> side = net.SourceSide(kSource);
+    std::vector<StorageId> on_cut;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (side[2 + 2 * i] && !side[3 + 2 * i] && net.capacity(through[i]) > 0)
+        on_cut.push_back(nodes[i]);
+    if (need + beside + cut > budget_) {
+      if (why) {
+        *why = CutArgument{};
+        why->kind = CutArgument::Kind::kCut;
+        why->op = final_pins_;
+        why->previous = p;
+        why->budget = budget_;
+        why->need = need;
+        why->carried = beside;
+        why->cut = cut;
+        why->expensive = example;
+        why->expensive_cost = example_cost;
+        why->kept = kept;
+        why->kept_since = since;
+        why->cut_storages = on_cut;
+        std::sort(why->cut_storages.begin(), why->cut_storages.end());
+      }
+      reset();
+      return true;
+    }
+    // (f) at p: a storage every affordable cut contains is material at p.
+    for (StorageId x : on_cut) {
+      const size_t i = static_cast<size_t>(end_pos_[x]);
+      const int64_t saved = net.capacity(through[i]);
+      net.SetCapacity(through[i], kInfinity);
+      const int64_t without = net.MaxFlow(kSource, kSink);
+      net.SetCapacity(through[i], saved);
+      if (need + beside + without > budget_ &&
+          std::find(kept.begin(), kept.end(), x) == kept.end()) {
+        kept.push_back(x);
+        since.push_back(final_pins_);
+      }
+    }
+    reset();
+    return false;
   }
 
   // (k) at p's computation point.
@@ -880,6 +1190,7 @@ class Walk {
   const MemoryBound& static_;
   const OpId final_pins_;  // P of (P), -1 if none
   const bool eager_;
+  const bool held_to_end_;  // CutOptions::held_to_end
   const size_t nst_;
   int64_t budget_ = 0;
   std::vector<uint8_t> reached_;
@@ -887,6 +1198,7 @@ class Walk {
   std::vector<uint8_t> in_graph_, locked_tensor_, mark_;
   // The cut network's indices (-1 / 0 outside a frame's network).
   std::vector<int32_t> op_pos_, tensor_pos_, per_storage_;
+  std::vector<int32_t> end_pos_;  // EndCut's network indices (-1 outside it)
 };
 
 }  // namespace
@@ -904,8 +1216,12 @@ namespace {
 // The trace with P (AddFinalPins) and what the walk reads of it.
 struct WalkInput {
   WalkInput(const Trace& original, bool eager)
-      : trace(original), final_pins(AddFinalPins(trace)),
-        static_bound(ComputeMemoryBound(trace)), facts(Gather(trace, final_pins, eager)) {}
+      : trace(original),
+        final_pins(AddFinalPins(trace)),
+        static_bound(ComputeMemoryBound(trace)),
+        facts(Gather(trace, final_pins, eager)) {
+    GatherLateNeeds(trace, facts, eager);
+  }
   Trace trace;
   OpId final_pins;
   MemoryBound static_bound;

@@ -42,6 +42,12 @@
 // the whole phase). What every affordable cut there contains (on Transformer:
 // the weight gradients, which only a replay of the backward pass could bring
 // back) must be material at the last operator, and is carried from there.
+// The storages the final pins need (on Transformer: the weight gradients)
+// are also charged where they already exist: at each operator p, unless a
+// computation after p could bring back each one made before p (its maker,
+// and the makers of the dead arguments it needs, each within the budget),
+// memory at p's computation point holds a cut of them or of those dead
+// arguments beside p's static need.
 // The bound is the smallest budget the argument does not refute (at least the
 // static bound), found by bisection (the test is monotone in B). It holds for
 // the RuntimeV2 family; `eager` says whether releases evict (RuntimeV2Eager*).
@@ -91,6 +97,10 @@ struct CutOptions {
   // Total seconds for the bisection (0: no limit); when it runs out, the
   // bound proven so far is returned (timed_out is set).
   double seconds = 0;
+  // (E) in cut_bound.cc: the storages the final pins need, made before an
+  // operator, are charged there unless a computation after it could bring
+  // them back within the budget. Off only to measure what it adds.
+  bool held_to_end = true;
 };
 
 // eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
