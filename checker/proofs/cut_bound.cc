@@ -170,6 +170,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <queue>
 #include <unordered_map>
@@ -239,6 +240,7 @@ struct TraceFacts {
   // path, SL) over the roots >= r) at the roots r where that least value
   // drops, ascending. Empty for other ops, and for all if it gave up.
   std::vector<StorageId> held_at_end;
+  std::vector<OpId> late_makers;  // the ops whose late_roots are computed
   std::vector<std::vector<std::pair<OpId, int64_t>>> late_roots;  // per op
   std::vector<int64_t> own;  // per op in late_roots: its argument and output bytes
   // The least memory of a computation of c in the frame of a root after p.
@@ -521,11 +523,13 @@ void GatherLateNeeds(const Trace& trace, TraceFacts& f, bool eager) {
   std::vector<std::vector<std::pair<OpId, int64_t>>> late_roots(nops);
   std::vector<int64_t> own(nops, 0);
   std::vector<uint8_t> done(nops, 0);
+  std::vector<OpId> makers;
   int64_t pops = 0;
   for (StorageId x : needed) {
     const OpId c = f.maker[x];
     if (done[c]) continue;
     done[c] = 1;
+    makers.push_back(c);
     for (StorageId y : f.arg_storages[c]) own[c] += SizeOf(trace, y);
     own[c] += trace.ops[c].total_size;
     int64_t unused = 0;
@@ -555,6 +559,7 @@ void GatherLateNeeds(const Trace& trace, TraceFacts& f, bool eager) {
     std::reverse(steps.begin(), steps.end());
   }
   f.held_at_end = std::move(held);
+  f.late_makers = std::move(makers);
   f.late_roots = std::move(late_roots);
   f.own = std::move(own);
 }
@@ -648,6 +653,18 @@ class Walk {
 
   bool Refutes(int64_t budget, CutArgument* why) {
     budget_ = budget;
+    // (E) has nothing to cut before the first op after which some maker it
+    // may need is too expensive to compute; past a work limit on its
+    // networks it stops for this budget (weaker, still sound), the same on
+    // any machine.
+    end_from_ = std::numeric_limits<OpId>::max();
+    end_work_ = 0;
+    for (OpId c : f_.late_makers) {
+      const auto& steps = f_.late_roots[c];
+      size_t k = 0;
+      while (k < steps.size() && f_.own[c] + steps[k].second <= budget) ++k;
+      end_from_ = std::min(end_from_, k == 0 ? c + 1 : steps[k - 1].first);
+    }
     std::vector<StorageId> kept;  // F: material at the current op's computation point
     std::vector<OpId> since;
     for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
@@ -681,7 +698,9 @@ class Walk {
   // before p, against their recomputation after p. Refutes, or adds to F
   // (`kept`) the storages every affordable cut contains.
   bool EndCut(OpId p, std::vector<StorageId>& kept, std::vector<OpId>& since, CutArgument* why) {
-    if (!held_to_end_ || f_.held_at_end.empty() || p == final_pins_ || trace_.ops[p].is_constant)
+    constexpr int64_t kMaxWork = 50'000'000;  // network vertices and edges per budget
+    if (!held_to_end_ || f_.held_at_end.empty() || p == final_pins_ || trace_.ops[p].is_constant ||
+        p < end_from_ || end_work_ > kMaxWork)
       return false;
     const int32_t step = f_.compute_step[p];
     // Whatever the cut, it costs at most H made before p: if even that fits,
@@ -709,6 +728,7 @@ class Walk {
     while (!stack.empty()) {
       const OpId c = f_.maker[stack.back()];
       stack.pop_back();
+      ++end_work_;
       if (op_pos_[c] >= 0) continue;
       op_pos_[c] = static_cast<int32_t>(makers.size());
       makers.push_back(c);
@@ -717,8 +737,10 @@ class Walk {
         continue;
       }
       if (eager_)
-        for (StorageId y : f_.arg_storages[c])
+        for (StorageId y : f_.arg_storages[c]) {
+          ++end_work_;
           if (f_.death[y] >= 0 && f_.death[y] < step) reach(y);
+        }
     }
     auto reset = [&] {
       for (StorageId x : nodes) end_pos_[x] = -1;
@@ -1199,6 +1221,8 @@ class Walk {
   // The cut network's indices (-1 / 0 outside a frame's network).
   std::vector<int32_t> op_pos_, tensor_pos_, per_storage_;
   std::vector<int32_t> end_pos_;  // EndCut's network indices (-1 outside it)
+  OpId end_from_ = 0;             // EndCut: nothing to cut before this op, at budget_
+  int64_t end_work_ = 0;          // EndCut: work done at budget_
 };
 
 }  // namespace
