@@ -190,6 +190,8 @@ void Validate(const AtlasRequest& r) {
   if (r.ratios.empty() == r.budgets.empty()) throw Error("atlas needs --ratios A:B or --budgets LO:HI");
   r.settings.Resolve();
   CheckJobs(r.jobs);
+  CheckOption(kMaxRuns, static_cast<int64_t>(std::min<size_t>(r.max_runs, kMaxInt64)));
+  CheckOption(kMaxEvals, r.max_evals);
   if (AtlasRatios(r)) return;
   auto [a, b] = SplitRange(r.budgets, "--budgets");
   ParseBytes(a);
@@ -216,8 +218,9 @@ AtlasAnswer Atlas(const LoadedTrace& t, const AtlasRequest& r, const AtlasProgre
                        t.baseline);
     journal = checkpoint->Journal();
   }
-  answer.atlas = BuildAtlas(t.trace, t.baseline, answer.spec, bytes.first, bytes.second, r.jobs, progress,
-                            r.max_runs, checkpoint ? &journal : nullptr);
+  answer.atlas = WalkedPart(BuildAtlas(
+      t.trace, t.baseline, answer.spec, bytes.first, bytes.second, r.jobs, progress,
+      AtlasCap{.runs = r.max_runs, .evals = r.max_evals}, checkpoint ? &journal : nullptr));
   return answer;
 }
 
@@ -606,8 +609,10 @@ void Validate(const ReportRequest& r) {
   if (!r.timeline_ratio.empty()) RatioOption("--timeline-ratio", r.timeline_ratio);
   CheckOption(kCliffFactor, r.cliff_factor);
   CheckJobs(r.jobs);
-  if (r.atlas_max_runs)  // 0: sized after the grid
-    CheckOption(kAtlasMaxRuns, static_cast<int64_t>(std::min<size_t>(r.atlas_max_runs, kMaxInt64)));
+  if (r.atlas_max_runs)
+    CheckOption(kAtlasMaxRuns,
+                static_cast<int64_t>(std::min<size_t>(*r.atlas_max_runs, kMaxInt64)));
+  if (r.atlas_max_evals) CheckOption(kAtlasMaxEvals, *r.atlas_max_evals);
   if (r.max_verdicts)  // 0: sized to the trace
     CheckOption(kMaxVerdicts, static_cast<int64_t>(std::min<size_t>(r.max_verdicts, kMaxInt64)));
   // Z3's limits need z3, as the CLI's --timeout, --work-limit, --windows and
@@ -637,7 +642,8 @@ ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
   o.cliff_factor = r.cliff_factor;
   o.jobs = r.jobs;
   o.atlas = r.atlas;
-  o.atlas_max_runs = r.atlas_max_runs;
+  if (r.atlas_max_runs) o.atlas_cap.runs = *r.atlas_max_runs;
+  if (r.atlas_max_evals) o.atlas_cap.evals = *r.atlas_max_evals;
   o.refine = r.refine;
   o.verdicts = r.proofs;
   o.divergence = r.divergence;

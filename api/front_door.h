@@ -88,11 +88,14 @@ struct AtlasRequest {
   std::string budgets;  // "LO:HI" in bytes
   ReplayChoice settings;
   int jobs = 0;
-  size_t max_runs = 0;  // 0: walk the whole range
+  size_t max_runs = 0;                     // kMaxRuns; 0: no cap on replays
+  int64_t max_evals = kDefaultAtlasEvals;  // kMaxEvals; 0: no cap on heuristic evaluations
   std::string checkpoint;
 };
 struct AtlasAnswer {
   RunSpec spec;  // the settings walked
+  // When a cap stopped the walk, the complete atlas of the part walked, with
+  // asked_hi set (WalkedPart).
   BudgetAtlas atlas;
 };
 void Validate(const AtlasRequest& request);
@@ -276,8 +279,10 @@ struct ReportRequest {
   double cliff_factor = kDefaultCliffFactor;
   int jobs = 0;
   bool atlas = true;
-  size_t atlas_max_runs = 0;  // kAtlasMaxRuns; 0: sized after the grid (AtlasReplaysFor)
-  size_t max_verdicts = 0;    // kMaxVerdicts; 0: sized to the trace (DefaultReportCaps)
+  // The atlas's cap (kAtlasMaxRuns, kAtlasMaxEvals); unset: kDefaultReportAtlasCap's.
+  std::optional<size_t> atlas_max_runs;
+  std::optional<int64_t> atlas_max_evals;
+  size_t max_verdicts = 0;  // kMaxVerdicts; 0: sized to the trace (DefaultReportCaps)
   bool refine = true;
   bool proofs = true;
   bool divergence = true;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "cli/replay_flags.h"
 #include "model/error.h"
 #include "reports/atlas_report.h"
+#include "reports/number_format.h"
 
 namespace dtr::cli {
 
@@ -25,6 +27,16 @@ void AddAtlasFlags(CLI::App* cmd, AtlasFlags& f) {
       ->excludes(ratios);
   AddReplayFlags(cmd, r.settings);
   AddJobsFlag(cmd, r.jobs);
+  cmd->add_option(
+         "--max-evals", r.max_evals,
+         fmt::format(
+             "stop after the interval where the replays' heuristic evaluations, counted up "
+             "from the range start, reach N (default {}, at most about 30 s here; 0: no cap)",
+             GroupedInt(kDefaultAtlasEvals)))
+      ->check(InRange(api::kMaxEvals));
+  cmd->add_option("--max-runs", r.max_runs,
+                  "stop after N replays, counted up from the range start (default 0: no cap)")
+      ->check(InRange(api::kMaxRuns));
   AddJsonFlag(cmd, f.json, "one JSON object: summary, intervals, bands (docs/atlas_json.md)");
   cmd->add_flag("--csv", f.csv, "one CSV row per interval");
   cmd->add_flag("--all", f.all, "text: list every interval however many there are");
@@ -38,11 +50,23 @@ int RunAtlas(const AtlasFlags& f) {
   api::Validate(f.request);
   api::LoadedTrace trace = api::LoadTraceFile(f.trace);
   api::AtlasAnswer answer;
+  const AtlasCap cap{.runs = f.request.max_runs, .evals = f.request.max_evals};
   {
     ProgressBar bar("atlas");
-    answer = api::Atlas(trace, f.request, [&](int64_t covered, int64_t total, size_t runs) {
-      bar.UpdatePercent(covered, total, fmt::format("of the range, {} replays", runs));
-    });
+    answer = api::Atlas(
+        trace, f.request, [&](int64_t covered, int64_t total, size_t runs, int64_t evals) {
+          // The larger part: of the range walked, or of a cap spent.
+          double part = static_cast<double>(covered) / static_cast<double>(total);
+          if (cap.runs > 0)
+            part = std::max(part, static_cast<double>(runs) / static_cast<double>(cap.runs));
+          if (cap.evals > 0)
+            part = std::max(part, static_cast<double>(evals) / static_cast<double>(cap.evals));
+          bar.UpdatePercent(
+              static_cast<size_t>(std::min(1.0, part) * 1000), 1000,
+              fmt::format(
+                  "of the range or of the cap, {} replays, {} heuristic evaluations (cap: {})",
+                  runs, GroupedInt(evals), AtlasCapText(cap)));
+        });
   }
   if (f.json)
     std::cout << AtlasJson(trace.summary, answer.spec, answer.atlas).dump() << "\n";

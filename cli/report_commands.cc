@@ -12,6 +12,7 @@
 #include "cli/replay_flags.h"
 #include "diagnose/report_model.h"
 #include "model/error.h"
+#include "reports/number_format.h"
 #include "reports/report_headline.h"
 #include "reports/report_text.h"
 #include "traces/demo.h"
@@ -86,7 +87,7 @@ int RunReport(const ReportFlags& f) {
         [&](size_t d, size_t t) {
           if (!bar) return;
           if (stage.size() >= 5 && stage.compare(stage.size() - 5, 5, "atlas") == 0)
-            bar->UpdatePercent(d, t, fmt::format("of the atlas's {} replays (--atlas-max-runs)", t));
+            bar->UpdatePercent(d, t, "of the atlas's cap (--atlas-max-runs, --atlas-max-evals)");
           else
             bar->Update(d, t);
         },
@@ -136,12 +137,19 @@ void AddReportFlags(CLI::App* cmd, ReportFlags& f) {
   AddJobsFlag(cmd, r.jobs);
   cmd->add_flag_callback("--no-atlas", [&r] { r.atlas = false; },
                 "do not walk the exact budget atlas over the grid's range (as `dtrcheck atlas`)");
-  cmd->add_option("--atlas-max-runs", r.atlas_max_runs,
-                  "the atlas's budget: it walks the grid's range, most telling windows first, "
-                  "until it has made this many replays, and says what it covered (default: sized "
-                  "after the grid from its costliest run, at most 1000; a count, not a time, so "
-                  "the report is the same on any machine)")
+  AddValueOption(
+      cmd, "--atlas-max-runs", r.atlas_max_runs,
+      fmt::format("the atlas's cap of replays: it walks the grid's range, most telling windows "
+                  "first, until it has made this many replays or --atlas-max-evals heuristic "
+                  "evaluations, and says what it covered (default {}; counts, not a time, so "
+                  "the report is the same on any machine)",
+                  kDefaultReportAtlasCap.runs))
       ->check(InRange(api::kAtlasMaxRuns));
+  AddValueOption(
+      cmd, "--atlas-max-evals", r.atlas_max_evals,
+      fmt::format("the atlas's cap of heuristic evaluations, the replays' cost (default {})",
+                  GroupedInt(kDefaultReportAtlasCap.evals)))
+      ->check(InRange(api::kAtlasMaxEvals));
   cmd->add_option("--max-verdicts", r.max_verdicts,
                   "classify at most this many OOM budgets, the highest of each failing stretch "
                   "first (default: sized to the trace)")

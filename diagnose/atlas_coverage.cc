@@ -112,33 +112,44 @@ std::vector<std::pair<int64_t, int64_t>> AtlasCoverage::Infeasible() const {
 }
 
 AtlasCoverage WalkAtlasWithin(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                              const std::vector<ScanPoint>& grid, size_t max_replays, int jobs,
+                              const std::vector<ScanPoint>& grid, AtlasCap cap, int jobs,
                               const ProgressFn& progress) {
-  if (max_replays == 0) throw Error("the atlas needs a budget of at least one replay");
+  if (!cap.any()) throw Error("the atlas needs a cap of replays or heuristic evaluations");
   AtlasCoverage c;
   c.windows = PlanWindows(grid);
   c.lo = grid.front().budget;
   c.hi = grid.back().budget;
-  c.max_replays = max_replays;
+  c.cap = cap;
+  // Thousandths of the cap spent: its larger part.
+  auto spent = [&](size_t runs, int64_t evals) {
+    double part = 0;
+    if (cap.runs > 0) part = static_cast<double>(runs) / static_cast<double>(cap.runs);
+    if (cap.evals > 0)
+      part = std::max(part, static_cast<double>(evals) / static_cast<double>(cap.evals));
+    return static_cast<size_t>(std::min(1.0, part) * 1000);
+  };
   // The intervals walked in each window, by window (walk order).
   std::vector<std::vector<AtlasInterval>> walked(c.windows.size());
   for (size_t k = 0; k < c.windows.size(); ++k) {
     AtlasWindow& w = c.windows[k];
-    const size_t left = max_replays - c.replays;
-    if (left == 0) {
+    if ((cap.runs > 0 && c.replays >= cap.runs) || (cap.evals > 0 && c.evals >= cap.evals)) {
       c.budget_ran_out = true;
       break;
     }
-    const size_t spent_before = c.replays;
+    const AtlasCap left{.runs = cap.runs > 0 ? cap.runs - c.replays : 0,
+                        .evals = cap.evals > 0 ? cap.evals - c.evals : 0};
+    const size_t runs_before = c.replays;
+    const int64_t evals_before = c.evals;
     BudgetAtlas a = BuildAtlas(
         trace, baseline, spec, w.lo, w.hi, jobs,
-        [&](int64_t, int64_t, size_t runs) {
-          if (progress) progress(std::min(max_replays, spent_before + runs), max_replays);
+        [&](int64_t, int64_t, size_t runs, int64_t evals) {
+          if (progress) progress(spent(runs_before + runs, evals_before + evals), 1000);
         },
         left);
     w.replays = a.runs;
     w.walked_bytes = a.covered;
     c.replays += a.runs;
+    c.evals += a.evals;
     if (a.stopped) {
       walked[k] = std::move(a.prefix);
       c.budget_ran_out = true;
@@ -146,7 +157,7 @@ AtlasCoverage WalkAtlasWithin(const Trace& trace, const Baseline& baseline, cons
     }
     walked[k] = std::move(a.intervals);
   }
-  if (progress) progress(c.replays, max_replays);
+  if (progress) progress(spent(c.replays, c.evals), 1000);
 
   // Join the walked parts of windows into maximal sections, in budget order.
   std::vector<size_t> order;

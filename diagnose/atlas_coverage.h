@@ -1,5 +1,5 @@
 // The exact budget atlas (checker/drivers/budget_atlas.h) of a report's range,
-// walked within a budget of replays.
+// walked within a cap of replays and heuristic evaluations.
 //
 // A whole range can hold tens of thousands of atlas intervals (ResNet-32 has
 // about 1,500 between ratios 0.10 and 0.15 alone), so the walk does not go
@@ -13,13 +13,14 @@
 //  3. windows below the lowest passing grid run, highest first (all of them
 //     when no grid run passes).
 // Each window is walked exactly (BuildAtlas, with `jobs` workers) with what
-// is left of the budget. The window where the budget runs out keeps the
-// intervals walked before the cap (BudgetAtlas::prefix); windows after it are
+// is left of the cap. The window where the cap is reached keeps the
+// intervals walked before it (BudgetAtlas::prefix); windows after it are
 // not walked, and their budgets are known only at grid points.
 //
-// The budget counts replays as BuildAtlas does (intervals in budget order
-// within a window), so the coverage, the intervals and the replay count are
-// the same for every `jobs`, every machine and every load: no clock is read.
+// The cap counts replays and their heuristic evaluations as BuildAtlas does
+// (intervals in budget order within a window), so the coverage, the
+// intervals and the counts are the same for every `jobs`, every machine and
+// every load: no clock is read.
 #pragma once
 
 #include <cstddef>
@@ -53,9 +54,10 @@ struct AtlasWindow {
 
 struct AtlasCoverage {
   int64_t lo = 0, hi = 0;  // the range: the lowest and highest grid budget
-  size_t max_replays = 0;  // the budget
-  size_t replays = 0;      // spent, at most max_replays
-  // Some window was not walked, or only in part, because the budget was spent.
+  AtlasCap cap;            // the budget
+  size_t replays = 0;      // spent
+  int64_t evals = 0;       // heuristic evaluations spent
+  // Some window was not walked, or only in part, because the cap was reached.
   bool budget_ran_out = false;
   std::vector<AtlasWindow> windows;  // in the order they were walked
   // The walked stretches, maximal, in budget order: each a complete atlas of
@@ -75,12 +77,12 @@ struct AtlasCoverage {
 };
 
 // Walks the atlas over [lowest, highest] budget of `grid` (points in
-// increasing budget order, as AnalyzeScan takes them) within max_replays
-// replays, in the window order above. `spec` gives heuristic, runtime,
-// overhead limit and seed. progress(replays spent, max_replays). Throws Error
-// for fewer than two distinct budgets or max_replays == 0.
+// increasing budget order, as AnalyzeScan takes them) within `cap`, in the
+// window order above. `spec` gives heuristic, runtime, overhead limit and
+// seed. progress(thousandths of the cap spent, 1000), the cap's larger part.
+// Throws Error for fewer than two distinct budgets or no cap.
 AtlasCoverage WalkAtlasWithin(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
-                              const std::vector<ScanPoint>& grid, size_t max_replays, int jobs,
+                              const std::vector<ScanPoint>& grid, AtlasCap cap, int jobs,
                               const ProgressFn& progress = nullptr);
 
 // A cliff of the atlas: adjacent passing intervals of one section whose

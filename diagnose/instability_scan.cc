@@ -246,11 +246,12 @@ void ScanExactly(const Trace& trace, const Baseline& baseline, const std::vector
                  const ScanOptions& options, const ProgressFn& progress, ScanResult& out) {
   if (sorted.empty()) throw Error("a scan needs at least one ratio");
   auto [lo, hi] = GridBudgetRange(sorted, baseline.memory);
-  out.atlas = BuildAtlas(trace, baseline, RunSpecOf(options), lo, hi, options.jobs,
-                         [&](int64_t covered, int64_t total, size_t) {
-                           if (progress) progress(covered, total);
-                         },
-                         /*max_runs=*/0, options.atlas_journal);
+  out.atlas = BuildAtlas(
+      trace, baseline, RunSpecOf(options), lo, hi, options.jobs,
+      [&](int64_t covered, int64_t total, size_t, int64_t) {
+        if (progress) progress(covered, total);
+      },
+      /*cap=*/{}, options.atlas_journal);
   const BudgetAtlas& atlas = *out.atlas;
   for (const Ratio& r : sorted) {
     int64_t budget = BudgetChoice{.ratio = r, .budget = std::nullopt}.Bytes(baseline.memory);

@@ -259,13 +259,6 @@ ReportCaps DefaultReportCaps(const Trace& trace) {
   return c;
 }
 
-size_t AtlasReplaysFor(const std::vector<BudgetRow>& grid) {
-  constexpr int64_t kAtlasEvals = 200'000'000;
-  int64_t costliest = 1;
-  for (const BudgetRow& row : grid) costliest = std::max(costliest, row.run.result.heuristic_evals + 1);
-  return static_cast<size_t>(std::clamp<int64_t>(kAtlasEvals / costliest, 10, kDefaultAtlasReplays));
-}
-
 std::string DefaultReportRatios(const Trace& trace) {
   // As many rows as about kGridWork / (storages x steps) allow, in the finest
   // of the steps 0.01, 0.02, 0.05 that fits (0.05 at least).
@@ -367,9 +360,8 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     std::vector<BudgetRow> grid_rows = m.rows;
     CurveShape grid = AnalyzeCurve(grid_rows, options.cliff_factor);
     StartStage(options, "atlas");
-    const size_t replays = options.atlas_max_runs ? options.atlas_max_runs : AtlasReplaysFor(grid_rows);
-    m.atlas = WalkAtlasWithin(trace, baseline, RunSpecOf(options), grid.points, replays, options.jobs,
-                              options.progress);
+    m.atlas = WalkAtlasWithin(trace, baseline, RunSpecOf(options), grid.points, options.atlas_cap,
+                              options.jobs, options.progress);
     if (options.refine) {
       std::vector<GridAddition> additions =
           RefineGrid(*m.atlas, grid.points, grid.analysis, baseline.memory, options.cliff_factor,

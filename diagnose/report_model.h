@@ -88,9 +88,12 @@ std::string ExplainFlagsFor(const VerdictOptions& options);
 // whose rows cost about 2.5e9 storages x steps at most (ReportCaps).
 std::string DefaultReportRatios(const Trace& trace);
 
-// The atlas's default budget: about 20 s of one core on ResNet-32 (its
-// first 1,000 intervals above ratio 0.10 reach past 0.12).
-constexpr size_t kDefaultAtlasReplays = 1000;
+// The atlas's default cap: 1,000 replays (about 20 s of one core on
+// ResNet-32, whose first 1,000 intervals above ratio 0.10 reach past 0.12)
+// or 200 million heuristic evaluations (about 10 s of two cores here), the
+// first reached: an atlas replay near a regime change can cost a hundred
+// times a grid run, so the replays alone do not bound the time.
+inline constexpr AtlasCap kDefaultReportAtlasCap{.runs = 1000, .evals = 200'000'000};
 
 // The default caps of a report, sized to the trace so that the report
 // finishes in about two minutes on two cores on each public trace
@@ -98,19 +101,13 @@ constexpr size_t kDefaultAtlasReplays = 1000;
 // seconds, so the report is the same on every machine:
 //  - the verdicts and the grid's step: a replay costs about storages x
 //    program steps (each eviction scans the pool);
-//  - the atlas's replays (ReportOptions::atlas_max_runs 0): sized after the
-//    grid from the most heuristic evaluations one of its runs made, as a
-//    slow regime can cost a hundred times a fast one (AtlasReplaysFor).
+//  - the atlas: kDefaultReportAtlasCap, whose evaluations measure the
+//    replays' real cost.
 struct ReportCaps {
   size_t verdicts = 0;      // OOM budgets classified (0: every one)
   int64_t replay_cost = 0;  // storages x program steps
 };
 ReportCaps DefaultReportCaps(const Trace& trace);
-// About 2e8 heuristic evaluations' worth of replays at the cost of the
-// grid's costliest run, from 10 to kDefaultAtlasReplays (an atlas replay
-// near a regime change can cost many times the grid's costliest run).
-struct BudgetRow;
-size_t AtlasReplaysFor(const std::vector<BudgetRow>& grid);
 
 struct ReportOptions : ReplaySettings {
   std::string trace_name;    // shown as the trace's name
@@ -141,10 +138,9 @@ struct ReportOptions : ReplaySettings {
   std::function<void(const std::string&)> stage;
 
   // The exact atlas over [lowest, highest grid budget], walked within
-  // atlas_max_runs replays (diagnose/atlas_coverage.h); 0: sized after the
-  // grid (AtlasReplaysFor).
+  // atlas_cap (diagnose/atlas_coverage.h).
   bool atlas = true;
-  size_t atlas_max_runs = kDefaultAtlasReplays;
+  AtlasCap atlas_cap = kDefaultReportAtlasCap;
   // Rows added from what the atlas found (diagnose/grid_refinement.h).
   bool refine = true;
   RefineLimits refine_limits;

@@ -136,14 +136,16 @@ py::object Sweep(const LoadedTrace& t, const std::string& ratios, const std::vec
 
 py::object Atlas(const LoadedTrace& t, const std::optional<std::string>& ratios,
                  const std::optional<std::string>& budgets, const std::string& heuristic,
-                 const std::string& runtime, const py::object& overhead_limit, const py::object& seed,
-                 const py::object& jobs, const py::object& max_runs) {
+                 const std::string& runtime, const py::object& overhead_limit,
+                 const py::object& seed, const py::object& jobs, const py::object& max_runs,
+                 const py::object& max_evals) {
   api::AtlasRequest r;
   r.ratios = ratios.value_or("");
   r.budgets = budgets.value_or("");
   r.settings = Settings({heuristic}, runtime, overhead_limit, seed);
   r.jobs = Jobs(jobs);
   r.max_runs = static_cast<size_t>(Integer(api::kMaxRuns, max_runs));
+  r.max_evals = OptionalInteger(api::kMaxEvals, max_evals).value_or(r.max_evals);
   api::Validate(r);
   ordered_json j;
   {
@@ -215,14 +217,15 @@ py::object Classify(const LoadedTrace& t, const std::string& kind, std::optional
   return ToPython(j);
 }
 
-py::object Report(const LoadedTrace& t, const std::string& ratios, const std::optional<std::string>& out,
-                  const std::vector<std::string>& heuristics, const std::string& runtime,
-                  const py::object& overhead_limit, std::optional<std::string> timeline_ratio,
-                  const py::object& cliff_factor, const py::object& jobs, bool atlas,
-                  const py::object& atlas_max_runs, const py::object& max_verdicts, bool proofs,
-                  bool divergence, bool z3,
-                  const py::object& timeout, const py::object& work_limit, const py::object& windows,
-                  const py::object& window_ops, bool cut, const std::optional<std::string>& store) {
+py::object Report(const LoadedTrace& t, const std::string& ratios,
+                  const std::optional<std::string>& out, const std::vector<std::string>& heuristics,
+                  const std::string& runtime, const py::object& overhead_limit,
+                  std::optional<std::string> timeline_ratio, const py::object& cliff_factor,
+                  const py::object& jobs, bool atlas, const py::object& atlas_max_runs,
+                  const py::object& atlas_max_evals, const py::object& max_verdicts, bool proofs,
+                  bool divergence, bool z3, const py::object& timeout, const py::object& work_limit,
+                  const py::object& windows, const py::object& window_ops, bool cut,
+                  const std::optional<std::string>& store) {
   api::ReportRequest r;
   r.ratios = ratios;
   r.out = out.value_or("");
@@ -231,8 +234,9 @@ py::object Report(const LoadedTrace& t, const std::string& ratios, const std::op
   r.cliff_factor = OptionalNumber(api::kCliffFactor, cliff_factor).value_or(r.cliff_factor);
   r.jobs = Jobs(jobs);
   r.atlas = atlas;
-  r.atlas_max_runs =
-      static_cast<size_t>(OptionalInteger(api::kAtlasMaxRuns, atlas_max_runs).value_or(r.atlas_max_runs));
+  if (std::optional<int64_t> runs = OptionalInteger(api::kAtlasMaxRuns, atlas_max_runs))
+    r.atlas_max_runs = static_cast<size_t>(*runs);
+  r.atlas_max_evals = OptionalInteger(api::kAtlasMaxEvals, atlas_max_evals);
   r.max_verdicts =
       static_cast<size_t>(OptionalInteger(api::kMaxVerdicts, max_verdicts).value_or(r.max_verdicts));
   r.proofs = proofs;
@@ -302,8 +306,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"));
   m.def("sweep", &Sweep, py::arg("trace"), py::arg("ratios"), py::arg("heuristics"), py::arg("runtime"),
         py::arg("overhead_limit"), py::arg("seed"), py::arg("jobs"));
-  m.def("atlas", &dp::Atlas, py::arg("trace"), py::arg("ratios"), py::arg("budgets"), py::arg("heuristic"),
-        py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"), py::arg("jobs"), py::arg("max_runs"));
+  m.def("atlas", &dp::Atlas, py::arg("trace"), py::arg("ratios"), py::arg("budgets"),
+        py::arg("heuristic"), py::arg("runtime"), py::arg("overhead_limit"), py::arg("seed"),
+        py::arg("jobs"), py::arg("max_runs"), py::arg("max_evals"));
   m.def("scan", &Scan, py::arg("trace"), py::arg("ratios"), py::arg("heuristic"), py::arg("runtime"),
         py::arg("overhead_limit"), py::arg("seed"), py::arg("cliff_factor"), py::arg("refine"),
         py::arg("exact"), py::arg("max_walk"), py::arg("jobs"));
@@ -311,10 +316,12 @@ PYBIND11_MODULE(_core, m) {
         py::arg("heuristic"), py::arg("runtime"), py::arg("z3"), py::arg("timeout"), py::arg("work_limit"),
         py::arg("windows"), py::arg("window_ops"), py::arg("cut"), py::arg("witness_heuristics"),
         py::arg("next_use_computations"), py::arg("store"));
-  m.def("report", &dp::Report, py::arg("trace"), py::arg("ratios"), py::arg("out"), py::arg("heuristics"),
-        py::arg("runtime"), py::arg("overhead_limit"), py::arg("timeline_ratio"), py::arg("cliff_factor"),
-        py::arg("jobs"), py::arg("atlas"), py::arg("atlas_max_runs"), py::arg("max_verdicts"), py::arg("proofs"),
-        py::arg("divergence"), py::arg("z3"), py::arg("timeout"), py::arg("work_limit"), py::arg("windows"),
-        py::arg("window_ops"), py::arg("cut"), py::arg("store"));
+  m.def("report", &dp::Report, py::arg("trace"), py::arg("ratios"), py::arg("out"),
+        py::arg("heuristics"), py::arg("runtime"), py::arg("overhead_limit"),
+        py::arg("timeline_ratio"), py::arg("cliff_factor"), py::arg("jobs"), py::arg("atlas"),
+        py::arg("atlas_max_runs"), py::arg("atlas_max_evals"), py::arg("max_verdicts"),
+        py::arg("proofs"), py::arg("divergence"), py::arg("z3"), py::arg("timeout"),
+        py::arg("work_limit"), py::arg("windows"), py::arg("window_ops"), py::arg("cut"),
+        py::arg("store"));
   m.def("plan", &dp::Plan, py::arg("trace"), py::arg("ratio"), py::arg("budget"));
 }

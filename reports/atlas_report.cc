@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "reports/number_format.h"
+
 namespace dtr {
 
 double AtlasRatio(const TraceSummary& summary, int64_t bytes) {
@@ -72,7 +74,16 @@ nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spe
   j["ratio_lo"] = ratio(atlas.lo);
   j["ratio_hi"] = ratio(atlas.hi);
   j["runs"] = atlas.runs;
+  j["heuristic_evals"] = atlas.evals;
   if (atlas.resumed > 0) j["resumed"] = atlas.resumed;
+  if (atlas.asked_hi) {
+    J stop;
+    stop["asked_budget_hi"] = *atlas.asked_hi;
+    stop["asked_ratio_hi"] = ratio(*atlas.asked_hi);
+    stop["max_runs"] = atlas.cap.runs;
+    stop["max_evals"] = atlas.cap.evals;
+    j["stopped_at_cap"] = std::move(stop);
+  }
 
   J sum;
   sum["intervals"] = s.intervals;
@@ -142,6 +153,20 @@ void PrintAtlasCsv(std::ostream& out, const TraceSummary& summary, const BudgetA
   }
 }
 
+std::string AtlasCapText(const AtlasCap& cap, const std::string& flag_prefix) {
+  std::string text, flags;
+  if (cap.runs > 0) {
+    text = fmt::format("{} replays", GroupedInt(static_cast<int64_t>(cap.runs)));
+    flags = flag_prefix + "max-runs";
+  }
+  if (cap.evals > 0) {
+    text += fmt::format("{}{} heuristic evaluations", text.empty() ? "" : " or ",
+                        GroupedInt(cap.evals));
+    flags += (flags.empty() ? "" : ", ") + flag_prefix + "max-evals";
+  }
+  return text.empty() ? "none" : fmt::format("{} ({})", text, flags);
+}
+
 void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas,
                     size_t max_rows) {
   const AtlasSummary& s = atlas.summary;
@@ -149,9 +174,20 @@ void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpe
   fmt::print(out, "{}  {} on {}\n", summary.log, spec.heuristic->name, RuntimeName(spec.runtime));
   fmt::print(out, "  budgets {} .. {} bytes (ratios {:.7f} .. {:.7f} of baseline memory {})\n", atlas.lo, atlas.hi,
              ratio(atlas.lo), ratio(atlas.hi), summary.baseline.memory);
-  fmt::print(out, "  {} intervals of identical runs, from {} replays", s.intervals, atlas.runs);
+  fmt::print(
+      out, "  {} intervals of identical runs, from {} replays ({} heuristic evaluations; cap: {})",
+      s.intervals, atlas.runs, GroupedInt(atlas.evals), AtlasCapText(atlas.cap));
   if (atlas.resumed > 0) fmt::print(out, " ({} read from the checkpoint)", atlas.resumed);
-  fmt::print(out, "\n\n");
+  fmt::print(out, "\n");
+  if (atlas.asked_hi)
+    fmt::print(
+        out,
+        "  stopped at its cap of {}: walked up to {} bytes (ratio {:.7f}) of the range asked, "
+        "which "
+        "ends at {} (ratio {:.7f}); the rest was not walked ({} goes further, 0 walks it all)\n",
+        AtlasCapText(atlas.cap), atlas.hi, ratio(atlas.hi), *atlas.asked_hi, ratio(*atlas.asked_hi),
+        atlas.cap.evals > 0 ? "--max-evals" : "--max-runs");
+  fmt::print(out, "\n");
 
   auto header = [&](const char* first) {
     fmt::print(out, "{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10} {:>8} {:>9} {:>8}\n", first, "budget lo",

@@ -21,9 +21,14 @@ nlohmann::ordered_json AtlasJson(const TraceSummary& summary, const RunSpec& spe
 // Header line, then one line per interval; columns as the JSON interval fields.
 void PrintAtlasCsv(std::ostream& out, const TraceSummary& summary, const BudgetAtlas& atlas);
 
+// "1,000 replays or 1,000,000,000 heuristic evaluations (--max-runs,
+// --max-evals)", either part alone; "none" without a cap. flag_prefix "--atlas-" for the report's
+// flags.
+std::string AtlasCapText(const AtlasCap& cap, const std::string& flag_prefix = "--");
+
 // The intervals (if there are at most `max_rows`; otherwise the bands of
 // visibly identical intervals if those fit; otherwise neither, with a note),
-// then the summary and every hole.
+// then the summary and every hole. A stopped walk (asked_hi) says so first.
 void PrintAtlasText(std::ostream& out, const TraceSummary& summary, const RunSpec& spec, const BudgetAtlas& atlas,
                     size_t max_rows);
 

@@ -260,9 +260,9 @@ void WriteSummary(std::ostream& out, const BudgetReport& r) {
       card(who + "exact atlas",
            fmt::format("{:.1f}%", 100.0 * static_cast<double>(a.covered()) /
                                       static_cast<double>(a.hi - a.lo + 1)),
-           fmt::format("of the range walked, {} of {} replays{}", GroupedInt(static_cast<int64_t>(a.replays)),
-                       GroupedInt(static_cast<int64_t>(a.max_replays)),
-                       a.budget_ran_out ? "; the budget ran out" : ""),
+           fmt::format("of the range walked, {} replays{}",
+                       GroupedInt(static_cast<int64_t>(a.replays)),
+                       a.budget_ran_out ? "; the cap was reached" : ""),
            a.budget_ran_out);
     } else {
       card(who + "exact atlas", "off", m.atlas_skipped, false);

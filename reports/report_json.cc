@@ -146,8 +146,10 @@ ordered_json AtlasCoverageJson(const ReportModel& m, const AtlasCoverage& a) {
   ordered_json j;
   j["lo"] = a.lo;
   j["hi"] = a.hi;
-  j["max_replays"] = a.max_replays;
+  j["max_replays"] = a.cap.runs;
+  j["max_evals"] = a.cap.evals;
   j["replays"] = a.replays;
+  j["evals"] = a.evals;
   j["complete"] = a.complete();
   j["budget_ran_out"] = a.budget_ran_out;
   j["covered"] = a.covered();

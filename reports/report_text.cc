@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "model/attribution.h"
+#include "reports/atlas_report.h"
 #include "reports/instability_report.h"
 #include "reports/number_format.h"
 #include "reports/proof_report.h"
@@ -266,10 +267,10 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
     }
   if (a.complete()) {
     out.push_back(fmt::format(
-        "Every budget from {} to {} bytes was replayed exactly (no sampling), within the budget "
-        "of {} replays (--atlas-max-runs): {} intervals of identical runs from {} replays; {} "
+        "Every budget from {} to {} bytes was replayed exactly (no sampling), within the cap "
+        "of {}: {} intervals of identical runs from {} replays; {} "
         "bytes feasible, {} bytes infeasible, {} feasibility inversion{}{}.",
-        GroupedInt(a.lo), GroupedInt(a.hi), GroupedInt(static_cast<int64_t>(a.max_replays)),
+        GroupedInt(a.lo), GroupedInt(a.hi), AtlasCapText(a.cap, "--atlas-"),
         GroupedInt(static_cast<int64_t>(intervals)), GroupedInt(static_cast<int64_t>(a.replays)),
         GroupedInt(feasible), GroupedInt(infeasible), inversions, inversions == 1 ? "" : "s",
         missed ? fmt::format(" ({} between the rows)", missed) : ""));
@@ -281,13 +282,13 @@ std::vector<std::string> AtlasFindings(const ReportModel& m) {
     for (const auto& [lo, hi] : a.Gaps())
       gaps += (gaps.empty() ? "" : ", ") + ByteInterval(lo, hi);
     out.push_back(fmt::format(
-        "The budget of {} replays (--atlas-max-runs) ran out: the atlas covered {} of the range "
+        "The atlas reached its cap of {} after {} replays: it covered {} of the range "
         "[{}, {}] bytes ({} of the baseline), walked first where the grid's outcome changes, then "
         "up from the lowest passing budget. Walked exactly (no sampling): {}, {} intervals of "
         "identical runs; {} bytes feasible, {} bytes infeasible, {} feasibility inversion{}{}. "
         "Not walked, known only at the rows: {}.",
-        GroupedInt(static_cast<int64_t>(a.max_replays)), Percent(a.covered(), range),
-        GroupedInt(a.lo), GroupedInt(a.hi),
+        AtlasCapText(a.cap, "--atlas-"), GroupedInt(static_cast<int64_t>(a.replays)),
+        Percent(a.covered(), range), GroupedInt(a.lo), GroupedInt(a.hi),
         fmt::format("{} to {}", Percent(a.lo, base), Percent(a.hi, base)), sections,
         GroupedInt(static_cast<int64_t>(intervals)), GroupedInt(feasible), GroupedInt(infeasible),
         inversions, inversions == 1 ? "" : "s",
@@ -443,18 +444,14 @@ std::string DivergenceIntro(const ReportModel& m) {
 std::string ReportPlan(const ReportOptions& o, const ReportCaps& caps) {
   std::string plan = fmt::format("report: grid {} ({} budgets)", o.ratios_text, o.ratios.size());
   if (o.atlas)
-    plan += o.atlas_max_runs
-                ? fmt::format("; exact atlas within {} replays (--atlas-max-runs)",
-                              GroupedInt(static_cast<int64_t>(o.atlas_max_runs)))
-                : std::string("; exact atlas within a number of replays sized from the grid's costliest run");
+    plan += fmt::format("; exact atlas within {}", AtlasCapText(o.atlas_cap, "--atlas-"));
   if (o.verdicts)
     plan += o.max_verdicts ? fmt::format("; verdicts for at most {} OOM budget{}{}", o.max_verdicts,
                                          o.max_verdicts == 1 ? "" : "s",
                                          o.max_verdicts == caps.verdicts ? "" : " (--max-verdicts)")
                            : std::string("; a verdict for every OOM budget");
-  if ((o.atlas && o.atlas_max_runs == 0) || (o.verdicts && caps.verdicts && o.max_verdicts == caps.verdicts))
-    plan += fmt::format(" (caps sized to the trace: {} storages x steps; raise them with "
-                        "--atlas-max-runs and --max-verdicts)",
+  if (o.verdicts && caps.verdicts && o.max_verdicts == caps.verdicts)
+    plan += fmt::format(" (sized to the trace: {} storages x steps; --max-verdicts raises it)",
                         GroupedInt(caps.replay_cost));
   if (o.atlas || o.verdicts || o.divergence) plan += ". Quicker: --no-atlas --no-proofs --no-divergence.";
   return plan;

@@ -59,7 +59,7 @@ BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int
     if (first.finished.size() == stop_after) throw Interrupted{};
     first.finished.push_back(iv);
   };
-  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, 0, &first),
+  CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, {}, &first),
                   Interrupted);
   REQUIRE(first.finished.size() == stop_after);
   AtlasJournal second;
@@ -67,7 +67,7 @@ BudgetAtlas InterruptAndResume(const Trace& trace, const Baseline& baseline, int
   size_t recorded = 0;
   second.record = [&](const AtlasInterval&) { ++recorded; };
   BudgetAtlas resumed =
-      BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, 0, &second);
+      BuildAtlas(trace, baseline, DtrSpec(), lo, hi, resume_jobs, nullptr, {}, &second);
   CHECK(resumed.resumed == stop_after);
   // runs counts the replays of one worker walking up from lo, whoever did them.
   CHECK(resumed.runs == resumed.intervals.size());
@@ -107,7 +107,7 @@ TEST_CASE(
     BudgetAtlas whole = BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1);
     AtlasJournal bad;
     bad.finished = {whole.intervals[1], whole.intervals[1]};
-    CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1, nullptr, 0, &bad), Error);
+    CHECK_THROWS_AS(BuildAtlas(trace, baseline, DtrSpec(), 0, 60, 1, nullptr, {}, &bad), Error);
   }
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("atlas checkpoint file: round trip, another walk's file, a torn last l
     AtlasCheckpoint reopened(path.string(), key, baseline);
     REQUIRE(reopened.finished().size() == 4);
     AtlasJournal journal = reopened.Journal();
-    BudgetAtlas resumed = BuildAtlas(trace, baseline, spec, 0, 60, 1, nullptr, 0, &journal);
+    BudgetAtlas resumed = BuildAtlas(trace, baseline, spec, 0, 60, 1, nullptr, {}, &journal);
     CheckSameAtlas(whole, resumed);
     CHECK(resumed.runs == whole.runs);
   }

@@ -3,15 +3,17 @@
 // included), the budget after an interval's run does not, a hand-worked trace
 // gives its hand-worked intervals, and the atlas agrees with simrd's reference
 // points.
+#include "checker/drivers/budget_atlas.h"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <tuple>
 
-#include "checker/drivers/budget_atlas.h"
 #include "checker/engine/heuristic.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
@@ -217,13 +219,21 @@ TEST_CASE("atlas: max_runs stops the walk and says so; a cap not reached changes
   // The chain over [0, 500] is five intervals, five replays (above).
   Trace trace = ParseTraceString(kChainTrace, "chain");
   Baseline baseline = ComputeBaseline(trace);
-  BudgetAtlas capped = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, 2);
+  BudgetAtlas capped = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, {.runs = 2});
   CHECK(capped.stopped);
   CHECK(capped.runs == 2);
   CHECK(capped.covered == 200);  // [0, 99] and [100, 199]
   CHECK(capped.intervals.empty());
   CHECK(capped.summary.intervals == 0);
-  BudgetAtlas roomy = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, 5);
+  // As the atlas command shows it: the complete atlas of the part walked.
+  BudgetAtlas part = WalkedPart(capped);
+  CHECK(part.asked_hi == 500);
+  CHECK(part.hi == 199);
+  REQUIRE(part.intervals.size() == 2);
+  CHECK(part.intervals[1].hi == 199);
+  CHECK(part.summary.intervals == 2);
+  CHECK_FALSE(WalkedPart(BuildAtlas(trace, baseline, DtrSpec(), 0, 500)).asked_hi.has_value());
+  BudgetAtlas roomy = BuildAtlas(trace, baseline, DtrSpec(), 0, 500, 1, nullptr, {.runs = 5});
   CHECK_FALSE(roomy.stopped);
   CheckTiles(roomy);
   CHECK(roomy.intervals.size() == 5);
@@ -248,7 +258,7 @@ TEST_CASE("atlas: runs, a cap's stop and its coverage do not depend on the numbe
   }
   for (size_t cap : {size_t{1}, size_t{2}, n / 2, n - 1, n, n + 1}) {
     INFO("max_runs ", cap);
-    BudgetAtlas seq = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1, nullptr, cap);
+    BudgetAtlas seq = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1, nullptr, {.runs = cap});
     CHECK(seq.stopped == (cap < n));
     if (cap < n) {
       CHECK(seq.runs == cap);
@@ -256,11 +266,54 @@ TEST_CASE("atlas: runs, a cap's stop and its coverage do not depend on the numbe
     }
     for (int jobs : {2, 3, 4}) {
       INFO("jobs ", jobs);
-      BudgetAtlas par = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, cap);
+      BudgetAtlas par =
+          BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, {.runs = cap});
       CHECK(par.stopped == seq.stopped);
       CHECK(par.runs == seq.runs);
       CHECK(par.covered == seq.covered);
       CHECK(par.intervals.size() == seq.intervals.size());
+    }
+  }
+}
+
+TEST_CASE(
+    "atlas: a cap of heuristic evaluations stops where their sum in budget order reaches it, for "
+    "any jobs") {
+  Trace trace = LoadTrace(TracePath("unet"));
+  Baseline baseline = ComputeBaseline(trace);
+  const int64_t lo = 3525000000, hi = 3536000000;
+  BudgetAtlas one = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1);
+  const size_t n = one.intervals.size();
+  REQUIRE(n > 10);
+  std::vector<int64_t> sum;  // sum[i]: evaluations of intervals 0..i, each a run of its own
+  for (const AtlasInterval& iv : one.intervals)
+    sum.push_back((sum.empty() ? 0 : sum.back()) + iv.heuristic_evals);
+  CHECK(one.evals == sum.back());
+  REQUIRE(sum[n / 2] > sum[0]);  // the runs evaluate something, so the cap can fall between them
+  for (int64_t cap :
+       {int64_t{1}, sum[0], sum[0] + 1, sum[n / 2] - 1, sum[n / 2], sum[n - 2], sum[n - 1] + 1}) {
+    INFO("max_evals ", cap);
+    // The first interval at which the sum reaches the cap, else none.
+    const size_t stop = std::lower_bound(sum.begin(), sum.end(), cap) - sum.begin();
+    BudgetAtlas seq = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, 1, nullptr, {.evals = cap});
+    CHECK(seq.stopped == (stop + 1 < n));
+    if (seq.stopped) {
+      CHECK(seq.runs == stop + 1);
+      CHECK(seq.evals == sum[stop]);
+      CHECK(seq.prefix.size() == stop + 1);
+      CHECK(seq.covered == std::min(one.intervals[stop].run_hi, hi) - lo + 1);
+    } else {
+      CHECK(seq.intervals.size() == n);
+    }
+    for (int jobs : {2, 3}) {
+      INFO("jobs ", jobs);
+      BudgetAtlas par =
+          BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, {.evals = cap});
+      CHECK(par.stopped == seq.stopped);
+      CHECK(par.runs == seq.runs);
+      CHECK(par.evals == seq.evals);
+      CHECK(par.covered == seq.covered);
+      CHECK(par.prefix.size() == seq.prefix.size());
     }
   }
 }

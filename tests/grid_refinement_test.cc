@@ -62,7 +62,7 @@ TEST_CASE("WalkAtlasWithin walks outcome changes first, then up from the first p
   // 0.2 fails, 0.49 and 0.55 pass (the hole lies between), 0.9 passes.
   std::vector<ScanPoint> grid = {point("0.2"), point("0.49"), point("0.55"), point("0.9")};
   REQUIRE(grid[0].outcome == Outcome::kOom);
-  AtlasCoverage all = WalkAtlasWithin(trace, baseline, spec, grid, 100000, 2);
+  AtlasCoverage all = WalkAtlasWithin(trace, baseline, spec, grid, {.runs = 100000}, 2);
   REQUIRE(all.windows.size() == 3);
   CHECK(all.windows[0].reason == WindowReason::kOutcomeChange);
   CHECK(all.windows[0].lo == grid[0].budget);
@@ -86,8 +86,8 @@ TEST_CASE("WalkAtlasWithin walks outcome changes first, then up from the first p
 
   SUBCASE("a budget that runs out leaves the later windows unwalked, the same for any jobs") {
     const size_t first = all.windows[0].replays;
-    AtlasCoverage part = WalkAtlasWithin(trace, baseline, spec, grid, first + 3, 2);
-    AtlasCoverage one = WalkAtlasWithin(trace, baseline, spec, grid, first + 3, 1);
+    AtlasCoverage part = WalkAtlasWithin(trace, baseline, spec, grid, {.runs = first + 3}, 2);
+    AtlasCoverage one = WalkAtlasWithin(trace, baseline, spec, grid, {.runs = first + 3}, 1);
     CHECK(part.budget_ran_out);
     CHECK(part.replays == first + 3);
     CHECK(part.windows[0].complete());

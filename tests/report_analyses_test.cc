@@ -309,7 +309,7 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
   }
 
   SUBCASE("over its budget of replays, the atlas says how far it got") {
-    o.atlas_max_runs = 2;
+    o.atlas_cap = {.runs = 2};
     ReportModel capped = BuildReport(trace, o);
     REQUIRE(capped.atlas);
     CHECK(capped.atlas->budget_ran_out);
@@ -319,7 +319,9 @@ TEST_CASE("report atlas: a hole between two grid points appears, exact in bytes"
     CHECK(capped.atlas->covered() < capped.atlas->hi - capped.atlas->lo + 1);
     std::vector<std::string> f = AtlasFindings(capped);
     REQUIRE_FALSE(f.empty());
-    CHECK(f[0].rfind("The budget of 2 replays (--atlas-max-runs) ran out: the atlas covered ", 0) == 0);
+    CHECK(f[0].rfind("The atlas reached its cap of 2 replays (--atlas-max-runs) after 2 replays: "
+                     "it covered ",
+                     0) == 0);
     CHECK(f[0].find("Not walked, known only at the rows: ") != std::string::npos);
     nlohmann::json jc = nlohmann::json::parse(ReportJson(trace, capped).dump())["heuristics"][0];
     CHECK(jc["atlas"]["complete"] == false);

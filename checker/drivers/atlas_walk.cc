@@ -17,9 +17,9 @@ bool SameRun(const AtlasInterval& a, const AtlasInterval& b) {
 
 }  // namespace
 
-AtlasWalk::AtlasWalk(int64_t lo, int64_t hi, std::vector<AtlasInterval> finished, size_t max_runs,
+AtlasWalk::AtlasWalk(int64_t lo, int64_t hi, std::vector<AtlasInterval> finished, AtlasCap cap,
                      size_t parts_wanted)
-    : lo_(lo), hi_(hi), max_runs_(max_runs), finished_(std::move(finished)), next_(lo) {
+    : lo_(lo), hi_(hi), cap_(cap), finished_(std::move(finished)), next_(lo) {
   std::sort(finished_.begin(), finished_.end(),
             [](const AtlasInterval& a, const AtlasInterval& b) { return a.lo < b.lo; });
   std::vector<AtlasPart> gaps;
@@ -31,6 +31,7 @@ AtlasWalk::AtlasWalk(int64_t lo, int64_t hi, std::vector<AtlasInterval> finished
     if (gap_from < iv.lo) gaps.push_back({gap_from, iv.lo - 1});
     gap_from = iv.hi + 1;
     resumed_width_ += iv.width();
+    resumed_evals_ += iv.heuristic_evals;
   }
   if (gap_from <= hi) gaps.push_back({gap_from, hi});
   if (parts_wanted <= 1) {
@@ -62,12 +63,16 @@ AtlasPartWalk AtlasWalk::WalkPart(size_t k, const std::function<AtlasInterval(in
   AtlasPartWalk out;
   int64_t cursor = part.lo;
   size_t replays = 0;
+  int64_t evals = 0;
   while (cursor <= part.hi) {
-    // No part needs more than max_runs replays to decide the cap (Collect).
-    if (max_runs_ > 0 && replays >= max_runs_) break;
+    // No part needs more than the cap to decide it (Collect): in budget order
+    // every replay before the part's, and the part's own, come first.
+    if (cap_.runs > 0 && replays >= cap_.runs) break;
+    if (cap_.evals > 0 && evals >= cap_.evals) break;
     if (cancel && cancel->load()) break;
     AtlasInterval iv = replay(cursor);
     ++replays;
+    evals += iv.heuristic_evals;
     if (iv.run_lo > cursor || iv.run_hi < cursor)
       throw Error(fmt::format("replay at budget {} reported the interval [{}, {}], which misses it", cursor,
                               iv.run_lo, iv.run_hi));
@@ -91,7 +96,9 @@ void AtlasWalk::Add(const AtlasInterval& piece) {
     return;
   }
   merged_.push_back(piece);
-  if (max_runs_ > 0 && merged_.size() == max_runs_) {
+  merged_evals_ += piece.heuristic_evals;
+  if ((cap_.runs > 0 && merged_.size() >= cap_.runs) ||
+      (cap_.evals > 0 && merged_evals_ >= cap_.evals)) {
     // One worker walking up from lo_ would stop here, after this run's
     // replay, unless the run reaches the end of the range.
     decided_ = true;
@@ -116,7 +123,7 @@ bool AtlasWalk::Collect(size_t k, AtlasPartWalk&& walk) {
   AddFinishedBelow(parts_.at(k).lo);
   for (const AtlasInterval& piece : walk.pieces) Add(piece);
   if (decided_) return false;
-  // An incomplete part has max_runs pieces, so the cap is reached within them.
+  // An incomplete part reached the cap on its own, so it is reached within it.
   if (!walk.complete) throw Error(fmt::format("atlas part [{}, {}] stopped before the cap", parts_[k].lo, parts_[k].hi));
   return true;
 }
@@ -129,7 +136,8 @@ BudgetAtlas AtlasWalk::Finish() {
   atlas.resumed = finished_.size();
   if (stopped_) {  // no intervals and no summary: the range is not covered
     atlas.stopped = true;
-    atlas.runs = max_runs_;
+    atlas.runs = merged_.size();
+    atlas.evals = merged_evals_;
     atlas.covered = covered_;
     // The last merged piece may be clipped to its part; its run reaches the
     // end of what is covered.
@@ -140,6 +148,7 @@ BudgetAtlas AtlasWalk::Finish() {
   if (next_ != hi_ + 1) throw Error(fmt::format("atlas intervals end at {}, not {}", next_ - 1, hi_));
   atlas.intervals = std::move(merged_);
   atlas.runs = atlas.intervals.size();
+  atlas.evals = merged_evals_;
   atlas.covered = hi_ - lo_ + 1;
   atlas.summary = SummarizeAtlas(atlas.intervals);
   return atlas;

@@ -10,7 +10,8 @@
 // Everything AtlasWalk reports is defined by the merged intervals in budget
 // order, never by which worker did what: `runs` is the number of replays one
 // worker walking up from lo needs (seam replays are not counted), and a
-// max_runs cap stops at the max_runs-th interval in budget order. So the
+// cap (AtlasCap) stops at the first interval in budget order where it is
+// reached. So the
 // atlas, its run count, whether a cap stopped it and how far it got are the
 // same for any number of workers and any timing. Parts are tasks of the task
 // farm (checker/farm/parallel.h) and are collected in part order.
@@ -44,18 +45,21 @@ class AtlasWalk {
   // The walk of [lo, hi] given the intervals an earlier walk finished (any
   // order; each inside the range, none overlapping, else Error). The gaps
   // between them are cut into parts: one per gap with parts_wanted <= 1,
-  // else about parts_wanted parts of equal width overall. max_runs > 0 caps
-  // the walk at that many intervals in budget order.
-  AtlasWalk(int64_t lo, int64_t hi, std::vector<AtlasInterval> finished, size_t max_runs, size_t parts_wanted);
+  // else about parts_wanted parts of equal width overall. `cap` is counted in
+  // budget order.
+  AtlasWalk(int64_t lo, int64_t hi, std::vector<AtlasInterval> finished, AtlasCap cap,
+            size_t parts_wanted);
 
   const std::vector<AtlasPart>& parts() const { return parts_; }
   size_t resumed() const { return finished_.size(); }
   int64_t resumed_width() const { return resumed_width_; }
+  int64_t resumed_evals() const { return resumed_evals_; }
 
   // Walks part `k`. replay(budget) returns the run at that budget as an
   // unclipped interval (lo = hi = budget is fine; run_lo/run_hi must hold
   // the budget). record(piece) is called for each piece as it is found.
-  // Stops early, incomplete, after max_runs replays or once `cancel` is set.
+  // Stops early, incomplete, once its own replays reach the cap (the cap is
+  // then reached in budget order at or before them) or `cancel` is set.
   // Safe to call concurrently for different parts.
   AtlasPartWalk WalkPart(size_t k, const std::function<AtlasInterval(int64_t)>& replay,
                          const std::function<void(const AtlasInterval&)>& record,
@@ -74,14 +78,15 @@ class AtlasWalk {
   void AddFinishedBelow(int64_t budget);  // journal pieces starting below `budget`
 
   int64_t lo_, hi_;
-  size_t max_runs_;
+  AtlasCap cap_;
   std::vector<AtlasInterval> finished_;  // sorted by lo
-  int64_t resumed_width_ = 0;
+  int64_t resumed_width_ = 0, resumed_evals_ = 0;
   std::vector<AtlasPart> parts_;
   // The merge, in budget order.
   size_t next_finished_ = 0;
   int64_t next_ = 0;  // the first budget not merged yet
   std::vector<AtlasInterval> merged_;
+  int64_t merged_evals_ = 0;  // of merged_'s runs
   bool decided_ = false;  // the cap was reached: stopped_ tells how
   bool stopped_ = false;
   int64_t covered_ = 0;  // when stopped_

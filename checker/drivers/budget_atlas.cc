@@ -86,30 +86,42 @@ AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals) {
   return s;
 }
 
-BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs, const AtlasProgressFn& progress, size_t max_runs,
-                       const AtlasJournal* journal) {
+BudgetAtlas WalkedPart(BudgetAtlas atlas) {
+  if (!atlas.stopped) return atlas;
+  atlas.asked_hi = atlas.hi;
+  atlas.hi = atlas.lo + atlas.covered - 1;
+  atlas.intervals = std::move(atlas.prefix);
+  atlas.prefix.clear();
+  atlas.summary = SummarizeAtlas(atlas.intervals);
+  return atlas;
+}
+
+BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                       int64_t lo_bytes, int64_t hi_bytes, int jobs,
+                       const AtlasProgressFn& progress, AtlasCap cap, const AtlasJournal* journal) {
   if (lo_bytes < 0 || hi_bytes < lo_bytes)
     throw Error(fmt::format("an atlas needs 0 <= lo <= hi, got budgets [{}, {}]", lo_bytes, hi_bytes));
   if (hi_bytes == kInfiniteBudget) throw Error("an atlas range must end below the infinite budget");
   const int workers = FarmWorkers<AtlasPartWalk>(jobs, std::numeric_limits<size_t>::max());
   // One part per worker would leave workers idle behind a dense part; a few
   // per worker balance the load for a few seam replays (not counted in runs).
-  AtlasWalk walk(lo_bytes, hi_bytes, journal ? journal->finished : std::vector<AtlasInterval>{}, max_runs,
-                 workers == 1 ? 1 : kPartsPerWorker * static_cast<size_t>(workers));
+  AtlasWalk walk(lo_bytes, hi_bytes, journal ? journal->finished : std::vector<AtlasInterval>{},
+                 cap, workers == 1 ? 1 : kPartsPerWorker * static_cast<size_t>(workers));
 
   const int64_t total = hi_bytes - lo_bytes + 1;
   std::mutex mu;  // serializes journal records and progress
   int64_t covered = walk.resumed_width();
   size_t runs = walk.resumed();
+  int64_t evals = walk.resumed_evals();
   std::atomic<bool> cancel{false};
-  if (progress && covered > 0) progress(covered, total, runs);
+  if (progress && covered > 0) progress(covered, total, runs, evals);
   auto record = [&](const AtlasInterval& piece) {
     std::lock_guard<std::mutex> lock(mu);
     if (journal && journal->record) journal->record(piece);
     covered += piece.width();
     ++runs;
-    if (progress) progress(covered, total, runs);
+    evals += piece.heuristic_evals;
+    if (progress) progress(covered, total, runs, evals);
   };
   // A part walked on another MPI rank records its pieces there, where
   // nothing is kept: they are recorded here when the part arrives.
@@ -141,7 +153,9 @@ BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSp
       [&](size_t, const AtlasPartWalk& part) {
         for (const AtlasInterval& piece : part.pieces) record(piece);
       });
-  return walk.Finish();
+  BudgetAtlas atlas = walk.Finish();
+  atlas.cap = cap;
+  return atlas;
 }
 
 }  // namespace dtr

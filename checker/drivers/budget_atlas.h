@@ -83,26 +83,55 @@ struct AtlasSummary {
   std::optional<int64_t> largest_infeasible;   // oom or thrash, in the range
 };
 
+// A cap on an atlas walk, counted in budget order (the replays one worker
+// walking up from lo would make, and their heuristic evaluations), so that
+// where it stops is the same for any number of workers and any timing: the
+// walk stops after the first interval at which either count reaches its cap.
+// Evaluations measure a replay's cost (a replay near a regime change can cost
+// a hundred times one far from it); 0: no cap of that kind.
+struct AtlasCap {
+  size_t runs = 0;
+  int64_t evals = 0;
+  bool any() const { return runs > 0 || evals > 0; }
+};
+// The default cap of the `atlas` command's walk: at most about 30 s of two
+// cores here (14 to 21 million evaluations a CPU second on the public
+// traces' slow runs, down to 10 million a second of two cores on
+// DenseNet-121's many quick ones; docs/default_times.md).
+inline constexpr int64_t kDefaultAtlasEvals = 300'000'000;
+
 struct BudgetAtlas {
   int64_t lo = 0, hi = 0;  // the range, bytes, inclusive
   std::vector<AtlasInterval> intervals;  // sorted, covering [lo, hi] exactly
   AtlasSummary summary;
   // The replays one worker walking up from lo needs, resumed intervals
-  // included: intervals.size() for a complete atlas, max_runs for a stopped
-  // one. Parallel workers replay a run twice where their parts meet; those
-  // seam replays are not counted, so `runs` is the same for any `jobs`.
+  // included: intervals.size() for a complete atlas, prefix.size() for a
+  // stopped one. Parallel workers replay a run twice where their parts meet;
+  // those seam replays are not counted, so `runs` is the same for any `jobs`.
   size_t runs = 0;
+  // The heuristic evaluations of those replays (RunResult::heuristic_evals),
+  // counted the same way.
+  int64_t evals = 0;
   size_t resumed = 0;  // intervals taken from AtlasJournal::finished
-  // BuildAtlas was given max_runs and the range has more intervals than that:
+  // BuildAtlas was given a cap (AtlasCap) that the range needs more than:
   // `intervals` and `summary` are empty; `covered` bytes from lo are those of
-  // the first max_runs intervals (else the whole range).
+  // the intervals walked within the cap (else the whole range).
   bool stopped = false;
   int64_t covered = 0;
-  // When stopped: those first max_runs intervals, covering exactly
-  // [lo, lo + covered - 1] (the last one reaches as far as its run does
-  // inside the range). The same for every `jobs`. Empty otherwise.
+  // When stopped: those intervals, covering exactly [lo, lo + covered - 1]
+  // (the last one reaches as far as its run does inside the range). The same
+  // for every `jobs`. Empty otherwise.
   std::vector<AtlasInterval> prefix;
+  AtlasCap cap;  // the cap the walk was given
+  // Set by WalkedPart: the range asked for ended here; [lo, hi] is the part
+  // walked within the cap.
+  std::optional<int64_t> asked_hi;
 };
+
+// A stopped atlas as the complete atlas of the part it walked: intervals =
+// prefix, hi = lo + covered - 1, its summary, asked_hi = the range's end.
+// Any other atlas is returned as it is.
+BudgetAtlas WalkedPart(BudgetAtlas atlas);
 
 // Lets a walk continue an earlier, interrupted walk of the same range and
 // record its own progress (checker/persist/atlas_checkpoint.h keeps it in a file, docs/checkpoint.md).
@@ -118,9 +147,10 @@ struct AtlasJournal {
   std::function<void(const AtlasInterval&)> record;
 };
 
-// Called with (bytes covered so far, bytes in the range, runs so far), from
-// worker threads, serialized (under MPI, on rank 0, as journal->record).
-using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
+// Called with (bytes covered so far, bytes in the range, runs so far, their
+// heuristic evaluations), from worker threads, serialized (under MPI, on rank
+// 0, as journal->record).
+using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t, int64_t)>;
 
 // Walks [lo_bytes, hi_bytes] exactly. `spec` gives heuristic, runtime,
 // overhead limit and seed; its ratio and budget are ignored. With jobs > 1
@@ -128,16 +158,17 @@ using AtlasProgressFn = std::function<void(int64_t, int64_t, size_t)>;
 // parts walked in parallel (checker/drivers/atlas_walk.h) and merged in budget order:
 // the result (intervals, runs, stopped, covered) is the same for every `jobs`,
 // every number of ranks and every timing. jobs <= 0: one per hardware
-// thread. max_runs > 0: a cost cap; if the range has more than max_runs
-// intervals (counted in budget order, resumed ones included), return an
-// atlas with `stopped` set, without walking the rest.
+// thread. With a cap (resumed intervals count towards it), a range that
+// needs more than the cap gives an atlas with `stopped` set, without walking
+// the rest.
 // With a journal, the walk starts from journal->finished and reports each new
 // interval to journal->record; the result equals that of an uninterrupted walk.
 // Throws Error for an empty or negative range, finished intervals outside it
 // or overlapping, or what Replay throws.
-BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec, int64_t lo_bytes,
-                       int64_t hi_bytes, int jobs = 1, const AtlasProgressFn& progress = nullptr,
-                       size_t max_runs = 0, const AtlasJournal* journal = nullptr);
+BudgetAtlas BuildAtlas(const Trace& trace, const Baseline& baseline, const RunSpec& spec,
+                       int64_t lo_bytes, int64_t hi_bytes, int jobs = 1,
+                       const AtlasProgressFn& progress = nullptr, AtlasCap cap = {},
+                       const AtlasJournal* journal = nullptr);
 
 // Recomputes the summary of a sorted, gap-free interval list.
 AtlasSummary SummarizeAtlas(const std::vector<AtlasInterval>& intervals);

@@ -132,14 +132,17 @@ def sweep(trace, ratios, *, heuristic="DTR", runtime: str = DEFAULT_RUNTIME,
 
 def atlas(trace, ratios=None, *, budgets=None, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
           overhead_limit: float | None = None, seed: int = 0, jobs: int | None = None,
-          max_runs: int = 0) -> Atlas:
+          max_runs: int = 0, max_evals: int | None = None) -> Atlas:
     """`dtrcheck atlas --json`: every budget interval of identical behaviour.
 
     ratios=(lo, hi) or "A:B", or budgets=(lo_bytes, hi_bytes) or "LO:HI", both
-    ends included; max_runs > 0 stops after that many replays (the result says so).
+    ends included. As the CLI's --max-runs and --max-evals: max_runs > 0 stops
+    after that many replays, max_evals (default the CLI's; 0: none) after that
+    many heuristic evaluations; the result is then the atlas of the part walked,
+    with `stopped_at_cap` saying where the range asked for ended.
     """
     return Atlas(_core().atlas(_loaded(trace), _range(ratios, _ratio), _range(budgets, str), heuristic, runtime,
-                               overhead_limit, seed, jobs, max_runs))
+                               overhead_limit, seed, jobs, max_runs, max_evals))
 
 
 def scan(trace, ratios, *, heuristic: str = "DTR", runtime: str = DEFAULT_RUNTIME,
@@ -192,7 +195,7 @@ def plan(trace, ratio=None, *, budget: int | None = None) -> Plan:
 def report(trace, ratios=None, *, out: str = "out/report", heuristic="DTR",
            runtime: str = DEFAULT_RUNTIME, overhead_limit: float | None = None, timeline_ratio=None,
            cliff_factor: float | None = None, jobs: int | None = None, atlas: bool = True,
-           atlas_max_runs: int | None = None, max_verdicts: int | None = None,
+           atlas_max_runs: int | None = None, atlas_max_evals: int | None = None, max_verdicts: int | None = None,
            proofs: bool = True, divergence: bool = True, z3: bool = False, timeout: float | None = None,
            work_limit: int | None = None, windows: int | None = None, window_ops: int | None = None,
            cut: bool = True, store=None) -> Report:
@@ -205,7 +208,8 @@ def report(trace, ratios=None, *, out: str = "out/report", heuristic="DTR",
     heuristics = [heuristic] if isinstance(heuristic, str) else list(heuristic)
     result = _core().report(_loaded(trace), "" if ratios is None else _ratios(ratios),
                             None if out is None else os.fspath(out), heuristics, runtime, overhead_limit,
-                            _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, max_verdicts, proofs,
+                            _ratio(timeline_ratio), cliff_factor, jobs, atlas, atlas_max_runs, atlas_max_evals,
+                            max_verdicts, proofs,
                             divergence, z3, timeout, work_limit, windows, window_ops, cut,
                             _store(store))
     r = Report(result["report"])

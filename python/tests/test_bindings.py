@@ -50,6 +50,17 @@ def test_atlas_and_scan_are_the_clis(resnet32):
     atlas = resnet32.atlas((0.1, 0.103), jobs=1)
     assert atlas.to_dict() == cli_json("atlas", RESNET32, "--ratios", "0.1:0.103", "-j", "1")[0]
     assert len(atlas.to_pandas()) == atlas.summary.intervals
+    assert "stopped_at_cap" not in atlas.to_dict()
+    # A cap of heuristic evaluations stops the walk where the CLI's does; the
+    # answer is the atlas of the part walked, and says so.
+    capped = resnet32.atlas((0.1, 0.103), jobs=2, max_evals=atlas.to_dict()["heuristic_evals"] // 2)
+    assert capped.to_dict() == cli_json("atlas", RESNET32, "--ratios", "0.1:0.103", "--max-evals",
+                                        str(atlas.to_dict()["heuristic_evals"] // 2), "-j", "1")[0]
+    stop = capped.to_dict()["stopped_at_cap"]
+    assert stop["asked_budget_hi"] == atlas.to_dict()["budget_hi"]
+    assert capped.to_dict()["budget_hi"] < stop["asked_budget_hi"]
+    assert capped.to_dict()["heuristic_evals"] >= stop["max_evals"]
+    assert 0 < capped.summary.intervals < atlas.summary.intervals
     scan = resnet32.scan("0.1:0.11:0.001", jobs=2)
     assert scan.to_dict() == cli_json("scan", RESNET32, "--ratios", "0.1:0.11:0.001")[0]
     assert list(scan.to_pandas()["result"][:3]) == ["pass", "pass", "oom"]
