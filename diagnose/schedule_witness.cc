@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <future>
+#include <thread>
+#include <variant>
 
 #include "checker/proofs/schedule_checker.h"
 #include "checker/proofs/script_builder.h"
@@ -169,23 +172,51 @@ class Searcher {
       Note("counterfactual", fmt::format("{} at budget {}", h->name, budget_), e.what());
       return false;
     }
-    const int64_t n = static_cast<int64_t>(log.decisions.size());
-    for (int64_t i = n - 1, tried = 0; i >= 0 && tried < o_.counterfactuals; --i) {
-      const DecisionPoint& d = log.decisions[i];
-      if (d.runner_up < 0) continue;
+    // The last decisions with a runner-up, from the last one back.
+    std::vector<const DecisionPoint*> chosen;
+    for (auto d = log.decisions.rbegin();
+         d != log.decisions.rend() && chosen.size() < static_cast<size_t>(o_.counterfactuals); ++d)
+      if (d->runner_up >= 0) chosen.push_back(&*d);
+    // Replayed a batch at a time, one thread per core, and taken in the same
+    // order as one at a time: the answer and the attempts are those of a
+    // sequential search, at most a batch's replays later.
+    const size_t batch = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    using Result = std::variant<ScriptedRun, std::string>;  // the run, or simrd's assertion
+    for (size_t first = 0; first < chosen.size(); first += batch) {
       if (TimeUp()) return false;
-      ++tried;
-      ReplayConfig oc = Config(h, budget_);
-      oc.overrides = {{d.index, d.runner_up}};
-      std::string what = fmt::format("{} with decision {} (event {}) evicting {} instead of {}",
-                                     h->name, d.index, d.event, Name(d.runner_up), Name(d.chosen));
-      std::optional<ScriptedRun> sr = RunScripted(oc, "counterfactual", what);
-      if (!sr) continue;
-      if (sr->run.outcome != Outcome::kPass) {
-        Note("counterfactual", what, std::string(OutcomeName(sr->run.outcome)));
-        continue;
+      const size_t last = std::min(chosen.size(), first + batch);
+      std::vector<std::future<Result>> runs;
+      for (size_t k = first; k < last; ++k) {
+        ReplayConfig oc = Config(h, budget_);
+        oc.overrides = {{chosen[k]->index, chosen[k]->runner_up}};
+        runs.push_back(std::async(std::launch::async, [this, oc]() -> Result {
+          try {
+            return ScriptOfRun(trace_, oc);
+          } catch (const SimrdAssertionError& e) {
+            return std::string(e.what());
+          }
+        }));
       }
-      if (Try("counterfactual", what, std::move(sr->script))) return true;
+      bool found = false;
+      for (size_t k = first; k < last; ++k) {
+        Result out = runs[k - first].get();  // every replay of the batch ends before we return
+        if (found) continue;
+        const DecisionPoint& d = *chosen[k];
+        std::string what =
+            fmt::format("{} with decision {} (event {}) evicting {} instead of {}", h->name,
+                        d.index, d.event, Name(d.runner_up), Name(d.chosen));
+        if (const std::string* assertion = std::get_if<std::string>(&out)) {
+          Note("counterfactual", what, *assertion);
+          continue;
+        }
+        ScriptedRun& sr = std::get<ScriptedRun>(out);
+        if (sr.run.outcome != Outcome::kPass) {
+          Note("counterfactual", what, std::string(OutcomeName(sr.run.outcome)));
+          continue;
+        }
+        found = Try("counterfactual", what, std::move(sr.script));
+      }
+      if (found) return true;
     }
     return false;
   }
