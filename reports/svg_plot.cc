@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "reports/number_format.h"
 
@@ -115,15 +117,34 @@ double SvgPlot::Clamp(double px, double lo, double hi) const {
 double SvgPlot::X(double v) const { return left_ + Fraction(x_, v) * (right_ - left_); }
 double SvgPlot::Y(double v) const { return bottom_ - Fraction(y_, v) * (bottom_ - top_); }
 
+namespace {
+
+// The axis's own format, else ShortDouble, else (when that gives two
+// neighbouring ticks the same label, on a narrow zoom) as many decimals as
+// the ticks' step needs.
+std::function<std::string(double)> TickFormat(const PlotAxis& axis,
+                                              const std::vector<double>& ticks) {
+  if (axis.format) return axis.format;
+  for (size_t i = 0; i + 1 < ticks.size(); ++i) {
+    if (ShortDouble(ticks[i]) != ShortDouble(ticks[i + 1])) continue;
+    const double step = std::abs(ticks[i + 1] - ticks[i]);
+    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 15);
+    return [decimals](double v) { return fmt::format("{:.{}f}", v, decimals); };
+  }
+  return [](double v) { return ShortDouble(v); };
+}
+
+}  // namespace
+
 void SvgPlot::DrawAxes() {
-  auto fx = x_.format ? x_.format : [](double v) { return ShortDouble(v); };
-  auto fy = y_.format ? y_.format : [](double v) { return ShortDouble(v); };
   std::vector<double> xt = !x_.ticks.empty() ? x_.ticks
                            : x_.log          ? LogTicks(x_.lo, x_.hi)
                                              : LinearTicks(x_.lo, x_.hi, 8);
   std::vector<double> yt = !y_.ticks.empty() ? y_.ticks
                            : y_.log          ? LogTicks(y_.lo, y_.hi)
                                              : LinearTicks(y_.lo, y_.hi, 6);
+  auto fx = TickFormat(x_, xt);
+  auto fy = TickFormat(y_, yt);
   for (double v : xt) {
     double px = X(v);
     if (px < left_ - 0.5 || px > right_ + 0.5) continue;

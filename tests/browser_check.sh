@@ -18,7 +18,8 @@
 # Reports checked: the demo's (`dtrcheck report`, always), a captured model's
 # first screen (tests/e2e/data/attributed.log), and ResNet-32's with default
 # flags when TRACES_DIR holds it, whose report.json must show
-# the published 0.102-0.106 inversion and the 128-byte holes near 0.1063.
+# the published 0.102-0.106 inversion and the 128-byte holes near 0.1063, and
+# the first screen of the LSTM's with default flags.
 # Skips (exit 77, CTest SKIP_RETURN_CODE) without Chromium.
 #
 # usage: browser_check.sh DTRCHECK_BINARY OUTPUT_DIR [TRACES_DIR]
@@ -205,11 +206,19 @@ holes = [v for v in exact if v["oom_width"] == 128 and 0.1063 <= v["oom_from"] <
 print("    inversion rows 0.102-0.106:", ok, "; wide exact inversion:", len(wide), "; 128-byte holes:", len(holes))
 sys.exit(0 if ok and len(wide) == 1 and len(holes) >= 4 else 1)
 EOF
-  check "resnet32: the report states the atlas's budget" grep -q "budget of 1,000 replays" "$OUT/resnet32.log"
+  check "resnet32: the report states the atlas's cap" \
+    grep -q "exact atlas within 1,000 replays or 200,000,000 heuristic evaluations" "$OUT/resnet32.log"
   check "resnet32: a zoom figure shows the holes narrower than a pixel" grep -q 'id="fig-zoom-' "$OUT/resnet32/report.html"
   check_page resnet32 "$(cd "$OUT/resnet32" && pwd)"
 else
   echo "note: no ResNet-32 trace in '${TRACES}'; only the demo's report was checked"
+fi
+
+# The LSTM's default report: its first screen answers too.
+LSTM=$(ls "$TRACES"/lstm-*.log 2> /dev/null | head -1)
+if [ -n "$TRACES" ] && [ -n "$LSTM" ]; then
+  "$DTRCHECK" report "$LSTM" --out "$OUT/lstm" -j 2 > "$OUT/lstm.log" || { echo "FAIL: dtrcheck report $LSTM failed"; cat "$OUT/lstm.log"; exit 1; }
+  check_answer lstm "$(cd "$OUT/lstm" && pwd)"
 fi
 
 [ $fail -eq 0 ] && echo "browser check passed; screenshots: $OUT/*.png"

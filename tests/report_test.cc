@@ -678,5 +678,30 @@ TEST_CASE("SVG legend: a label wider than the plot wraps onto lines of its own")
   CHECK(height(wrapped) >= height(one) + 3 * 20);
 }
 
+TEST_CASE("svg plot: a narrow axis gets as many decimals as its ticks need, no two labels alike") {
+  auto labels = [](double lo, double hi) {
+    SvgPlot plot(600, 200);
+    plot.SetX({lo, hi, false, "ratio", nullptr, {}});
+    plot.SetY({1, 2, false, "overhead", nullptr, {}});
+    plot.DrawAxes();
+    const std::string svg = plot.Finish("t");
+    std::vector<std::string> out;
+    const std::string tag = "class=\"tick\" ";
+    for (size_t p = svg.find(tag); p != std::string::npos; p = svg.find(tag, p + 1)) {
+      size_t from = svg.find('>', p) + 1;
+      out.push_back(svg.substr(from, svg.find('<', from) - from));
+    }
+    return out;
+  };
+  // The LSTM's zoom: ratios 0.210354 to 0.210410 all read "0.2104" at four digits.
+  std::vector<std::string> narrow = labels(0.210354, 0.210410);
+  REQUIRE(narrow.size() >= 4);
+  CHECK(std::find(narrow.begin(), narrow.end(), "0.21037") != narrow.end());
+  for (size_t i = 0; i + 1 < narrow.size(); ++i) CHECK(narrow[i] != narrow[i + 1]);
+  // A wide axis keeps its short labels.
+  std::vector<std::string> wide = labels(0.1, 1.0);
+  CHECK(std::find(wide.begin(), wide.end(), "0.2") != wide.end());
+}
+
 }  // namespace
 }  // namespace dtr::testing
