@@ -685,6 +685,7 @@ ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
   CheckDirectoryTarget(r.out);
   const ReportCaps caps = DefaultReportCaps(t.trace);
   o.max_verdicts = r.max_verdicts ? r.max_verdicts : caps.verdicts;
+  o.verdict_evals = r.max_verdicts ? 0 : kDefaultVerdictEvals;  // --max-verdicts: that count alone
   ReportAnswer a;
   a.plan = ReportPlan(o, caps);
   if (planned) planned(a.plan);

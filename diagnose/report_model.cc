@@ -74,7 +74,7 @@ std::string CommandTrace(const ReportOptions& o) {
 // The OOM rows to classify, in budget order: all of them, or at most `cap`:
 // first the highest row of each OOM stretch (its verdict is the stretch's
 // answer), then the rest from the highest budget down.
-std::vector<size_t> VerdictRows(const ReportModel& m, size_t cap) {
+std::vector<size_t> VerdictRows(const ReportModel& m, size_t cap, int64_t evals_cap) {
   std::vector<size_t> order;
   for (const OomStretch& s : m.curve.oom_stretches)
     for (size_t i = s.to + 1; i-- > s.from;)
@@ -87,6 +87,16 @@ std::vector<size_t> VerdictRows(const ReportModel& m, size_t cap) {
         std::find(order.begin(), order.end(), i) == order.end())
       order.push_back(i);
   if (cap > 0 && order.size() > cap) order.resize(cap);
+  if (evals_cap > 0) {
+    int64_t spent = 0;
+    size_t keep = 0;
+    for (; keep < order.size(); ++keep) {
+      const int64_t cost = VerdictCost(m, m.rows[order[keep]]);
+      if (keep > 0 && spent + cost > evals_cap) break;
+      spent += cost;
+    }
+    order.resize(keep);
+  }
   std::sort(order.begin(), order.end());
   return order;
 }
@@ -101,7 +111,7 @@ std::vector<BudgetVerdict> ClassifyOomRows(const Trace& trace, const Baseline& b
   classify.stored = options.stored;
   std::string explain_flags = ExplainFlagsFor(options.verdict_options);
   if (!options.store_path.empty()) explain_flags += " --store " + options.store_path;
-  std::vector<size_t> chosen = VerdictRows(m, options.max_verdicts);
+  std::vector<size_t> chosen = VerdictRows(m, options.max_verdicts, options.verdict_evals);
   std::vector<BudgetVerdict> out(chosen.size());
   for (size_t k = 0; k < chosen.size(); ++k) out[k].run = chosen[k];
   ParallelFor(
@@ -242,6 +252,10 @@ void CheckTimelineRatio(const ReportOptions& options) {
                    [&](const Ratio& r) { return r.value == options.timeline_ratio->value; }))
     throw Error(fmt::format("report: --timeline-ratio {} is not on the grid {}",
                             options.timeline_ratio->text, options.ratios_text));
+}
+
+int64_t VerdictCost(const ReportModel& m, const BudgetRow& row) {
+  return kReplaysPerVerdict * (row.run.result.heuristic_evals + m.trace.program_steps);
 }
 
 ReportCaps DefaultReportCaps(const Trace& trace) {
@@ -448,6 +462,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
   else
     m.verdicts = ClassifyOomRows(trace, baseline, m, options);
   m.max_verdicts = options.max_verdicts;
+  m.verdict_evals = options.verdict_evals;
   if (m.verdicts)
     for (const BudgetRow& row : m.rows)
       m.verdicts_capped += row.run.result.outcome == Outcome::kOom;

@@ -103,6 +103,16 @@ inline constexpr AtlasCap kDefaultReportAtlasCap{.runs = 1000, .evals = 200'000'
 //    program steps (each eviction scans the pool);
 //  - the atlas: kDefaultReportAtlasCap, whose evaluations measure the
 //    replays' real cost.
+// The report's default cap on its verdicts' cost: a verdict makes about 40
+// replays (lower budgets, counterfactuals) at about the cost of its OOM run,
+// so verdicts are taken, in VerdictRows' order, while their VerdictCost adds
+// up to at most this (the first always). A count:
+// Inception-v4's OOM runs make about 57 million evaluations each, so it gets
+// one verdict, where a count of storages x steps gave it four (about 80 s of
+// two cores here).
+inline constexpr int64_t kDefaultVerdictEvals = 2'000'000'000;
+inline constexpr int64_t kReplaysPerVerdict = 40;
+
 struct ReportCaps {
   size_t verdicts = 0;      // OOM budgets classified (0: every one)
   int64_t replay_cost = 0;  // storages x program steps
@@ -149,6 +159,7 @@ struct ReportOptions : ReplaySettings {
   // then the others from the highest budget down.
   bool verdicts = true;
   size_t max_verdicts = 0;
+  int64_t verdict_evals = 0;  // kDefaultVerdictEvals's rule with this total (0: none)
   VerdictOptions verdict_options;
   // Certificates stored for the trace and runtime (diagnose/certificate_store.h),
   // or null; store_path is the --store argument shown in the explain commands.
@@ -232,6 +243,10 @@ struct RegimeDivergence {
   std::string command;  // the `dtrcheck diff` command
 };
 
+// What a verdict at `row` is counted to cost against ReportOptions::verdict_evals:
+// kReplaysPerVerdict replays of (heuristic evaluations + program steps) each.
+int64_t VerdictCost(const ReportModel& m, const BudgetRow& row);
+
 struct ReportModel {
   TraceFacts trace;
   // The answer first: smallest passing budget, failing bands and their
@@ -259,8 +274,9 @@ struct ReportModel {
   std::optional<std::vector<OomFrontier>> frontiers;
   std::optional<AtlasCoverage> atlas;
   std::optional<std::vector<BudgetVerdict>> verdicts;
-  size_t verdicts_capped = 0;  // OOM rows left without a verdict by max_verdicts
+  size_t verdicts_capped = 0;  // OOM rows left without a verdict by the caps
   size_t max_verdicts = 0;
+  int64_t verdict_evals = 0;
   std::optional<std::vector<RegimeDivergence>> divergence;
   // Why an optional section is absent (turned off, or not applicable); shown
   // in its place. Empty when the section is there.

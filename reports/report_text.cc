@@ -405,18 +405,28 @@ std::string VerdictsIntro(const ReportModel& m) {
   std::string example =
       m.verdicts->empty() ? std::string() : fmt::format(" (`{}`)", m.verdicts->front().command);
   return fmt::format(
-      "Each OOM budget was classified as `dtrcheck explain` does{}{}: policy-induced (an eviction "
-      "script that the schedule checker passed at this budget exists, so another policy fits), "
-      "inherent (a static bound or a Z3 UNSAT window proves no schedule fits) or undetermined. "
-      "{} policy-induced, {} inherent, {} undetermined.",
-      m.explain_flags.empty() ? std::string(" with its default options")
-                              : fmt::format(" with `{}`", m.explain_flags.substr(1)),
-      example, policy, inherent, undetermined) +
+             "Each OOM budget was classified as `dtrcheck explain` does{}{}: policy-induced (an "
+             "eviction "
+             "script that the schedule checker passed at this budget exists, so another policy "
+             "fits), "
+             "inherent (a static bound or a Z3 UNSAT window proves no schedule fits) or "
+             "undetermined. "
+             "{} policy-induced, {} inherent, {} undetermined.",
+             m.explain_flags.empty() ? std::string(" with its default options")
+                                     : fmt::format(" with `{}`", m.explain_flags.substr(1)),
+             example, policy, inherent, undetermined) +
          (m.verdicts_capped
-              ? fmt::format(" {} more OOM budget{} left without a verdict: the report classifies at most {} "
+              ? fmt::format(" {} more OOM budget{} left without a verdict: the report classifies "
+                            "at most {}{} "
                             "(the highest OOM budget of each failing stretch first; more with "
                             "`--max-verdicts N`, or run explain on a budget).",
-                            m.verdicts_capped, m.verdicts_capped == 1 ? " was" : "s were", m.max_verdicts)
+                            m.verdicts_capped, m.verdicts_capped == 1 ? " was" : "s were",
+                            m.max_verdicts,
+                            m.verdict_evals
+                                ? fmt::format(", and only while {} replays per verdict at its "
+                                              "OOM run's cost stay within {} heuristic evaluations",
+                                              kReplaysPerVerdict, GroupedInt(m.verdict_evals))
+                                : std::string())
               : std::string());
 }
 
@@ -445,11 +455,15 @@ std::string ReportPlan(const ReportOptions& o, const ReportCaps& caps) {
   std::string plan = fmt::format("report: grid {} ({} budgets)", o.ratios_text, o.ratios.size());
   if (o.atlas)
     plan += fmt::format("; exact atlas within {}", AtlasCapText(o.atlas_cap, "--atlas-"));
-  if (o.verdicts)
+  if (o.verdicts) {
     plan += o.max_verdicts ? fmt::format("; verdicts for at most {} OOM budget{}{}", o.max_verdicts,
                                          o.max_verdicts == 1 ? "" : "s",
                                          o.max_verdicts == caps.verdicts ? "" : " (--max-verdicts)")
                            : std::string("; a verdict for every OOM budget");
+    if (o.verdict_evals)
+      plan += fmt::format(" within about {} heuristic evaluations of their replays",
+                          GroupedInt(o.verdict_evals));
+  }
   if (o.verdicts && caps.verdicts && o.max_verdicts == caps.verdicts)
     plan += fmt::format(" (sized to the trace: {} storages x steps; --max-verdicts raises it)",
                         GroupedInt(caps.replay_cost));

@@ -164,6 +164,25 @@ TEST_CASE("report verdicts on a hand trace are explain's: inherent and policy-in
     CHECK(e["certificate"] == j["verdicts"][k]["certificate"]);
     CHECK(e["static_bound"] == j["verdicts"][k]["static_bound"]);
   }
+
+  // A cap on the verdicts' cost: 40 replays at each OOM run's evaluations
+  // and steps, in VerdictRows' order (the highest OOM row of the stretch
+  // first); the first verdict is always made.
+  const int64_t cost_mid = VerdictCost(m, m.rows[1]);
+  const int64_t cost_low = VerdictCost(m, m.rows[0]);
+  CHECK(cost_low ==
+        kReplaysPerVerdict * (m.rows[0].run.result.heuristic_evals + m.trace.program_steps));
+  REQUIRE(cost_low > 0);
+  for (auto [cap, verdicts] :
+       {std::pair<int64_t, size_t>{1, 1}, {cost_mid + cost_low - 1, 1}, {cost_mid + cost_low, 2}}) {
+    INFO("verdict_evals ", cap);
+    o.verdict_evals = cap;
+    ReportModel capped = BuildReport(trace, o);
+    REQUIRE(capped.verdicts);
+    CHECK(capped.verdicts->size() == verdicts);
+    CHECK(capped.verdicts_capped == 2 - verdicts);
+    CHECK(VerdictOf(capped, 1) != nullptr);
+  }
 }
 
 TEST_CASE("report verdicts on ResNet-32 are explain's at 0.093, 0.102 and 0.104") {
