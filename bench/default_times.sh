@@ -7,8 +7,7 @@
 #
 # Commands that need a budget get a typical one: the highest ratio of the grid
 # 0.1:1.0:0.05 at which DTR runs out of memory below its first pass (the
-# failing band; when the grid's first ratio passes, the highest of 0.01 to 0.09
-# that fails); commands that need
+# failing band; when the grid's first ratio passes, 0.09); commands that need
 # a grid get 0.1:1.0:0.05; `atlas` walks from the failing ratio to the first
 # pass, `diff` compares the two.
 #
@@ -32,13 +31,11 @@ trap 'rm -rf "$WORK"' EXIT
 
 # The failing ratio and the first passing ratio of the grid, "FAIL PASS".
 band() {
-  # The grid, and below it in hundredths for a trace whose grid starts passing.
-  { "$DTRCHECK" sweep "$1" --ratios "$GRID" --csv 2>/dev/null
-    "$DTRCHECK" sweep "$1" --ratios 0.01:0.09:0.01 --csv 2>/dev/null | tail -n +2; } | /usr/bin/python3 -c '
+  "$DTRCHECK" sweep "$1" --ratios "$GRID" --csv 2>/dev/null | /usr/bin/python3 -c '
 import csv, sys
 rows = sorted(csv.DictReader(sys.stdin), key=lambda r: float(r["ratio"]))
-first = next((r for r in rows if r["result"] == "pass" and float(r["ratio"]) >= 0.1), None)
-below = [r for r in rows if first and float(r["ratio"]) < float(first["ratio"]) and r["result"] == "oom"]
+first = next((r for r in rows if r["result"] == "pass"), None)
+below = [r for r in rows if first and float(r["ratio"]) < float(first["ratio"])]
 print(below[-1]["ratio"] if below else "0.09", first["ratio"] if first else "1.0")'
 }
 
