@@ -56,11 +56,8 @@ int RunAtlas(const AtlasFlags& f) {
     answer = api::Atlas(
         trace, f.request, [&](int64_t covered, int64_t total, size_t runs, int64_t evals) {
           // The larger part: of the range walked, or of a cap spent.
-          double part = static_cast<double>(covered) / static_cast<double>(total);
-          if (cap.runs > 0)
-            part = std::max(part, static_cast<double>(runs) / static_cast<double>(cap.runs));
-          if (cap.evals > 0)
-            part = std::max(part, static_cast<double>(evals) / static_cast<double>(cap.evals));
+          const double part = std::max(static_cast<double>(covered) / static_cast<double>(total),
+                                       cap.Spent(runs, evals));
           bar.UpdatePercent(
               static_cast<size_t>(std::min(1.0, part) * 1000), 1000,
               fmt::format(

@@ -122,11 +122,7 @@ AtlasCoverage WalkAtlasWithin(const Trace& trace, const Baseline& baseline, cons
   c.cap = cap;
   // Thousandths of the cap spent: its larger part.
   auto spent = [&](size_t runs, int64_t evals) {
-    double part = 0;
-    if (cap.runs > 0) part = static_cast<double>(runs) / static_cast<double>(cap.runs);
-    if (cap.evals > 0)
-      part = std::max(part, static_cast<double>(evals) / static_cast<double>(cap.evals));
-    return static_cast<size_t>(std::min(1.0, part) * 1000);
+    return static_cast<size_t>(std::min(1.0, cap.Spent(runs, evals)) * 1000);
   };
   // The intervals walked in each window, by window (walk order).
   std::vector<std::vector<AtlasInterval>> walked(c.windows.size());

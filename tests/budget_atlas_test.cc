@@ -240,6 +240,22 @@ TEST_CASE("atlas: max_runs stops the walk and says so; a cap not reached changes
   CHECK(roomy.covered == 501);
 }
 
+// A capped walk with `jobs` workers stops where the sequential walk `seq`
+// stopped, with the same counts.
+void CheckSameStop(const Trace& trace, const Baseline& baseline, int64_t lo, int64_t hi,
+                   AtlasCap cap, const BudgetAtlas& seq, std::initializer_list<int> jobs_list) {
+  for (int jobs : jobs_list) {
+    INFO("jobs ", jobs);
+    BudgetAtlas par = BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, cap);
+    CHECK(par.stopped == seq.stopped);
+    CHECK(par.runs == seq.runs);
+    CHECK(par.evals == seq.evals);
+    CHECK(par.covered == seq.covered);
+    CHECK(par.intervals.size() == seq.intervals.size());
+    CHECK(par.prefix.size() == seq.prefix.size());
+  }
+}
+
 TEST_CASE("atlas: runs, a cap's stop and its coverage do not depend on the number of workers") {
   // A cap counts intervals in budget order: with any number of workers it
   // stops at the same interval as one worker walking up from lo.
@@ -264,15 +280,7 @@ TEST_CASE("atlas: runs, a cap's stop and its coverage do not depend on the numbe
       CHECK(seq.runs == cap);
       CHECK(seq.covered == std::min(one.intervals[cap - 1].run_hi, hi) - lo + 1);
     }
-    for (int jobs : {2, 3, 4}) {
-      INFO("jobs ", jobs);
-      BudgetAtlas par =
-          BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, {.runs = cap});
-      CHECK(par.stopped == seq.stopped);
-      CHECK(par.runs == seq.runs);
-      CHECK(par.covered == seq.covered);
-      CHECK(par.intervals.size() == seq.intervals.size());
-    }
+    CheckSameStop(trace, baseline, lo, hi, {.runs = cap}, seq, {2, 3, 4});
   }
 }
 
@@ -305,16 +313,7 @@ TEST_CASE(
     } else {
       CHECK(seq.intervals.size() == n);
     }
-    for (int jobs : {2, 3}) {
-      INFO("jobs ", jobs);
-      BudgetAtlas par =
-          BuildAtlas(trace, baseline, DtrSpec(), lo, hi, jobs, nullptr, {.evals = cap});
-      CHECK(par.stopped == seq.stopped);
-      CHECK(par.runs == seq.runs);
-      CHECK(par.evals == seq.evals);
-      CHECK(par.covered == seq.covered);
-      CHECK(par.prefix.size() == seq.prefix.size());
-    }
+    CheckSameStop(trace, baseline, lo, hi, {.evals = cap}, seq, {2, 3});
   }
 }
 

@@ -16,6 +16,7 @@
 // neighbours with the same visible behaviour (AtlasBehaviour).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -93,6 +94,13 @@ struct AtlasCap {
   size_t runs = 0;
   int64_t evals = 0;
   bool any() const { return runs > 0 || evals > 0; }
+  // The larger share of the cap that `r` replays and `e` evaluations spent
+  // (0 without a cap; may pass 1), for progress lines.
+  double Spent(size_t r, int64_t e) const {
+    double part = runs > 0 ? static_cast<double>(r) / static_cast<double>(runs) : 0;
+    if (evals > 0) part = std::max(part, static_cast<double>(e) / static_cast<double>(evals));
+    return part;
+  }
 };
 // The default cap of the `atlas` command's walk: at most about 30 s of two
 // cores here (14 to 21 million evaluations a CPU second on the public
