@@ -439,6 +439,7 @@ void Validate(const BlameRequest& r) {
   if (!r.against.empty()) ParseRatio(r.against);
   r.settings.Resolve();
   CheckJobs(r.options.jobs);
+  CheckOption(kMaxEvals, r.options.max_evals);
 }
 
 BlameResult Blame(const LoadedTrace& t, const BlameRequest& r, const ProgressFn& progress) {
@@ -460,12 +461,13 @@ void Validate(const AblateRequest& r) {
   r.settings.Resolve();
   CheckJobs(r.jobs);
   CheckOption(kCliffFactor, r.cliff_factor);
+  CheckOption(kMaxEvals, r.max_evals);
 }
 
 AblationResult Ablate(const LoadedTrace& t, const AblateRequest& r, const ProgressFn& progress) {
   Validate(r);
   return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios),
-                     ScanOptionsOf(r.settings, r.jobs, r.cliff_factor), progress);
+                     ScanOptionsOf(r.settings, r.jobs, r.cliff_factor), r.max_evals, progress);
 }
 
 // frontier

@@ -151,6 +151,8 @@ struct AblateRequest {
   ReplayChoice settings;
   int jobs = 0;
   double cliff_factor = kDefaultCliffFactor;  // kCliffFactor
+  int64_t max_evals =
+      kDefaultAblateEvals;  // kMaxEvals; shared by the runs (diagnose/ablation.h); 0: none
 };
 void Validate(const AblateRequest& request);
 AblationResult Ablate(const LoadedTrace& trace, const AblateRequest& request,

@@ -1,6 +1,7 @@
 #include "cli/instability_commands.h"
 
 #include <fmt/core.h>
+#include <fmt/ostream.h>
 
 #include <algorithm>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "model/error.h"
 #include "reports/csv_table.h"
 #include "reports/instability_report.h"
+#include "reports/number_format.h"
 
 namespace dtr::cli {
 
@@ -135,6 +137,11 @@ void AddBlameFlags(CLI::App* cmd, BlameFlags& f) {
   cmd->add_option("--max-replays", r.options.max_replays,
                   "candidate replays to spend (default 200)")
       ->check(IntegerIn(1, 1000000));
+  cmd->add_option("--max-evals", r.options.max_evals,
+                  fmt::format("stop after the batch in which the candidate replays' heuristic "
+                              "evaluations plus computations reach N (default {}; 0: no cap)",
+                              GroupedInt(kDefaultBlameEvals)))
+      ->check(InRange(api::kMaxEvals));
   cmd->add_option("--max-fixes", r.options.max_fixes, "stop after this many fixes (default 3)")
       ->check(IntegerIn(1, 1000));
   cmd->add_option(
@@ -153,7 +160,9 @@ int RunBlame(const BlameFlags& f) {
   BlameResult blame;
   {
     ProgressBar bar("blame");
-    blame = api::Blame(t, f.request, [&](size_t d, size_t total) { bar.Update(d, total); });
+    blame = api::Blame(t, f.request, [&](size_t d, size_t total) {
+      bar.UpdatePercent(d, total, "of the replay or evaluation cap");
+    });
   }
   if (f.json)
     std::cout << BlameJson(t.summary, t.trace, blame).dump() << "\n";
@@ -171,6 +180,12 @@ void AddAblateFlags(CLI::App* cmd, AblateFlags& f) {
       ->check(RatioGridText());
   AddCliffFactorFlag(cmd, r.cliff_factor,
                      fmt::format("as for scan (default {})", kDefaultCliffFactor));
+  cmd->add_option("--max-evals", r.max_evals,
+                  fmt::format("the runs' heuristic evaluations plus computations in all, shared "
+                              "evenly: a run stops at its share, as 'stopped' (unknown) (default "
+                              "{}; 0: no cap)",
+                              GroupedInt(kDefaultAblateEvals)))
+      ->check(InRange(api::kMaxEvals));
 }
 
 int RunAblate(const AblateFlags& f) {
@@ -178,6 +193,19 @@ int RunAblate(const AblateFlags& f) {
   api::LoadedTrace t = api::LoadTraceFile(f.trace);
   AblationResult result;
   {
+    const size_t runs = (1 + AblationNames().size()) * ParseRatios(f.request.ratios).size();
+    const int64_t share = AblateRunWorkLimit(f.request.max_evals, runs);
+    // What it will do, before the first replay (the text form's first line).
+    if (!f.json) {
+      if (share > 0)
+        fmt::print(std::cout,
+                   "ablate: {} runs, each stopped after {} heuristic evaluations plus "
+                   "computations, as 'stopped' (--max-evals {} shared evenly; 0: no cap)\n",
+                   runs, GroupedInt(share), GroupedInt(f.request.max_evals));
+      else
+        fmt::print(std::cout, "ablate: {} runs, with no cap\n", runs);
+      std::cout.flush();
+    }
     ProgressBar bar("ablate");
     result = api::Ablate(t, f.request, [&](size_t d, size_t total) { bar.Update(d, total); });
   }

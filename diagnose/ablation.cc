@@ -52,8 +52,11 @@ std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations) 
     for (const AblationScan& a : ablations) {
       if (a.control) continue;
       bool cliffs = !a.analysis.cliffs.empty(), inversions = !a.analysis.inversions.empty();
-      size_t passing = 0;
-      for (const ScanPoint& p : a.points) passing += p.outcome == Outcome::kPass;
+      size_t passing = 0, stopped = 0;
+      for (const ScanPoint& p : a.points) {
+        passing += p.outcome == Outcome::kPass;
+        stopped += p.outcome == Outcome::kStopped;
+      }
       std::string_view name = a.heuristic->name;
       if (Has(a, term)) {
         v.with.push_back(name);
@@ -61,7 +64,7 @@ std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations) 
         if (inversions) v.with_with_inversions.push_back(name);
       } else {
         v.without.push_back(name);
-        if (passing >= 2) v.without_informative.push_back(name);
+        if (passing >= 2 && stopped == 0) v.without_informative.push_back(name);
         if (cliffs) v.without_with_cliffs.push_back(name);
         if (inversions) v.without_with_inversions.push_back(name);
       }
@@ -71,9 +74,14 @@ std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations) 
   return out;
 }
 
+int64_t AblateRunWorkLimit(int64_t max_evals, size_t runs) {
+  if (max_evals <= 0) return 0;
+  return std::max<int64_t>(1, max_evals / static_cast<int64_t>(std::max<size_t>(runs, 1)));
+}
+
 AblationResult Ablate(const Trace& trace, const Baseline& baseline,
                       const std::vector<Ratio>& ratios, const ScanOptions& options,
-                      const ProgressFn& progress) {
+                      int64_t max_evals, const ProgressFn& progress) {
   if (!options.heuristic) throw Error("ablate needs a base heuristic");
   std::vector<Ratio> sorted = ratios;
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -81,11 +89,14 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline,
   std::vector<const HeuristicSpec*> heuristics{options.heuristic};
   for (std::string_view name : AblationNames()) heuristics.push_back(&FindHeuristic(name));
   // One flat sweep over every (heuristic, ratio), for the thread pool.
+  const int64_t run_limit = AblateRunWorkLimit(max_evals, heuristics.size() * sorted.size());
   std::vector<RunSpec> specs;
   for (const HeuristicSpec* h : heuristics)
     for (const Ratio& r : sorted) {
       RunSpec s = RunSpecOf(options);
       s.heuristic = h;
+      s.work_limit.reset();
+      if (run_limit > 0) s.work_limit = run_limit;
       s.ratio = r;
       specs.push_back(s);
     }
@@ -93,6 +104,9 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline,
   AblationResult out;
   out.runtime = options.runtime;
   out.cliff_factor = options.cliff_factor;
+  out.max_evals = std::max<int64_t>(max_evals, 0);
+  out.run_work_limit = run_limit;
+  for (const RunRecord& r : runs) out.stopped += r.result.outcome == Outcome::kStopped;
   for (size_t k = 0; k < heuristics.size(); ++k) {
     AblationScan a = Describe(*heuristics[k]);
     for (size_t i = 0; i < sorted.size(); ++i)

@@ -23,16 +23,17 @@ struct AblationScan {
 };
 
 // Whether cliffs and inversions are still found by the ablations that lack a
-// term. Only an ablation that passes at two budgets or more of the grid can
-// show either; if no ablation without the term does, the verdict is
-// "untested" rather than "vanish".
+// term. Only an ablation that passes at two budgets or more of the grid, and
+// has no run stopped by the work cap (a stopped run could hide either), can
+// show that they vanish; if no ablation without the term is such, the
+// verdict is "untested" rather than "vanish".
 enum class Survival { kSurvive, kVanish, kUntested };
 std::string_view SurvivalName(Survival s);  // "survive", "vanish", "untested"
 
 struct TermVerdict {
   ScoreTerm term = ScoreTerm::kCost;
   std::vector<std::string_view> without;  // ablations lacking the term (control excluded)
-  std::vector<std::string_view> without_informative;  // those passing at two budgets or more
+  std::vector<std::string_view> without_informative;  // those passing at 2+ budgets, none stopped
   std::vector<std::string_view> without_with_cliffs, without_with_inversions;
   std::vector<std::string_view> with;  // ablations keeping it
   std::vector<std::string_view> with_with_cliffs, with_with_inversions;
@@ -46,18 +47,32 @@ struct TermVerdict {
   }
 };
 
+// The cost of an ablation in all, by default: its heuristic evaluations plus
+// computations, shared evenly by its runs (each stops at its share, as
+// "stopped": the ablations thrash at low budgets, for minutes on the public
+// traces). A count, so the same runs stop on any machine.
+inline constexpr int64_t kDefaultAblateEvals = 4'000'000'000;
+
 struct AblationResult {
   RuntimeKind runtime = RuntimeKind::kV2EagerOptimized;
   double cliff_factor = 0;
+  int64_t max_evals = 0;       // the cap in all (0: none)
+  int64_t run_work_limit = 0;  // each run's share of it (0: none)
+  size_t stopped = 0;          // runs stopped at their share, base included
   AblationScan base;  // the heuristic of `options` (e.g. DTR), for reference
   std::vector<AblationScan> ablations;
   std::vector<TermVerdict> verdicts;  // cost, size, staleness
 };
 
-// Sweeps `ratios` with options.heuristic and every ablation (no refinement).
+// Each run's share of `max_evals` (0: none) among `runs` runs: at least 1.
+int64_t AblateRunWorkLimit(int64_t max_evals, size_t runs);
+
+// Sweeps `ratios` with options.heuristic and every ablation (no refinement),
+// each run stopped at its share of `max_evals` (0: no cap; options.work_limit
+// is replaced by it).
 AblationResult Ablate(const Trace& trace, const Baseline& baseline,
                       const std::vector<Ratio>& ratios, const ScanOptions& options,
-                      const ProgressFn& progress = nullptr);
+                      int64_t max_evals, const ProgressFn& progress = nullptr);
 
 // The verdicts from finished ablation scans. Pure.
 std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations);

@@ -23,7 +23,18 @@ bool Linked(const ScanPoint& p, const ScanPoint& q, double factor) {
          Within(p.evictions_per_storage(), q.evictions_per_storage(), factor);
 }
 
-int OutcomeRank(Outcome o) { return o == Outcome::kPass ? 0 : o == Outcome::kThrash ? 1 : 2; }
+int OutcomeRank(Outcome o) {
+  switch (o) {
+    case Outcome::kPass:
+      return 0;
+    case Outcome::kThrash:
+      return 1;
+    case Outcome::kStopped:
+      return 3;
+    default:
+      return 2;
+  }
+}
 
 }  // namespace
 

@@ -10,16 +10,17 @@
 //    and their evictions per evicted storage (all evictions) are within
 //    `cliff_factor` of each other (larger / smaller <= cliff_factor); regimes
 //    are the connected groups of this relation (single linkage). All OOM runs
-//    form one regime, all thrashing runs another. Numbered: passing regimes by
-//    increasing least overhead (ties: lowest point first), then thrash, then
-//    OOM.
+//    form one regime, all thrashing runs another, all runs stopped by a work
+//    limit (ReplaySettings::work_limit: unknown) another. Numbered: passing
+//    regimes by increasing least overhead (ties: lowest point first), then
+//    thrash, then OOM, then stopped.
 //  - a cliff is a pair of adjacent points, both passing, whose overheads
 //    differ by more than `cliff_factor` (larger / smaller > cliff_factor: the
 //    negation of the overhead half of the link above).
 //  - a feasibility inversion is a maximal stretch of adjacent OOM points with
 //    a passing point right below it and right above it: budgets that run out
 //    of memory between budgets that do not. An OOM stretch at either end of
-//    the curve, or next to a thrashing point, is not one (nothing shows that
+//    the curve, or next to a thrashing or stopped point, is not one (nothing shows that
 //    a larger budget passes again right above it). This is DESIGN.md's "OOM
 //    at B2 with a feasible B1 < B2" made precise: B1 is the pass right below
 //    the stretch, and the pass right above bounds it.

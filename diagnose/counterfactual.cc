@@ -262,10 +262,24 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
   };
   const bool failed_run = out.goal == BlameGoal::kPass;
 
+  auto spent = [&] {
+    return out.replays >= options.max_replays ||
+           (options.max_evals > 0 && out.evals >= options.max_evals);
+  };
+  // Of the larger of the two caps, for the progress display, in thousandths.
+  auto report_progress = [&] {
+    if (!progress) return;
+    double part = static_cast<double>(out.replays) / options.max_replays;
+    if (options.max_evals > 0)
+      part =
+          std::max(part, static_cast<double>(out.evals) / static_cast<double>(options.max_evals));
+    progress(static_cast<size_t>(std::min(part, 1.0) * 1000), 1000);
+  };
   std::vector<Trial> trials;  // every candidate replayed, in search order
   auto evaluate = [&](std::vector<Candidate> batch) {
     size_t first = trials.size();
     trials.resize(first + batch.size());
+    std::vector<int64_t> work(batch.size());
     ParallelFor(batch.size(), options.jobs, [&](size_t k) {
       Trial& t = trials[first + k];
       t.candidate = std::move(batch[k]);
@@ -275,10 +289,11 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
       t.overhead = Overhead(r.clock, baseline.compute);
       t.events = r.events;
       t.success = succeeded(t.outcome, t.overhead);
+      work[k] = r.heuristic_evals + r.events;
     });
     out.replays += static_cast<int64_t>(batch.size());
-    if (progress)
-      progress(static_cast<size_t>(out.replays), static_cast<size_t>(options.max_replays));
+    for (int64_t w : work) out.evals += w;
+    report_progress();
   };
   auto successes = [&](size_t from) {
     size_t n = 0;
@@ -290,14 +305,14 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
     for (;;) {
       if (successes(level_start) >= static_cast<size_t>(options.max_fixes)) return;
       std::vector<Candidate> batch;
-      while (batch.size() < kBatch &&
+      while (!spent() && batch.size() < kBatch &&
              out.replays + static_cast<int64_t>(batch.size()) < options.max_replays) {
         std::optional<Candidate> c = next();
         if (!c) break;
         batch.push_back(std::move(*c));
       }
       if (batch.empty()) {
-        if (out.replays >= options.max_replays) out.budget_exhausted = true;
+        if (spent()) out.budget_exhausted = true;
         return;
       }
       evaluate(std::move(batch));
@@ -339,6 +354,8 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
       base_steps[k] = rec.Take();
     });
     out.replays += static_cast<int64_t>(bases.size());
+    for (const RunResult& r : base_runs) out.evals += r.heuristic_evals + r.events;
+    report_progress();
     std::vector<CandidateStream> streams;
     for (size_t k = 0; k < bases.size(); ++k) {
       const int64_t after = bases[k].overrides.back().index + 1;

@@ -38,8 +38,18 @@
 
 namespace dtr {
 
+// The candidate replays' cost in all, by default: their heuristic evaluations
+// plus computations (about 10 to 25 million a second here). One replay of a
+// large trace costs seconds, so a count of replays alone does not bound the
+// search.
+inline constexpr int64_t kDefaultBlameEvals = 800'000'000;
+
 struct BlameOptions {
   int max_replays = 200;  // candidate replays, verification not counted
+  // Stop after the batch in which the candidate replays' heuristic
+  // evaluations plus computations reach it (0: no cap). Batches are fixed,
+  // so where it stops does not depend on the threads.
+  int64_t max_evals = kDefaultBlameEvals;
   int max_fixes = 3;      // stop after this many fixes of the smallest size
   int candidates_per_decision = 3;
   int pair_bases = 4;  // singles extended to pairs
@@ -74,8 +84,9 @@ struct BlameResult {
   double overhead_goal = 0;  // kFaster: pass with overhead <= this
   int64_t decisions = 0;     // decisions of the run
   int64_t replays = 0;       // candidate replays spent
+  int64_t evals = 0;         // their heuristic evaluations plus computations
   int64_t singles_tried = 0, pairs_tried = 0;
-  bool budget_exhausted = false;  // stopped by max_replays
+  bool budget_exhausted = false;  // stopped by max_replays or max_evals
   std::vector<BlameFix> fixes;    // smallest size first, in search order
 };
 

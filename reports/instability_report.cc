@@ -8,6 +8,7 @@
 
 #include "model/attribution.h"
 #include "reports/atlas_report.h"
+#include "reports/number_format.h"
 #include "reports/report_headline.h"
 
 namespace dtr {
@@ -682,6 +683,7 @@ ordered_json BlameJson(const TraceSummary& summary, const Trace& trace, const Bl
   if (blame.goal == BlameGoal::kFaster) j["overhead_goal"] = blame.overhead_goal;
   j["decisions"] = blame.decisions;
   j["replays"] = blame.replays;
+  j["evals"] = blame.evals;
   j["singles_tried"] = blame.singles_tried;
   j["pairs_tried"] = blame.pairs_tried;
   j["budget_exhausted"] = blame.budget_exhausted;
@@ -722,9 +724,11 @@ void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace&
     fmt::print(out, "goal: make the run pass\n");
   else
     fmt::print(out, "goal: pass with overhead <= {:.4f}\n", blame.overhead_goal);
-  fmt::print(out, "searched: {} replays ({} single overrides, {} pairs){}\n", blame.replays,
-             blame.singles_tried, blame.pairs_tried,
-             blame.budget_exhausted ? ", replay budget exhausted" : "");
+  fmt::print(out,
+             "searched: {} replays ({} single overrides, {} pairs), {} heuristic evaluations plus "
+             "computations{}\n",
+             blame.replays, blame.singles_tried, blame.pairs_tried, GroupedInt(blame.evals),
+             blame.budget_exhausted ? "; stopped at the cap (--max-replays, --max-evals)" : "");
   if (blame.fixes.empty()) {
     fmt::print(out, "no fix found\n");
     return;
@@ -745,6 +749,9 @@ void PrintBlameText(std::ostream& out, const TraceSummary& summary, const Trace&
 ordered_json AblateJson(const TraceSummary& summary, const AblationResult& result) {
   ordered_json j = Header("ablate", summary, result.base.heuristic, result.runtime);
   j["cliff_factor"] = result.cliff_factor;
+  j["max_evals"] = result.max_evals;
+  j["run_work_limit"] = result.run_work_limit;
+  j["stopped"] = result.stopped;
   auto scan_json = [](const AblationScan& a) {
     ordered_json s;
     s["heuristic"] = std::string(a.heuristic->name);
@@ -790,15 +797,19 @@ void PrintAblateText(std::ostream& out, const TraceSummary& summary, const Ablat
     fmt::print(out, " from {} to {}", RatioText(base_points.front()),
                RatioText(base_points.back()));
   fmt::print(out, ", cliff factor {}\n", result.cliff_factor);
-  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n", "heuristic",
-             "cost", "size", "stale", "pass", "oom", "thrash", "cliffs", "inversions",
-             "inversions (feasible | OOM | feasible)");
+  if (result.run_work_limit > 0)
+    fmt::print(out, "{} of the {} runs stopped at their share of the cap (--max-evals): unknown\n",
+               result.stopped, (1 + result.ablations.size()) * base_points.size());
+  fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6} {:>7}  {:>6} {:>10}  {}\n",
+             "heuristic", "cost", "size", "stale", "pass", "oom", "thrash", "stopped", "cliffs",
+             "inversions", "inversions (feasible | OOM | feasible)");
   auto row = [&](const AblationScan& a, bool base) {
-    size_t passes = 0, ooms = 0, thrashes = 0;
+    size_t passes = 0, ooms = 0, thrashes = 0, stops = 0;
     for (const ScanPoint& p : a.points) {
       passes += p.outcome == Outcome::kPass;
       ooms += p.outcome == Outcome::kOom;
       thrashes += p.outcome == Outcome::kThrash;
+      stops += p.outcome == Outcome::kStopped;
     }
     std::string inv;
     for (const ScanInversion& v : a.analysis.inversions) {
@@ -807,18 +818,18 @@ void PrintAblateText(std::ostream& out, const TraceSummary& summary, const Ablat
                          RatioText(a.points[v.oom_from]), RatioText(a.points[v.oom_to]),
                          RatioText(a.points[v.feasible_above]));
     }
-    fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6}  {:>6} {:>10}  {}\n",
+    fmt::print(out, "{:<18} {:>4} {:>4} {:>5}  {:>4} {:>4} {:>6} {:>7}  {:>6} {:>10}  {}\n",
                std::string(a.heuristic->name) + (base        ? " (base)"
                                                  : a.control ? " (ctrl)"
                                                              : ""),
                a.has_cost ? "x" : "-", a.has_size ? "x" : "-", a.has_staleness ? "x" : "-", passes,
-               ooms, thrashes, a.analysis.cliffs.size(), a.analysis.inversions.size(), inv);
+               ooms, thrashes, stops, a.analysis.cliffs.size(), a.analysis.inversions.size(), inv);
   };
   row(result.base, true);
   for (const AblationScan& a : result.ablations) row(a, false);
   fmt::print(out,
              "per score term (AbRandom is a control, left out; an ablation needs 2+ passing "
-             "budgets to show either):\n");
+             "budgets and none stopped to show either vanishes):\n");
   auto list = [](const std::vector<std::string_view>& v) {
     std::string s;
     for (std::string_view n : v) s += (s.empty() ? "" : ", ") + std::string(n);
@@ -827,7 +838,7 @@ void PrintAblateText(std::ostream& out, const TraceSummary& summary, const Ablat
   for (const TermVerdict& v : result.verdicts) {
     fmt::print(out,
                "  without {}: cliffs {} ({}), inversions {} ({}); {} of {} ablations without it "
-               "pass at 2+ budgets\n",
+               "pass at 2+ budgets, none stopped\n",
                ScoreTermName(v.term), SurvivalName(v.cliffs()), list(v.without_with_cliffs),
                SurvivalName(v.inversions()), list(v.without_with_inversions),
                v.without_informative.size(), v.without.size());

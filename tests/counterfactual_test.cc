@@ -95,5 +95,42 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("blame: a cap on the replays' evaluations stops the same search, at any -j") {
+  const auto [trace, baseline] = LoadWithBaseline("resnet32");
+  BlameOptions options;
+  options.max_replays = 64;
+  options.max_fixes = 1000;  // search until a cap
+  options.max_evals = 0;
+  options.jobs = 2;
+  const RunSpec run = SpecAtRatio("0.102");
+  const BlameResult all = Blame(trace, baseline, run, std::nullopt, options);
+  REQUIRE(all.replays == 64);
+  CHECK(all.budget_exhausted);
+  // Each replay here costs about the same: a third of the evaluations stops
+  // after about a third of the replays, in whole batches of 8.
+  options.max_evals = all.evals / 3;
+  for (int jobs : {1, 2}) {
+    INFO("-j ", jobs);
+    options.jobs = jobs;
+    const BlameResult capped = Blame(trace, baseline, run, std::nullopt, options);
+    CHECK(capped.budget_exhausted);
+    CHECK(capped.evals >= options.max_evals);
+    CHECK(capped.replays % 8 == 0);
+    CHECK(capped.replays < all.replays);
+    CHECK(capped.singles_tried == capped.replays);
+    // One batch fewer would not have reached the cap.
+    options.max_evals = capped.evals;
+    const BlameResult exact = Blame(trace, baseline, run, std::nullopt, options);
+    CHECK(exact.replays == capped.replays);
+    options.max_evals = capped.evals + 1;
+    CHECK(Blame(trace, baseline, run, std::nullopt, options).replays == capped.replays + 8);
+    options.max_evals = all.evals / 3;
+    // The fixes it found are the uncapped search's first ones.
+    REQUIRE(capped.fixes.size() <= all.fixes.size());
+    for (size_t i = 0; i < capped.fixes.size(); ++i)
+      CHECK(capped.fixes[i].overrides[0].replacement == all.fixes[i].overrides[0].replacement);
+  }
+}
+
 }  // namespace
 }  // namespace dtr::testing

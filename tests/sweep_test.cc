@@ -76,6 +76,46 @@ TEST_CASE("RunMany: points inside a run's budget interval equal their own replay
   CHECK(reused > points / 4);
 }
 
+TEST_CASE("work limit: a run stops once its evaluations plus computations pass the limit") {
+  int64_t stopped = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
+    Baseline baseline = ComputeBaseline(trace);
+    const int64_t step = std::max<int64_t>(1, baseline.memory / 10);
+    for (const char* h : {"DTR", "AbLocal", "LRU"})
+      for (int64_t budget = step; budget <= baseline.memory; budget += step) {
+        RunSpec s;
+        s.heuristic = &FindHeuristic(h);
+        s.budget = budget;
+        RunResult free;
+        try {
+          free = RunOne(trace, baseline, s).result;
+        } catch (const Error&) {
+          continue;  // one of simrd's assertions
+        }
+        INFO("seed ", seed, " ", h, " budget ", budget);
+        const int64_t work = free.heuristic_evals + free.events;
+        // Never past the limit: the same run, field for field.
+        s.work_limit = work;
+        CHECK(EncodeForFarm(RunOne(trace, baseline, s).result) == EncodeForFarm(free));
+        if (free.outcome != Outcome::kPass || work == 0) continue;
+        // A pass's last computation comes after all its evaluations: one less stops it.
+        s.work_limit = work - 1;
+        const RunResult cut = RunOne(trace, baseline, s).result;
+        CHECK(cut.outcome == Outcome::kStopped);
+        CHECK(cut.heuristic_evals + cut.events > work - 1);
+        // Half the work: stopped at the first computation past it.
+        s.work_limit = work / 2;
+        const RunResult half = RunOne(trace, baseline, s).result;
+        CHECK(half.outcome == Outcome::kStopped);
+        CHECK(half.heuristic_evals + half.events > work / 2);
+        CHECK(half.events <= free.events);
+        stopped += 2;
+      }
+  }
+  CHECK(stopped > 100);
+}
+
 TEST_CASE("RunMany: ResNet-32 around its holes, with an overhead limit, equals its replays") {
   Trace trace = LoadTrace(TracePath("resnet32"));
   Baseline baseline = ComputeBaseline(trace);

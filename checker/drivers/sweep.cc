@@ -21,6 +21,7 @@ ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline) {
   c.budget = spec.Bytes(baseline.memory);
   if (spec.overhead_limit) c.remat_limit = RematLimit(baseline.compute, *spec.overhead_limit);
   c.seed = spec.seed;
+  if (spec.work_limit) c.work_limit = *spec.work_limit;
   c.overrides = spec.overrides;
   return c;
 }
@@ -84,10 +85,10 @@ class ReusedRuns {
   }
 
  private:
-  // The configuration but its budget: heuristic, runtime, limit, seed.
-  using Key = std::tuple<const HeuristicSpec*, RuntimeKind, double, uint64_t>;
+  // The configuration but its budget: heuristic, runtime, limits, seed.
+  using Key = std::tuple<const HeuristicSpec*, RuntimeKind, double, uint64_t, int64_t>;
   static Key KeyOf(const ReplayConfig& c) {
-    return {c.heuristic, c.runtime, c.remat_limit, c.seed};
+    return {c.heuristic, c.runtime, c.remat_limit, c.seed, c.work_limit};
   }
   // Runs with an observer, a script or overrides are not kept nor taken.
   static bool Reusable(const ReplayConfig& c) {

@@ -61,6 +61,7 @@ Engine::Engine(const Trace& trace, const EngineOptions& options)
       maintain_eq_(options.eq_classes),
       budget_(options.budget),
       remat_limit_(options.remat_limit),
+      work_limit_(options.work_limit),
       observer_(options.observer),
       watcher_(options.watcher) {
   if ((maintain_regions_ || maintain_eq_) && !OptimizedRuntime(runtime_))
@@ -369,6 +370,7 @@ void Engine::ComputeTensor(TensorId t, bool remat) {
     if (watcher_ && watcher_->OnComputation(c) == Flow::kStop) stop_requested_ = true;
   }
   ++events_;
+  if (result_.heuristic_evals > work_limit_ - events_) stop_requested_ = true;
   material_[storage(t)] = 1;
   defined_[t] = 1;
   if (remat)

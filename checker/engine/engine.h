@@ -61,6 +61,10 @@ struct EngineOptions {
   double remat_limit = std::numeric_limits<double>::infinity();
   bool regions = false;     // maintain evicted regions (optimized runtimes only)
   bool eq_classes = false;  // maintain equivalence classes (optimized runtimes only)
+  // Stop (Outcome::kStopped) at the first computation after which the run's
+  // heuristic evaluations plus computations exceed it: a count, so where a
+  // run stops does not depend on the machine.
+  int64_t work_limit = std::numeric_limits<int64_t>::max();
   ReplayObserver* observer = nullptr;  // computations and eager evictions
   // Computations only, after the observer (a progress display, a CPU limit).
   ReplayObserver* watcher = nullptr;
@@ -265,6 +269,7 @@ class Engine {
   bool maintain_eq_;
   int64_t budget_;
   double remat_limit_;
+  int64_t work_limit_;
   ReplayObserver* observer_;
   ReplayObserver* watcher_;
 

@@ -15,6 +15,7 @@ EngineOptions EngineOptionsFor(const ReplayConfig& config) {
   o.runtime = config.runtime;
   o.budget = config.budget;
   o.remat_limit = config.remat_limit;
+  o.work_limit = config.work_limit;
   o.observer = config.observer;
   o.watcher = config.watcher;
   if (config.heuristic) {

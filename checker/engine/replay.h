@@ -26,6 +26,7 @@ struct ReplayConfig {
   // Thrash when remat_compute > remat_limit (simrd compares an int with a float).
   double remat_limit = std::numeric_limits<double>::infinity();
   uint64_t seed = 0;  // RandomStorage / AbRandom only
+  int64_t work_limit = std::numeric_limits<int64_t>::max();  // EngineOptions::work_limit
   ReplayObserver* observer = nullptr;
   // Sees every computation (OnComputation, which may stop the run) and
   // nothing else, so the decisions take the unobserved path: a progress

@@ -21,6 +21,10 @@ struct ReplaySettings {
   // (limit - 1); none: no limit.
   std::optional<double> overhead_limit;
   uint64_t seed = 0;  // RandomStorage / AbRandom
+  // A run ends as "stopped" once its heuristic evaluations plus computations
+  // exceed it (EngineOptions::work_limit); none: no limit. A stopped run
+  // says nothing about the budget: callers count it as unknown.
+  std::optional<int64_t> work_limit;
 };
 
 }  // namespace dtr
