@@ -311,16 +311,19 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     rep.grid_best = v;
     rep.best = std::move(v);
   }
-  if (rep.grid_best && options.walk_searches > 0 && options.search_seconds > 0 &&
-      !options.plans_only) {
-    if (progress) progress("walk-down", 0, 1);
-    WalkDownBestSchedule(trace, baseline, options, *rep.grid_best, rep.proven_infeasible_below, rep,
-                         status);
-  }
-
   if (options.plan_seconds > 0) {
     if (progress) progress("checkpoint plans", 0, 1);
     SearchPlannedSchedule(trace, baseline, options, rep, status);
+  }
+  if (rep.grid_best && options.walk_searches > 0 && options.search_seconds > 0 &&
+      !options.plans_only) {
+    if (rep.best->budget < rep.grid_best->budget) {
+      rep.walk_skipped = true;
+    } else {
+      if (progress) progress("walk-down", 0, 1);
+      WalkDownBestSchedule(trace, baseline, options, *rep.grid_best, rep.proven_infeasible_below,
+                           rep, status);
+    }
   }
 
   int64_t hi = rep.best ? rep.best->budget : baseline.memory;

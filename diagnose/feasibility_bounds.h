@@ -8,17 +8,20 @@
 // the proven lower bound (the static bound, raised by Z3 windows bisected on
 // the budget).
 //
-// The walk-down then lowers the best verified schedule with prove's witness
-// search (diagnose/schedule_witness.h: runs at and below the budget,
+// The checkpoint plans (diagnose/schedule_search.h) then build low-memory
+// scripts from the top, independent of any heuristic. If none of them is
+// below the best grid run, the walk-down lowers that run's schedule with
+// prove's witness search (diagnose/schedule_witness.h: runs at and below the budget,
 // counterfactuals, a next-use policy, Z3 plans): it asks for a script at a
 // budget below the best peak, takes a passing script's own peak as the new
 // best (re-checked by the schedule checker at exactly that peak), and goes on
 // until a search one byte below the best fails (kStep, kGallop) or the
 // interval is narrow (kBisect), or after options.walk_searches searches (or
 // --search-seconds, if given). Nothing it finds is trusted without the checker.
-// Then the checkpoint plans (diagnose/schedule_search.h) build low-memory
-// scripts from the top, independent of any heuristic; the lowest verified
-// peak of all is the best schedule.
+// (When a plan is below the grid's best, the walk is skipped: it searches
+// just below a heuristic's run, so nothing it finds could be the best, and
+// on the large traces its searches take minutes.) The lowest verified peak of
+// all is the best schedule.
 // Between the proven bound and the best verified schedule lies what is not known; between the best
 // schedule and a heuristic's smallest feasible ratio, what a better policy could gain.
 #pragma once
@@ -143,6 +146,7 @@ struct BoundsReport {
   double walk_seconds = 0;      // wall time, for people; in no deterministic output
   bool walk_timed_out = false;  // the walk stopped at --search-seconds, not at a failed search
   bool walk_search_limited = false;  // the walk stopped after options.walk_searches searches
+  bool walk_skipped = false;         // a checkpoint plan was already below the grid's best
   // The checkpoint plans tried (best.script moved into `best` if it was lower).
   std::optional<ScheduleSearch> plan_search;
   int64_t proven_infeasible_below = 0;  // no schedule fits a budget below this

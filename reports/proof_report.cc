@@ -593,6 +593,7 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
   j["walk"] = {{"mode", std::string(WalkModeName(r.walk_mode))},
                {"timed_out", r.walk_timed_out},
                {"search_limited", r.walk_search_limited},
+               {"skipped", r.walk_skipped},
                {"steps", steps}};
   j["plan_search"] = PlanSearchJson(h, r.plan_search);
   j["static_bound"] = {{"bytes", r.static_bound.bytes},
@@ -671,6 +672,10 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
   if (r.grid_best && r.walk.empty() && r.best && r.best->budget != r.grid_best->budget)
     fmt::print(out, "  best grid run:        {} bytes = ratio {:.6f} ({})\n", r.grid_best->budget,
                RatioOf(r.grid_best->budget, h.baseline), describe(*r.grid_best));
+  if (r.walk_skipped)
+    fmt::print(out,
+               "  walk-down: skipped, a checkpoint plan is below the best grid run (the walk "
+               "searches just below the run)\n");
   if (r.grid_best && !r.walk.empty()) {
     fmt::print(out, "  best grid run:        {} bytes = ratio {:.6f} ({})\n", r.grid_best->budget,
                RatioOf(r.grid_best->budget, h.baseline), describe(*r.grid_best));
