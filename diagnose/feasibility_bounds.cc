@@ -181,6 +181,7 @@ void SearchPlannedSchedule(const Trace& trace, const Baseline& baseline,
   so.seconds = std::isfinite(options.plan_seconds) ? options.plan_seconds : 0;  // 0: no limit
   so.max_work = options.plan_work;
   so.max_overhead = options.plan_max_overhead;
+  so.jobs = options.jobs;
   report.plan_search = SearchRetentionPlans(trace, baseline, so, [&](const std::string& s) {
     if (status) status("checkpoint plan: " + s);
   });

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "checker/engine/engine.h"
+#include "checker/farm/parallel.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -17,6 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+// Plans followed side by side: a fixed number, not the threads', so the
+// search takes the same plans at any -j.
+constexpr size_t kBatch = 2;
 
 // A point of the plan space searched here.
 struct PlanPoint {
@@ -56,12 +60,14 @@ class Searcher {
     // from the constants, and from retained storages with the small storages
     // (at most 1/100 of the largest) retained whatever their cost.
     const int64_t small = largest_storage_ / 100;
+    std::vector<PlanPoint> grid;
     for (double f : {0.3, 0.05, 0.1, 0.5, 0.2, 0.4, 0.02, 0.15, 0.03, 0.01, 0.005}) {
-      Try({f, true, 0});
-      Try({f, false, 0});
-      Try({f, true, 0, 0, small});
-      Try({f, false, 0, 0, -1, true});
+      grid.push_back({f, true, 0});
+      grid.push_back({f, false, 0});
+      grid.push_back({f, true, 0, 0, small});
+      grid.push_back({f, false, 0, 0, -1, true});
     }
+    TryAll(grid);
     // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
       RefineFraction();
@@ -69,13 +75,15 @@ class Searcher {
       // recomputed storages that a tilt spaces differently), then the
       // fraction again.
       const PlanPoint at = best_point_;
+      std::vector<PlanPoint> shapes;
       for (int32_t h : {0, 4, 16, 64})
         for (double t : {0.0, 1.0, 2.0, 3.0}) {
           PlanPoint p = at;
           p.horizon = h;
           p.tilt = t;
-          Try(p);
+          shapes.push_back(p);
         }
+      TryAll(shapes);
       RefineFraction();
       // 3. Storage by storage, at the peak.
       // From the best plan, then from earlier bests while time is left
@@ -100,11 +108,10 @@ class Searcher {
     for (bool improved = true; improved && !TimeUp();) {
       improved = false;
       const PlanPoint at = best_point_;
+      std::vector<PlanPoint> near;
       for (double r : {0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6})
-        if (Try(at.With(at.fraction * r))) {
-          improved = true;
-          break;
-        }
+        near.push_back(at.With(at.fraction * r));
+      improved = TryAll(near, true);
     }
   }
 
@@ -133,26 +140,73 @@ class Searcher {
            static_cast<double>(std::max<int64_t>(1, baseline_.compute));
   }
 
-  // Follows the plan at `p` (once); true if it became the best.
-  bool Try(const PlanPoint& p) {
-    if (tried_.count(p) || TimeUp()) return false;
-    tried_[p] = true;
-    RetentionPlan plan = PlanByRecomputeCost(
-        trace_, facts_,
-        {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need});
-    FollowOptions fo;
-    fo.runtime = o_.runtime;
-    fo.max_events = EventsAllowed();
-    fo.deadline = deadline_;
-    // A plan cannot beat the best by going above it: stop it there.
-    if (best_) fo.budget = best_->peak_memory;
-    const Clock::time_point t0 = Clock::now();
-    FollowedPlan f;
-    try {
-      f = FollowRetentionPlan(trace_, facts_, plan, fo);
-    } catch (const SimrdAssertionError& e) {  // a state where simrd stops with an assertion
-      f.stopped = e.what();
+  // Follows `plans` with the same options, side by side: each result, or
+  // nothing where the runtime refuses the plan's evictions (a state where
+  // simrd stops with an assertion; its message in *refused).
+  std::vector<std::optional<FollowedPlan>> FollowAll(const std::vector<RetentionPlan>& plans,
+                                                     const FollowOptions& fo,
+                                                     std::vector<std::string>* refused = nullptr) {
+    std::vector<std::optional<FollowedPlan>> out(plans.size());
+    std::vector<std::string> why(plans.size());
+    ParallelFor(plans.size(), o_.jobs, [&](size_t i) {
+      try {
+        out[i] = FollowRetentionPlan(trace_, facts_, plans[i], fo);
+      } catch (const SimrdAssertionError& e) {
+        why[i] = e.what();
+      }
+    });
+    if (refused) *refused = std::move(why);
+    return out;
+  }
+
+  // Follows the plans at `points` not tried yet, in batches of kBatch side by
+  // side, each batch with the options of its start (the work left, the best
+  // peak as a cap), then takes the results in order. Stops after the first
+  // batch in which a plan became the best if `first_improvement`. True if
+  // one did.
+  bool TryAll(const std::vector<PlanPoint>& points, bool first_improvement = false) {
+    bool improved = false;
+    std::vector<PlanPoint> left;
+    for (const PlanPoint& p : points)
+      if (!tried_.count(p)) left.push_back(p);
+    for (size_t at = 0; at < left.size() && !TimeUp();) {
+      std::vector<PlanPoint> batch;
+      for (; at < left.size() && batch.size() < kBatch; ++at)
+        if (!tried_.count(left[at])) {
+          tried_[left[at]] = true;
+          batch.push_back(left[at]);
+        }
+      std::vector<RetentionPlan> plans;
+      for (const PlanPoint& p : batch)
+        plans.push_back(PlanByRecomputeCost(
+            trace_, facts_,
+            {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need}));
+      FollowOptions fo;
+      fo.runtime = o_.runtime;
+      fo.max_events = EventsAllowed();
+      fo.deadline = deadline_;
+      // A plan cannot beat the best by going above it: stop it there.
+      if (best_) fo.budget = best_->peak_memory;
+      const Clock::time_point t0 = Clock::now();
+      std::vector<std::string> refused;
+      std::vector<std::optional<FollowedPlan>> followed = FollowAll(plans, fo, &refused);
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        FollowedPlan f;
+        if (followed[i])
+          f = std::move(*followed[i]);
+        else
+          f.stopped = refused[i];
+        improved |= Take(batch[i], plans[i], std::move(f), fo.max_events, seconds);
+      }
+      if (improved && first_improvement) break;
     }
+    return improved;
+  }
+
+  // Records a followed plan; true if it became the best.
+  bool Take(const PlanPoint& p, const RetentionPlan& plan, FollowedPlan f, int64_t allowed,
+            double seconds) {
     PlanAttempt a;
     a.description = plan.description;
     a.completed = f.completed;
@@ -160,9 +214,9 @@ class Searcher {
     a.peak = f.peak_memory;
     a.events = f.events;
     a.overhead = OverheadOf(f.compute);
-    a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    a.seconds = seconds;  // of its batch
     if (f.stopped == "time limit") timed_out_ = true;
-    Count(f, fo.max_events);
+    Count(f, allowed);
     bool taken = false;
     if (f.completed && o_.max_overhead && a.overhead > *o_.max_overhead) {
       a.stopped = fmt::format("overhead {:.2f} above the limit {}", a.overhead, *o_.max_overhead);
@@ -201,27 +255,28 @@ class Searcher {
     return r;
   }
 
-  // Follows `plan` with step peaks, stopped above `cap`; the result if it
-  // completed within the limits.
-  std::optional<FollowedPlan> FollowRanked(const RetentionPlan& plan, int64_t cap) {
+  // Follows `plans` side by side with step peaks, each stopped above `cap`
+  // and all with the work left at the start; in order, each result if it
+  // completed within the limits (a plan whose evictions the runtime refuses
+  // is not a candidate).
+  std::vector<std::optional<FollowedPlan>> FollowRanked(const std::vector<RetentionPlan>& plans,
+                                                        int64_t cap) {
     FollowOptions fo;
     fo.runtime = o_.runtime;
     fo.max_events = EventsAllowed();
     fo.deadline = deadline_;
     fo.record_steps = true;
     fo.budget = cap;
-    FollowedPlan f;
-    try {
-      f = FollowRetentionPlan(trace_, facts_, plan, fo);
-    } catch (const SimrdAssertionError&) {
-      return std::nullopt;  // the runtime refuses this plan's evictions: not a candidate
+    std::vector<std::optional<FollowedPlan>> out = FollowAll(plans, fo);
+    for (std::optional<FollowedPlan>& f : out) {
+      if (!f) continue;
+      ++local_moves_;
+      Count(*f, fo.max_events);
+      if (f->stopped == "time limit") timed_out_ = true;
+      if (!f->completed || (o_.max_overhead && OverheadOf(f->compute) > *o_.max_overhead))
+        f.reset();
     }
-    ++local_moves_;
-    Count(f, fo.max_events);
-    if (f.stopped == "time limit") timed_out_ = true;
-    if (!f.completed) return std::nullopt;
-    if (o_.max_overhead && OverheadOf(f.compute) > *o_.max_overhead) return std::nullopt;
-    return f;
+    return out;
   }
 
   // One storage's retention changed over some program steps.
@@ -266,7 +321,7 @@ class Searcher {
   // kept.
   void LocalSearch(const RetentionPlan& start) {
     constexpr int kMaxKicks = 4;
-    std::optional<FollowedPlan> first = FollowRanked(start, kNoBudget);
+    std::optional<FollowedPlan> first = std::move(FollowRanked({start}, kNoBudget)[0]);
     if (!first) return;
     RetentionPlan plan = start;
     FollowedPlan cur = std::move(*first);
@@ -280,23 +335,36 @@ class Searcher {
     for (int kicks = 0; !TimeUp();) {
       std::optional<std::pair<RetentionPlan, FollowedPlan>> least_bad;
       bool moved = false;
-      for (const Move& m : MovesAtPeak(cur)) {
-        if (TimeUp()) break;
-        if (tried.count(m)) continue;
-        tried[m] = true;
-        RetentionPlan next = plan;
-        next.Override(m.s, m.first, m.last, m.retain);
-        const int64_t cap = kicks < kMaxKicks ? cur.peak_memory + cur.peak_memory / 50 : rank.peak;
-        std::optional<FollowedPlan> f = FollowRanked(next, cap);
-        if (!f) continue;
-        if (RankOf(*f) < rank) {
-          plan = std::move(next);
-          cur = std::move(*f);
-          moved = true;
-          break;
+      const std::vector<Move> moves = MovesAtPeak(cur);
+      // Moves in batches of kBatch, taken in order: the first that ranks
+      // better is taken; moves after it in its batch count as not tried.
+      for (size_t at = 0; !moved && at < moves.size() && !TimeUp();) {
+        std::vector<Move> batch;
+        std::vector<RetentionPlan> nexts;
+        for (; at < moves.size() && batch.size() < kBatch; ++at) {
+          const Move& m = moves[at];
+          if (tried.count(m)) continue;
+          tried[m] = true;
+          batch.push_back(m);
+          nexts.push_back(plan);
+          nexts.back().Override(m.s, m.first, m.last, m.retain);
         }
-        if (!least_bad || RankOf(*f) < RankOf(least_bad->second))
-          least_bad.emplace(std::move(next), std::move(*f));
+        if (batch.empty()) break;
+        const int64_t cap = kicks < kMaxKicks ? cur.peak_memory + cur.peak_memory / 50 : rank.peak;
+        std::vector<std::optional<FollowedPlan>> followed = FollowRanked(nexts, cap);
+        for (size_t i = 0; i < batch.size(); ++i) {
+          std::optional<FollowedPlan>& f = followed[i];
+          if (!f) continue;
+          if (RankOf(*f) < rank) {
+            plan = std::move(nexts[i]);
+            cur = std::move(*f);
+            moved = true;
+            for (size_t j = i + 1; j < batch.size(); ++j) tried.erase(batch[j]);
+            break;
+          }
+          if (!least_bad || RankOf(*f) < RankOf(least_bad->second))
+            least_bad.emplace(std::move(nexts[i]), std::move(*f));
+        }
       }
       if (!moved) {
         if (!least_bad || kicks >= kMaxKicks) break;

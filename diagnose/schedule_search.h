@@ -15,6 +15,11 @@
 //     the peak (or the number of steps near it) goes down.
 // With max_overhead, plans whose compute overhead exceeds it are not taken
 // (they are listed as attempts).
+// Plans are followed two at a time, side by side (a fixed pair, so the plans
+// taken and the work counted are the same at any -j), each pair with the
+// options of its start (the work left, the best peak so far as a cap), and
+// taken in order: a local-search move after an improving one in its pair is
+// not taken, and counts as not tried.
 // Only a script that the schedule checker passes at its own peak is returned;
 // that peak is an upper end for the smallest feasible budget: the script
 // passes at every budget at least as large.
@@ -45,6 +50,7 @@ struct ScheduleSearchOptions {
   bool refine = true;                  // steps 2 and 3 (else the grid only)
   // Stop as soon as a plan's peak is at most this (-1: search for the lowest).
   int64_t good_enough = -1;
+  int jobs = 0;  // threads following plans side by side (0: one per core); same result for any
 };
 
 // One plan followed.
