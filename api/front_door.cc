@@ -546,6 +546,7 @@ void Validate(const BoundsRequest& r) {
   CheckOption(kTimeout, o.limits.timeout_seconds);
   CheckOption(kWorkLimit, o.limits.work_limit);
   CheckOption(kWalkSearches, o.walk_searches);
+  CheckOption(kMaxEvals, o.run_max_evals);
   CheckOption(kPlanWork, o.plan_work);
   // No time limit is the default for these three: infinity passes.
   if (!std::isinf(o.search_seconds)) CheckOption(kSearchSeconds, o.search_seconds);

@@ -17,8 +17,7 @@
 #
 # DTRCHECK defaults to build/dtrcheck, STORE_DIR to a temporary directory,
 # the traces to all eight of ../shared/traces. Extra flags for `bounds` go in
-# $BOUNDS_FLAGS (none: the defaults). TreeLSTM runs with --ratios
-# 0.2:1:0.01: below 0.2 its DTR runs are slow (see docs/readme/bounds.md).
+# $BOUNDS_FLAGS (none: the defaults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DTRCHECK=${1:-build/dtrcheck}
@@ -36,7 +35,6 @@ status=0
 for name in "${NAMES[@]}"; do
   trace=$(ls "$TRACES_DIR"/"$name"-*.log | head -1)
   flags=${BOUNDS_FLAGS:-}
-  [ "$name" = treelstm ] && flags="--ratios 0.2:1:0.01 $flags"
   out=$(mktemp)
   times=$(mktemp)
   # shellcheck disable=SC2086

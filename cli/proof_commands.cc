@@ -252,6 +252,11 @@ void AddBoundsFlags(CLI::App* cmd, BoundsFlags& f) {
                      "under any load",
                      BoundsOptions().plan_work))
       ->check(InRange(api::kPlanWork));
+  cmd->add_option("--run-max-evals", o.run_max_evals,
+                  fmt::format("stop each grid run once its heuristic evaluations plus "
+                              "computations pass N, as unknown (default {}; 0: no cap)",
+                              BoundsOptions().run_max_evals))
+      ->check(InRange(api::kMaxEvals));
   AddValueOption(cmd, "--plan-max-overhead", o.plan_max_overhead,
                  "compute overhead a checkpoint plan may have (default: any)")
       ->check(InRange(api::kPlanMaxOverhead));

@@ -219,6 +219,7 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     s.runtime = options.runtime;
     s.ratio = r;
     s.overhead_limit = options.overhead_limit;
+    if (options.run_max_evals > 0) s.work_limit = options.run_max_evals;
     return s;
   };
   // A run where simrd stops with an assertion fails the whole farm (under
@@ -276,7 +277,9 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
       const RunRecord& rr = runs[index];
       ++hb.runs;
       hb.thrashed += rr.result.outcome == Outcome::kThrash;
-      if (rr.result.outcome == Outcome::kPass) {
+      if (rr.result.outcome == Outcome::kStopped) {
+        hb.stopped.push_back(*rr.spec.ratio);
+      } else if (rr.result.outcome == Outcome::kPass) {
         passing.push_back(rr);
         if (!hb.smallest_feasible) {
           hb.smallest_feasible = *rr.spec.ratio;

@@ -87,6 +87,10 @@ struct BoundsOptions {
   std::optional<double> plan_max_overhead;
   // Checkpoint plans only: no heuristic grid and no walk-down.
   bool plans_only = false;
+  // Each grid run stops (unknown) once its heuristic evaluations plus
+  // computations pass this (ReplaySettings::work_limit; 0: none). Low
+  // budgets thrash: TreeLSTM's runs below ratio 0.09 take minutes each.
+  int64_t run_max_evals = 100'000'000;
   // The keep-or-recompute cut (checker/proofs/cut_bound.h), bisected between the
   // static bound and the best schedule to its resolution, within this many
   // seconds (0: none; infinite: no time limit, the same answer everywhere).
@@ -99,6 +103,9 @@ struct HeuristicBound {
   int64_t smallest_feasible_budget = 0;
   int64_t peak_there = 0;
   std::vector<Ratio> oom_above;  // grid points above it that failed (feasibility inversions)
+  // Grid points whose run stopped at options.run_max_evals: unknown, so the
+  // smallest feasible ratio is the smallest of the runs that ended.
+  std::vector<Ratio> stopped;
   int32_t runs = 0;
   int32_t thrashed = 0;
   // Runs that stopped where simrd stops with an assertion (checker/engine/engine.h,

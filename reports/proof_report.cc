@@ -551,6 +551,8 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
   for (const HeuristicBound& b : r.heuristics) {
     ordered_json above = ordered_json::array();
     for (const Ratio& x : b.oom_above) above.push_back(x.value);
+    ordered_json stopped = ordered_json::array();
+    for (const Ratio& x : b.stopped) stopped.push_back(x.value);
     hs.push_back(
         {{"heuristic", std::string(b.heuristic->name)},
          {"smallest_feasible_ratio",
@@ -558,12 +560,13 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
          {"budget", b.smallest_feasible ? ordered_json(b.smallest_feasible_budget) : nullptr},
          {"peak", b.smallest_feasible ? ordered_json(b.peak_there) : nullptr},
          {"oom_above", above},
+         {"stopped", stopped},
          {"runs", b.runs},
          {"thrashed", b.thrashed},
          {"simrd_assertions", b.simrd_assertions},
          {"simrd_assertion",
-          b.simrd_assertion_at ? ordered_json(fmt::format("ratio {}: {}", b.simrd_assertion_at->text,
-                                                          b.simrd_assertion))
+          b.simrd_assertion_at ? ordered_json(fmt::format(
+                                     "ratio {}: {}", b.simrd_assertion_at->text, b.simrd_assertion))
                                : ordered_json(nullptr)}});
   }
   j["heuristics"] = hs;
@@ -650,6 +653,11 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
     else
       fmt::print(out, "{:<18} {:>17} {:>14} {:>14}  ({} runs{})\n", b.heuristic->name, "none", "-",
                  "-", b.runs, b.thrashed ? fmt::format(", {} thrashed", b.thrashed) : "");
+    if (!b.stopped.empty())
+      fmt::print(out,
+                 "{:<18} {} of its runs stopped at --run-max-evals, unknown (ratios {} .. {}): "
+                 "its smallest feasible ratio is of the runs that ended\n",
+                 "", b.stopped.size(), b.stopped.front().text, b.stopped.back().text);
     if (b.simrd_assertion_at)
       fmt::print(out, "{:<18} {} of its runs stopped where simrd asserts (left out), from ratio {}: {}\n",
                  "", b.simrd_assertions, b.simrd_assertion_at->text, b.simrd_assertion);

@@ -4,14 +4,20 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
 #include "checker/proofs/exhaustive_search.h"
 #include "checker/proofs/memory_bound.h"
 #include "checker/proofs/schedule_checker.h"
 #include "model/error.h"
 #include "model/trace_parser.h"
 #include "tests/random_trace.h"
+#include "tests/test_paths.h"
 
 namespace dtr::testing {
 namespace {
@@ -230,6 +236,55 @@ TEST_CASE("bounds: --plans-only runs no heuristic and no walk-down") {
   REQUIRE(r.best);
   CHECK(r.best->source == "checkpoint plan");
   CHECK(r.best->budget >= SmallestFeasibleBudget(trace));
+}
+
+TEST_CASE("bounds: grid runs past --run-max-evals are unknown, not OOM, and not the first pass") {
+  Trace trace = LoadTrace(TracePath("resnet32"));
+  const Baseline baseline = ComputeBaseline(trace);
+  BoundsOptions o = CoarseGrid(0);
+  o.grid = "0.09:0.12:0.005";
+  o.jobs = 2;
+  o.cut_seconds = 0;
+  o.run_max_evals = 0;
+  const BoundsReport all = ComputeBounds(trace, baseline, o);
+  REQUIRE(all.heuristics.size() == 1);
+  const HeuristicBound& full = all.heuristics[0];
+  CHECK(full.stopped.empty());
+  REQUIRE(full.smallest_feasible);
+  // The work of each grid run, by replaying it: a cap between the cheapest
+  // and the dearest stops exactly the runs above it.
+  std::vector<std::pair<double, int64_t>> work;
+  for (const Ratio& r : ParseRatios(o.grid)) {
+    RunSpec s;
+    s.heuristic = &FindHeuristic("DTR");
+    s.ratio = r;
+    const RunResult res = RunOne(trace, baseline, s).result;
+    work.emplace_back(r.value, res.heuristic_evals + res.events);
+  }
+  std::vector<int64_t> sorted;
+  for (const auto& [ratio, w] : work) sorted.push_back(w);
+  std::sort(sorted.begin(), sorted.end());
+  o.run_max_evals = sorted[sorted.size() / 2];
+  const BoundsReport capped = ComputeBounds(trace, baseline, o);
+  const HeuristicBound& b = capped.heuristics[0];
+  std::vector<double> expect_stopped;
+  for (const auto& [ratio, w] : work)
+    if (w > o.run_max_evals) expect_stopped.push_back(ratio);
+  std::vector<double> stopped;
+  for (const Ratio& r : b.stopped) stopped.push_back(r.value);
+  // A run that stops did more work than the cap; one that did not is unchanged.
+  for (double r : stopped)
+    CHECK(std::find(expect_stopped.begin(), expect_stopped.end(), r) != expect_stopped.end());
+  CHECK_FALSE(stopped.empty());
+  for (const Ratio& r : b.oom_above) {
+    CHECK(std::find(stopped.begin(), stopped.end(), r.value) == stopped.end());
+    CHECK(std::find_if(full.oom_above.begin(), full.oom_above.end(),
+                       [&](const Ratio& x) { return x.value == r.value; }) != full.oom_above.end());
+  }
+  if (b.smallest_feasible) {
+    CHECK(b.smallest_feasible->value >= full.smallest_feasible->value);
+    CHECK(std::find(stopped.begin(), stopped.end(), b.smallest_feasible->value) == stopped.end());
+  }
 }
 
 TEST_CASE("memory bound: the operator or the final pins that need the most") {
