@@ -193,7 +193,7 @@ int RunAblate(const AblateFlags& f) {
   api::LoadedTrace t = api::LoadTraceFile(f.trace);
   AblationResult result;
   {
-    const size_t runs = (1 + AblationNames().size()) * ParseRatios(f.request.ratios).size();
+    const size_t runs = AblateRuns(ParseRatios(f.request.ratios).size());
     const int64_t share = AblateRunWorkLimit(f.request.max_evals, runs);
     // What it will do, before the first replay (the text form's first line).
     if (!f.json) {

@@ -74,6 +74,8 @@ std::vector<TermVerdict> JudgeTerms(const std::vector<AblationScan>& ablations) 
   return out;
 }
 
+size_t AblateRuns(size_t ratios) { return (1 + AblationNames().size()) * ratios; }
+
 int64_t AblateRunWorkLimit(int64_t max_evals, size_t runs) {
   if (max_evals <= 0) return 0;
   return std::max<int64_t>(1, max_evals / static_cast<int64_t>(std::max<size_t>(runs, 1)));
@@ -89,7 +91,7 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline,
   std::vector<const HeuristicSpec*> heuristics{options.heuristic};
   for (std::string_view name : AblationNames()) heuristics.push_back(&FindHeuristic(name));
   // One flat sweep over every (heuristic, ratio), for the thread pool.
-  const int64_t run_limit = AblateRunWorkLimit(max_evals, heuristics.size() * sorted.size());
+  const int64_t run_limit = AblateRunWorkLimit(max_evals, AblateRuns(sorted.size()));
   std::vector<RunSpec> specs;
   for (const HeuristicSpec* h : heuristics)
     for (const Ratio& r : sorted) {

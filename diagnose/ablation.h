@@ -64,6 +64,10 @@ struct AblationResult {
   std::vector<TermVerdict> verdicts;  // cost, size, staleness
 };
 
+// The runs of an ablation over `ratios` grid points: the base heuristic's
+// and each ablation's, at every point.
+size_t AblateRuns(size_t ratios);
+
 // Each run's share of `max_evals` (0: none) among `runs` runs: at least 1.
 int64_t AblateRunWorkLimit(int64_t max_evals, size_t runs);
 

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "checker/drivers/budget_atlas.h"
 #include "checker/farm/parallel.h"
 #include "model/error.h"
 
@@ -262,17 +263,14 @@ BlameResult Blame(const Trace& trace, const Baseline& baseline, const RunSpec& s
   };
   const bool failed_run = out.goal == BlameGoal::kPass;
 
-  auto spent = [&] {
-    return out.replays >= options.max_replays ||
-           (options.max_evals > 0 && out.evals >= options.max_evals);
-  };
-  // Of the larger of the two caps, for the progress display, in thousandths.
+  // The same two caps as an atlas walk's: replays and their evaluations.
+  const AtlasCap cap{.runs = static_cast<size_t>(options.max_replays),
+                     .evals = std::max<int64_t>(options.max_evals, 0)};
+  auto spent = [&] { return cap.Reached(static_cast<size_t>(out.replays), out.evals); };
+  // The larger share of the caps spent, for the progress display, in thousandths.
   auto report_progress = [&] {
     if (!progress) return;
-    double part = static_cast<double>(out.replays) / options.max_replays;
-    if (options.max_evals > 0)
-      part =
-          std::max(part, static_cast<double>(out.evals) / static_cast<double>(options.max_evals));
+    const double part = cap.Spent(static_cast<size_t>(out.replays), out.evals);
     progress(static_cast<size_t>(std::min(part, 1.0) * 1000), 1000);
   };
   std::vector<Trial> trials;  // every candidate replayed, in search order

@@ -67,8 +67,7 @@ AtlasPartWalk AtlasWalk::WalkPart(size_t k, const std::function<AtlasInterval(in
   while (cursor <= part.hi) {
     // No part needs more than the cap to decide it (Collect): in budget order
     // every replay before the part's, and the part's own, come first.
-    if (cap_.runs > 0 && replays >= cap_.runs) break;
-    if (cap_.evals > 0 && evals >= cap_.evals) break;
+    if (cap_.Reached(replays, evals)) break;
     if (cancel && cancel->load()) break;
     AtlasInterval iv = replay(cursor);
     ++replays;
@@ -97,8 +96,7 @@ void AtlasWalk::Add(const AtlasInterval& piece) {
   }
   merged_.push_back(piece);
   merged_evals_ += piece.heuristic_evals;
-  if ((cap_.runs > 0 && merged_.size() >= cap_.runs) ||
-      (cap_.evals > 0 && merged_evals_ >= cap_.evals)) {
+  if (cap_.Reached(merged_.size(), merged_evals_)) {
     // One worker walking up from lo_ would stop here, after this run's
     // replay, unless the run reaches the end of the range.
     decided_ = true;

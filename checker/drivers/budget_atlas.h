@@ -94,6 +94,10 @@ struct AtlasCap {
   size_t runs = 0;
   int64_t evals = 0;
   bool any() const { return runs > 0 || evals > 0; }
+  // Whether `r` replays and `e` evaluations have reached the cap.
+  bool Reached(size_t r, int64_t e) const {
+    return (runs > 0 && r >= runs) || (evals > 0 && e >= evals);
+  }
   // The larger share of the cap that `r` replays and `e` evaluations spent
   // (0 without a cap; may pass 1), for progress lines.
   double Spent(size_t r, int64_t e) const {
