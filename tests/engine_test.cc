@@ -134,6 +134,44 @@ TEST_CASE("engine: stepping by hand with random evictions replays as the same sc
   }
 }
 
+// StepLookahead against what it stands for: a copy of the engine run on
+// without evictions until the step's frames are done. At every computation
+// point of runs with random evictions (deep recursions), the same
+// computations at the same events.
+TEST_CASE("engine: the step lookahead computes what a copy run on would") {
+  int64_t deep = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    INFO("seed ", seed);
+    Trace trace = RandomTrace(seed, VariedOptions(seed));
+    for (RuntimeKind runtime : {RuntimeKind::kV2EagerOptimized, RuntimeKind::kV2}) {
+      INFO(RuntimeName(runtime));
+      std::mt19937_64 rng(seed * 11 + EagerEvictions(runtime));
+      EngineOptions options;
+      options.runtime = runtime;
+      Engine e(trace, options);
+      StepLookahead lookahead;
+      while (e.Advance()) {
+        for (StorageId s = 0; s < static_cast<StorageId>(trace.storages.size()); ++s)
+          if (e.Evictable(s) && rng() % 2 == 0) e.Evict(s);
+        std::vector<std::pair<TensorId, int64_t>> expected, seen;
+        Engine rest = e;
+        for (;;) {
+          expected.emplace_back(rest.tensor(), rest.event());
+          rest.Compute();
+          if (rest.frames().empty() || !rest.Advance()) break;
+        }
+        lookahead.ForEach(e, [&](TensorId t, int64_t event) { seen.emplace_back(t, event); });
+        REQUIRE(seen == expected);
+        deep += seen.size() > 2;
+        e.Compute();
+      }
+      CHECK(e.done());
+    }
+  }
+  MESSAGE("lookaheads of more than two computations: ", deep);
+  CHECK(deep > 100);
+}
+
 TEST_CASE("engine: a run stopped before a decision stands there, and its copy ends as the whole run") {
   const char* heuristics[] = {"DTR", "DTREqClass", "LRU", "LargestStorage", "MSPS", "DTRUnopt"};
   int64_t decisions = 0, ooms = 0;

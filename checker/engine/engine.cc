@@ -509,4 +509,52 @@ void Engine::AppendKey(std::string& key) const {
   bits(material_);
 }
 
+void StepLookahead::ForEach(const Engine& engine,
+                            const std::function<void(TensorId, int64_t)>& visit) {
+  if (!engine.at_point()) throw Error("StepLookahead outside a computation point");
+  if (engine.runtime() == RuntimeKind::kV1) throw Error("StepLookahead models RuntimeV2 only");
+  const Trace& trace = engine.trace();
+  if (defined_at_.size() != trace.tensors.size()) {
+    defined_at_.assign(trace.tensors.size(), 0);
+    stamp_ = 0;
+  }
+  if (++stamp_ == 0) {  // wrapped
+    std::fill(defined_at_.begin(), defined_at_.end(), 0);
+    stamp_ = 1;
+  }
+  auto defined = [&](TensorId t) { return engine.defined(t) || defined_at_[t] == stamp_; };
+  frames_.clear();
+  args_.clear();
+  for (const Engine::Frame& f : engine.frames()) {
+    const int32_t begin = static_cast<int32_t>(args_.size());
+    for (TensorId a : engine.frame_args(f)) args_.push_back(a);
+    frames_.push_back({f.tensor, f.awaiting, begin, static_cast<int32_t>(args_.size()), f.next});
+  }
+  int64_t event = engine.event();
+  // Engine::Advance and Engine::Compute, without evictions: a computation
+  // defines every output of its operator; nothing becomes undefined.
+  while (!frames_.empty()) {
+    Frame& top = frames_.back();
+    if (top.begin + top.next < top.end) {
+      const TensorId p = args_[top.begin + top.next];
+      if (!top.awaiting && !defined(p)) {
+        top.awaiting = true;
+        const int32_t begin = static_cast<int32_t>(args_.size());
+        for (TensorId q : trace.op_of(p).args)
+          if (!defined(q)) args_.push_back(q);
+        frames_.push_back({p, false, begin, static_cast<int32_t>(args_.size()), 0});
+        continue;
+      }
+      top.awaiting = false;
+      ++top.next;
+      continue;
+    }
+    visit(top.tensor, event++);
+    const Operator& op = trace.op_of(top.tensor);
+    for (int32_t i = 0; i < op.num_outputs; ++i) defined_at_[op.first_output + i] = stamp_;
+    args_.resize(top.begin);
+    frames_.pop_back();
+  }
+}
+
 }  // namespace dtr

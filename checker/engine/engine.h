@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -322,6 +323,28 @@ class Engine {
   // Scratch of Compute(), empty between calls.
   std::vector<TensorId> siblings_;  // outputs rematerialized with the computed tensor
   std::vector<StorageId> remat_storages_;
+};
+
+// The computations the rest of the current program step makes if nothing is
+// evicted meanwhile: what a copy of the engine, run on from its computation
+// point until its frames are done, would compute (Engine::Advance's order),
+// without copying the engine. Reuses its scratch across calls; one per thread.
+class StepLookahead {
+ public:
+  // visit(tensor, event) for each computation from the engine's current one
+  // on, in order. REQUIRES: engine.at_point(), a RuntimeV2 runtime.
+  void ForEach(const Engine& engine, const std::function<void(TensorId, int64_t)>& visit);
+
+ private:
+  struct Frame {
+    TensorId tensor;
+    bool awaiting;
+    int32_t begin, end, next;  // its undefined arguments: args_[begin, end)
+  };
+  std::vector<uint32_t> defined_at_;  // tensors defined by the lookahead: == stamp_
+  uint32_t stamp_ = 0;
+  std::vector<Frame> frames_;
+  std::vector<TensorId> args_;
 };
 
 }  // namespace dtr

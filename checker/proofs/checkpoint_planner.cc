@@ -266,23 +266,18 @@ class Follower {
   // event of their last such use (a copy of the runtime run on without
   // evictions: what the policy does not evict cannot change that recursion).
   void MarkStepUses(int32_t step) {
-    auto mark = [&](const Engine& r) {
-      for (TensorId a : trace_.op_of(r.tensor()).args) {
+    auto mark = [&](TensorId t, int64_t event) {
+      for (TensorId a : trace_.op_of(t).args) {
         StorageId s = trace_.tensors[a].storage;
         use_step_[s] = step;
-        last_use_event_[s] = r.event();
+        last_use_event_[s] = event;
       }
     };
     if (rt_.frames().size() == 1) {  // the program operator alone: no recursion pending
-      mark(rt_);
+      mark(rt_.tensor(), rt_.event());
       return;
     }
-    Engine rest = rt_;
-    for (;;) {
-      mark(rest);
-      rest.Compute();
-      if (rest.frames().empty() || !rest.Advance()) break;
-    }
+    lookahead_.ForEach(rt_, mark);
   }
 
   bool NeededLater(StorageId s, int32_t step) const {
@@ -388,6 +383,7 @@ class Follower {
   const RetentionPlan& plan_;
   const FollowOptions& o_;
   Engine rt_;
+  StepLookahead lookahead_;
   std::vector<int64_t> last_use_event_;
   std::vector<int32_t> dropped_at_;        // step where the plan last dropped each storage, or -1
   std::vector<int32_t> computed_in_step_;  // step where it was last recomputed, or -1
