@@ -23,10 +23,10 @@ int Decimals(const std::string& text) {
 }
 
 // The fine grid strictly between the coarse neighbours of `r` (r itself
-// excluded): below it to find a smaller feasible ratio, above it to find the
-// inversions the coarse grid steps over.
+// excluded): below it to find a smaller feasible ratio (unless `below` is
+// false), above it to find the inversions the coarse grid steps over.
 std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
-                            const std::string& fine_step) {
+                            const std::string& fine_step, bool below) {
   auto it = std::find_if(coarse.begin(), coarse.end(),
                          [&](const Ratio& c) { return c.value == r.value; });
   if (it == coarse.end()) return {};
@@ -40,7 +40,7 @@ std::vector<Ratio> FineGrid(const Ratio& r, const std::vector<Ratio>& coarse,
          ParseRatios(fmt::format("{:.{}f}:{:.{}f}:{}", from, digits, to, digits, fine_step)))
       out.push_back(std::move(x));
   };
-  if (it != coarse.begin()) between(*(it - 1), r);
+  if (below && it != coarse.begin()) between(*(it - 1), r);
   if (it + 1 != coarse.end()) between(r, *(it + 1));
   return out;
 }
@@ -261,8 +261,17 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
     if (!options.fine_step.empty()) {
       for (const RunRecord& rr : runs)
         if (rr.result.outcome == Outcome::kPass) {
+          // When the coarse run just below stopped at the cap, the budgets in
+          // between thrash alike (TreeLSTM: 9 of 9 stopped, a minute of
+          // runs): not refined below.
+          const RunRecord* neighbour = nullptr;  // the coarse run just below
+          for (const RunRecord& other : runs)
+            if (other.spec.ratio->value < rr.spec.ratio->value &&
+                (!neighbour || other.spec.ratio->value > neighbour->spec.ratio->value))
+              neighbour = &other;
+          const bool below = !neighbour || neighbour->result.outcome != Outcome::kStopped;
           std::vector<RunSpec> fine;
-          for (const Ratio& r : FineGrid(*rr.spec.ratio, coarse, options.fine_step))
+          for (const Ratio& r : FineGrid(*rr.spec.ratio, coarse, options.fine_step, below))
             fine.push_back(spec_for(h, r));
           std::vector<RunRecord> more =
               run_all(fmt::format("{} on the fine grid", h->name), fine, hb);

@@ -96,6 +96,7 @@ ordered_json CutBoundJson(const Trace& t, const CutBound& b, int64_t baseline_me
   j["raised"] = b.raised;
   j["argument"] = b.raised ? CutArgumentJson(t, b.attained_by) : ordered_json(nullptr);
   j["tests"] = b.tests;
+  j["whole_walks"] = b.whole_walks;
   j["timed_out"] = b.timed_out;
   return j;
 }

@@ -611,7 +611,10 @@ ordered_json BoundsJson(const ProofHeader& h, const BoundsReport& r, const Trace
   if (r.cut && trace)
     j["cut"] = CutBoundJson(*trace, *r.cut, h.baseline.memory);
   else if (r.cut)
-    j["cut"] = {{"bytes", r.cut->bytes}, {"tests", r.cut->tests}, {"timed_out", r.cut->timed_out}};
+    j["cut"] = {{"bytes", r.cut->bytes},
+                {"tests", r.cut->tests},
+                {"whole_walks", r.cut->whole_walks},
+                {"timed_out", r.cut->timed_out}};
   else
     j["cut"] = nullptr;
   ordered_json ws = ordered_json::array();
@@ -742,7 +745,8 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
                  ? std::string("keep-or-recompute cut")
                  : std::string("static bound"));
   if (r.cut) {
-    fmt::print(out, "  cut: {} budgets tested{}\n", r.cut->tests,
+    fmt::print(out, "  cut: {} budgets tested, {} of them over the whole program{}\n", r.cut->tests,
+               r.cut->whole_walks,
                r.cut->timed_out ? " (stopped at --cut-seconds: the bound proven so far)" : "");
     if (r.cut->raised && trace)
       fmt::print(out, "    at budget {}: {}\n", r.cut->attained_by.budget,

@@ -169,6 +169,46 @@ TEST_CASE("cut bound: never above the exhaustive optimum on small generated netw
   CHECK(CrossCheckShaped(1, 24) > 0);
 }
 
+// The bisection walks the end of the program first and the whole program
+// only where that leaves a budget standing. At resolution 1 that finds the
+// whole walk's threshold exactly, however shallow the first walks: the least
+// budget the whole walk does not refute, above one it does.
+TEST_CASE("cut bound: walking the end first finds the whole walk's threshold") {
+  int deep = 0, compared = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Trace trace = ParseTraceString(ShapedTrace(seed, 1), "shaped.log");
+    MemoryBound stat = ComputeMemoryBound(trace);
+    for (bool eager : {true, false}) {
+      INFO("seed ", seed, eager ? " eager" : " not eager");
+      ReplayConfig unbounded;  // no evictions: its peak is a budget some script fits
+      unbounded.runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
+      const int64_t top = Replay(trace, unbounded).max_memory;
+      CutOptions whole;
+      whole.eager = eager;
+      whole.first_depth = static_cast<int32_t>(trace.ops.size()) + 1;
+      const CutBound expected = ComputeCutBound(trace, stat, top, whole);
+      CHECK(expected.whole_walks == expected.tests);
+      for (int32_t depth : {1, 3, 8}) {
+        INFO("first depth ", depth);
+        CutOptions o = whole;
+        o.first_depth = depth;
+        const CutBound cut = ComputeCutBound(trace, stat, top, o);
+        CHECK(cut.bytes == expected.bytes);
+        CHECK_FALSE(RefuteByCut(trace, stat, cut.bytes, o, nullptr));
+        if (cut.bytes > stat.bytes) {
+          CutArgument arg;
+          CHECK(RefuteByCut(trace, stat, cut.bytes - 1, o, &arg));
+          CHECK(cut.attained_by.budget == cut.bytes - 1);
+        }
+        ++compared;
+        deep += cut.whole_walks > 2;  // a whole walk refuted what the end did not
+      }
+    }
+  }
+  MESSAGE(compared, " bisections; a whole walk refuted below the end's threshold in ", deep);
+  CHECK(deep > 0);
+}
+
 // The final pins: `a` (12 bytes) is pinned before `s` (5) at the end.
 // Recomputing `s` there needs `x`, which died after `s` was made: its
 // recomputation costs 1 + 10 + 12 (`a` pinned) > 21 bytes, and so does `s`'s
@@ -397,6 +437,10 @@ TEST_CASE("cut bound: ResNet-32 never refutes the peak of a passing run, and bea
   CutArgument why;
   CHECK(RefuteByCut(trace, stat, cut.bytes - 1 - o.resolution, o, &why));
   CHECK(why.need + why.carried + why.cut > why.budget);
+  // Its end first: within the resolution of the whole walk's threshold.
+  CHECK(RefuteByCut(trace, stat, cut.bytes - 1, o, nullptr));
+  CHECK_FALSE(RefuteByCut(trace, stat, cut.bytes - 1 + o.resolution, o, nullptr));
+  CHECK(cut.whole_walks < cut.tests);
 }
 
 }  // namespace

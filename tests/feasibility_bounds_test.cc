@@ -287,6 +287,42 @@ TEST_CASE("bounds: grid runs past --run-max-evals are unknown, not OOM, and not 
   }
 }
 
+// The fine grid refines below the first pass only when the grid run just
+// below it ended: between a run stopped at the cap and the pass, the runs
+// thrash alike.
+TEST_CASE("bounds: no fine grid below the first pass when the run below it stopped") {
+  Trace trace = LoadTrace(TracePath("resnet32"));
+  const Baseline baseline = ComputeBaseline(trace);
+  BoundsOptions o = CoarseGrid(0);
+  o.grid = "0.08:0.12:0.01";
+  o.fine_step = "0.001";
+  o.jobs = 2;
+  o.cut_seconds = 0;
+  auto work = [&](const char* ratio) {
+    RunSpec s;
+    s.heuristic = &FindHeuristic("DTR");
+    s.ratio = ParseRatio(ratio);
+    const RunResult res = RunOne(trace, baseline, s).result;
+    return std::make_pair(res.outcome, res.heuristic_evals + res.events);
+  };
+  const auto [below_outcome, below_work] = work("0.09");
+  const auto [pass_outcome, pass_work] = work("0.1");
+  REQUIRE(below_outcome == Outcome::kOom);
+  REQUIRE(pass_outcome == Outcome::kPass);
+  REQUIRE(below_work > pass_work);  // a cap between stops 0.09 and not 0.1
+  o.run_max_evals = 0;
+  const HeuristicBound all = ComputeBounds(trace, baseline, o).heuristics.at(0);
+  CHECK(all.smallest_feasible->value < 0.1);  // found below 0.1 by the fine grid
+  o.run_max_evals = pass_work;
+  const HeuristicBound capped = ComputeBounds(trace, baseline, o).heuristics.at(0);
+  CHECK(std::any_of(capped.stopped.begin(), capped.stopped.end(),
+                    [](const Ratio& r) { return r.text == "0.09"; }));
+  CHECK(capped.smallest_feasible->value == doctest::Approx(0.1));
+  // 5 coarse runs, then 0.101 .. 0.109 above the pass, none of 0.091 .. 0.099.
+  CHECK(all.runs == 5 + 9 + 9);
+  CHECK(capped.runs == 5 + 9);
+}
+
 TEST_CASE("memory bound: the operator or the final pins that need the most") {
   // A constant k (5, pinned), a = f(k) 10, b = g(a) 20, c = h(a, b) 1; c and a
   // stay referenced and are pinned at the end.

@@ -651,8 +651,14 @@ class Walk {
         per_storage_(nst_, 0),
         end_pos_(nst_, -1) {}
 
-  bool Refutes(int64_t budget, CutArgument* why) {
+  // Walks the last `depth` operators only (all of them when depth is at
+  // least their number): the same steps as the whole walk, in the same
+  // order, so a refutation found is one of the whole walk's. refuted_at():
+  // the operator whose frame refuted.
+  bool Refutes(int64_t budget, CutArgument* why, OpId depth = std::numeric_limits<OpId>::max()) {
     budget_ = budget;
+    const OpId n = static_cast<OpId>(trace_.ops.size());
+    const OpId stop = depth >= n ? 0 : n - depth;
     // (E) has nothing to cut before the first op after which some maker it
     // may need is too expensive to compute; past a work limit on its
     // networks it stops for this budget (weaker, still sound), the same on
@@ -667,7 +673,8 @@ class Walk {
     }
     std::vector<StorageId> kept;  // F: material at the current op's computation point
     std::vector<OpId> since;
-    for (OpId p = static_cast<OpId>(trace_.ops.size()) - 1; p >= 0; --p) {
+    for (OpId p = n - 1; p >= stop; --p) {
+      refuted_at_ = p;
       if (Keep(p, kept, since, why)) return Refuted(why);
       if (EndCut(p, kept, since, why)) return Refuted(why);
       if (p == 0) break;
@@ -679,6 +686,7 @@ class Walk {
     }
     return false;
   }
+  OpId refuted_at() const { return refuted_at_; }
 
  private:
   StorageId storage(TensorId t) const { return trace_.tensors[t].storage; }
@@ -1215,6 +1223,7 @@ class Walk {
   const bool held_to_end_;  // CutOptions::held_to_end
   const size_t nst_;
   int64_t budget_ = 0;
+  OpId refuted_at_ = -1;  // Refutes: the last operator walked
   std::vector<uint8_t> reached_;
   std::vector<int64_t> dist_;
   std::vector<uint8_t> in_graph_, locked_tensor_, mark_;
@@ -1268,38 +1277,61 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   WalkInput in(trace, options.eager);
   Walk walk(in.trace, in.facts, in.static_bound, in.final_pins, options);
+  const OpId n = static_cast<OpId>(in.trace.ops.size());
   CutBound b;
   b.bytes = static_bound.bytes;
   // Invariant: every budget <= lo is refuted (lo = static - 1 by the static
   // bound); hi is not refuted.
   int64_t lo = static_bound.bytes - 1, hi = std::max(feasible, static_bound.bytes);
   ++b.tests;
+  ++b.whole_walks;
   if (walk.Refutes(hi, nullptr))
     throw Error(fmt::format(
         "internal error: the cut argument refutes budget {}, at which a schedule is known to fit",
         hi));
   const int64_t resolution = std::max<int64_t>(1, options.resolution);
-  // The static bound itself first: most traces end there.
+  // A budget the whole walk does not refute takes the whole walk, one that it
+  // refutes usually stops near the end (at the final pins and the last
+  // frames). So bisect with walks of the last `depth` operators (a
+  // refutation there is one of the whole walk's), then walk the whole program
+  // at the lowest budget left standing: if it holds there, the bisection is
+  // the whole walk's; if not, walk deeper than where it refuted and go on
+  // above it.
+  OpId depth = options.first_depth > 0 ? options.first_depth : std::max<OpId>(64, n / 32);
   CutArgument arg;
-  ++b.tests;
-  if (walk.Refutes(lo + 1, &arg)) {
-    lo = lo + 1;
-    b.raised = true;
-    b.attained_by = arg;
-    while (hi - lo > resolution) {
+  // The static bound itself first: most traces end there.
+  int64_t next = lo + 1;
+  while (true) {
+    while (next < hi) {
       if (options.seconds > 0 && elapsed() > options.seconds) {
         b.timed_out = true;
         break;
       }
-      int64_t mid = lo + (hi - lo) / 2;
       ++b.tests;
-      if (walk.Refutes(mid, &arg)) {
-        lo = mid;
+      b.whole_walks += depth >= n;
+      if (walk.Refutes(next, &arg, depth)) {
+        lo = next;
+        b.raised = true;
         b.attained_by = arg;
       } else {
-        hi = mid;
+        hi = next;
       }
+      if (hi - lo <= resolution) break;
+      next = lo + (hi - lo) / 2;
     }
+    if (b.timed_out || depth >= n || hi - lo > resolution) break;
+    ++b.tests;
+    ++b.whole_walks;
+    if (!walk.Refutes(hi, &arg)) break;
+    // Refuted deeper than `depth`: hi joins the refuted side; the budget not
+    // refuted by the whole walk bounds the rest.
+    lo = hi;
+    b.raised = true;
+    b.attained_by = arg;
+    hi = std::max(feasible, static_bound.bytes);
+    depth = std::max<OpId>(2 * depth, 2 * (n - walk.refuted_at()));
+    next = lo + (hi - lo) / 2;
+    if (hi - lo <= resolution) break;
   }
   b.bytes = lo + 1;
   return b;

@@ -101,6 +101,11 @@ struct CutOptions {
   // operator, are charged there unless a computation after it could bring
   // them back within the budget. Off only to measure what it adds.
   bool held_to_end = true;
+  // The bisection first walks this many operators from the end of the
+  // program (0: max(64, 1/32 of them)), then the whole program where that
+  // leaves a budget standing (ComputeCutBound). The bound does not depend on
+  // it beyond the resolution; tests set it to exercise both paths.
+  int32_t first_depth = 0;
 };
 
 // eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
@@ -112,7 +117,8 @@ struct CutBound {
   // The argument refuting bytes - 1, if bytes is above the static bound.
   bool raised = false;
   CutArgument attained_by;
-  int32_t tests = 0;  // budgets tested
+  int32_t tests = 0;        // budgets tested
+  int32_t whole_walks = 0;  // of them, walked over the whole program (the rest stop near its end)
   bool timed_out = false;
 };
 
