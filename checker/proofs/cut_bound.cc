@@ -164,8 +164,8 @@
 // Boost's own code); the warning is silenced for them alone.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/boykov_kolmogorov_max_flow.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #pragma GCC diagnostic pop
 
 #include <algorithm>
@@ -173,6 +173,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "model/error.h"
@@ -566,46 +567,49 @@ void GatherLateNeeds(const Trace& trace, TraceFacts& f, bool eager) {
 
 // A maximum flow network with int64 capacities (Boost.Graph's
 // Boykov-Kolmogorov: the cuts here are small, found in few augmentations).
+// The edges are collected, then laid out once as a compressed sparse row
+// graph with their numbers in flat arrays: a walk builds thousands of these
+// networks, and an adjacency list allocates for every edge.
 class FlowNetwork {
  public:
-  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-  using Graph = boost::adjacency_list<
-      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-      boost::property<boost::edge_capacity_t, int64_t,
-                      boost::property<boost::edge_residual_capacity_t, int64_t,
-                                      boost::property<boost::edge_reverse_t,
-                                                      Traits::edge_descriptor>>>>;
-  using Edge = Traits::edge_descriptor;
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
+  using Edge = size_t;  // what Add returns: the edge's number in insertion order
 
-  explicit FlowNetwork(size_t vertices) : g_(vertices) {}
+  explicit FlowNetwork(size_t vertices) : vertices_(vertices) {}
 
+  // An edge and its reverse (capacity 0). Edges can no longer be added once
+  // MaxFlow has run.
   Edge Add(size_t from, size_t to, int64_t capacity) {
-    Edge e = boost::add_edge(from, to, g_).first;
-    Edge r = boost::add_edge(to, from, g_).first;
-    boost::put(boost::edge_capacity, g_, e, capacity);
-    boost::put(boost::edge_capacity, g_, r, 0);
-    boost::put(boost::edge_reverse, g_, e, r);
-    boost::put(boost::edge_reverse, g_, r, e);
+    if (built_) throw std::logic_error("FlowNetwork::Add after MaxFlow");
+    const Edge e = ends_.size();
+    ends_.emplace_back(from, to);
+    ends_.emplace_back(to, from);
+    capacity_.push_back(capacity);
+    capacity_.push_back(0);
     return e;
   }
-  int64_t capacity(Edge e) const { return boost::get(boost::edge_capacity, g_, e); }
-  void SetCapacity(Edge e, int64_t capacity) { boost::put(boost::edge_capacity, g_, e, capacity); }
+  int64_t capacity(Edge e) const { return capacity_[e]; }
+  void SetCapacity(Edge e, int64_t capacity) { capacity_[e] = capacity; }
   int64_t MaxFlow(size_t source, size_t sink) {
-    const size_t n = boost::num_vertices(g_);
-    color_.assign(n, boost::white_color);
-    predecessor_.assign(n, Edge());
-    distance_.assign(n, 0);
+    if (!built_) Build();
+    // capacity_ is in insertion order; the graph's edges are in row order.
+    for (size_t e = 0; e < capacity_.size(); ++e) row_capacity_[row_of_[e]] = capacity_[e];
+    color_.assign(vertices_, boost::white_color);
+    predecessor_.assign(vertices_, Graph::edge_descriptor());
+    distance_.assign(vertices_, 0);
     auto index = boost::get(boost::vertex_index, g_);
+    auto edge_index = boost::get(boost::edge_index, g_);
     return boost::boykov_kolmogorov_max_flow(
-        g_, boost::get(boost::edge_capacity, g_), boost::get(boost::edge_residual_capacity, g_),
-        boost::get(boost::edge_reverse, g_),
+        g_, boost::make_iterator_property_map(row_capacity_.begin(), edge_index),
+        boost::make_iterator_property_map(residual_.begin(), edge_index),
+        boost::make_iterator_property_map(reverse_.begin(), edge_index),
         boost::make_iterator_property_map(predecessor_.begin(), index),
         boost::make_iterator_property_map(color_.begin(), index),
         boost::make_iterator_property_map(distance_.begin(), index), index, source, sink);
   }
   // After MaxFlow: the vertices reachable from `source` in the residual graph.
   std::vector<uint8_t> SourceSide(size_t source) const {
-    std::vector<uint8_t> seen(boost::num_vertices(g_), 0);
+    std::vector<uint8_t> seen(vertices_, 0);
     std::vector<size_t> stack{source};
     seen[source] = 1;
     while (!stack.empty()) {
@@ -613,7 +617,7 @@ class FlowNetwork {
       stack.pop_back();
       for (auto [e, end] = boost::out_edges(v, g_); e != end; ++e) {
         size_t w = boost::target(*e, g_);
-        if (!seen[w] && boost::get(boost::edge_residual_capacity, g_, *e) > 0) {
+        if (!seen[w] && residual_[boost::get(boost::edge_index, g_, *e)] > 0) {
           seen[w] = 1;
           stack.push_back(w);
         }
@@ -623,9 +627,40 @@ class FlowNetwork {
   }
 
  private:
+  // Sorts the edges by source (stable), builds the graph in that order, and
+  // pairs each edge with its reverse.
+  void Build() {
+    built_ = true;
+    const size_t m = ends_.size();
+    std::vector<size_t> start(vertices_ + 1, 0);
+    for (const auto& [from, to] : ends_) ++start[from + 1];
+    for (size_t v = 0; v < vertices_; ++v) start[v + 1] += start[v];
+    row_of_.resize(m);
+    std::vector<std::pair<size_t, size_t>> rows(m);
+    for (size_t e = 0; e < m; ++e) {
+      row_of_[e] = start[ends_[e].first]++;
+      rows[row_of_[e]] = ends_[e];
+    }
+    g_ = Graph(boost::edges_are_sorted, rows.begin(), rows.end(), vertices_);
+    std::vector<Graph::edge_descriptor> by_row(m);
+    for (auto [e, end] = boost::edges(g_); e != end; ++e)
+      by_row[boost::get(boost::edge_index, g_, *e)] = *e;
+    reverse_.resize(m);
+    for (size_t e = 0; e < m; ++e) reverse_[row_of_[e]] = by_row[row_of_[e ^ 1]];
+    row_capacity_.resize(m);
+    residual_.resize(m);
+  }
+
+  size_t vertices_;
+  bool built_ = false;
+  std::vector<std::pair<size_t, size_t>> ends_;  // insertion order: edge 2k, its reverse 2k + 1
+  std::vector<int64_t> capacity_;                // insertion order
+  std::vector<size_t> row_of_;                   // insertion order -> the graph's edge index
   Graph g_;
+  std::vector<int64_t> row_capacity_, residual_;  // by the graph's edge index
+  std::vector<Graph::edge_descriptor> reverse_;
   std::vector<boost::default_color_type> color_;
-  std::vector<Edge> predecessor_;
+  std::vector<Graph::edge_descriptor> predecessor_;
   std::vector<int64_t> distance_;
 };
 
