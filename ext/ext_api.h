@@ -4,10 +4,10 @@
 // executable loads this module (ext/loader.cc) only when a command first
 // proves, hashes a trace or runs under an MPI launcher. Every other program
 // (tests, benchmarks, the Python module) links the same sources directly.
-// The module and the executable come from one build: kExtAbi and the table's
-// size guard against pairing one with another build's. The size does not
-// see a change to a type passed through the table (SolverLimits, say), so
-// such a change raises kExtAbi.
+// The module and the executable come from one build: kExtAbi, the table's
+// size and the digest of the sources they share (ext/build_id.cmake, which
+// sees a change to a type passed through the table, SolverLimits say, or to
+// the code behind it) guard against pairing one with another build's.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +22,12 @@
 
 namespace dtr {
 
-inline constexpr int kExtAbi = 2;  // 2: SolverLimits::work_limit
+inline constexpr int kExtAbi = 3;  // 2: SolverLimits::work_limit; 3: build_id
 
 struct ExtApi {
   int abi;
-  size_t size;  // sizeof(ExtApi)
+  size_t size;           // sizeof(ExtApi)
+  const char* build_id;  // kExtBuildId (ext/ext_build_id.h, generated)
   WindowQuery (*query_window)(const Trace&, OpWindow, int64_t, const SolverLimits&);
   WindowBound (*bound_window)(const Trace&, OpWindow, int64_t, int64_t, const SolverLimits&,
                               const SolverProgress&, int64_t);

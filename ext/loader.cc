@@ -9,10 +9,12 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "checker/persist/file_digest.h"
 #include "ext/ext_api.h"
+#include "ext/ext_build_id.h"
 #include "model/error.h"
 
 namespace dtr {
@@ -42,7 +44,9 @@ const ExtApi& Ext() {
     auto get = reinterpret_cast<const ExtApi* (*)()>(dlsym(module, "dtrcheck_ext_api"));
     if (!get) fail(dlerror());
     const ExtApi* table = get();
-    if (table->abi != kExtAbi || table->size != sizeof(ExtApi)) fail("it comes from another build");
+    if (table->abi != kExtAbi || table->size != sizeof(ExtApi) ||
+        std::strcmp(table->build_id, kExtBuildId) != 0)
+      fail("it comes from another build");
     return table;
   }();
   return *api;

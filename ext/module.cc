@@ -4,6 +4,7 @@
 
 #include "checker/persist/file_digest.h"
 #include "ext/ext_api.h"
+#include "ext/ext_build_id.h"
 
 namespace {
 
@@ -21,6 +22,7 @@ extern "C" __attribute__((visibility("default"))) const dtr::ExtApi* dtrcheck_ex
   static const dtr::ExtApi api{
       .abi = dtr::kExtAbi,
       .size = sizeof(dtr::ExtApi),
+      .build_id = dtr::kExtBuildId,
       .query_window = &dtr::QueryWindow,
       .bound_window = &dtr::BoundWindow,
       .plan_window = &dtr::PlanWindow,

@@ -2,16 +2,20 @@
 // for the commands that use them: a copy of the executable without the module
 // beside it replays and sweeps as the real one does, and a command that
 // hashes a trace (bounds with a certificate store) stops with one line naming
-// the module (exit status 4); with the module copied beside it, it does what
-// the real one does.
+// the module (exit status 4), as it does when the module beside it comes
+// from another build; with the module copied beside it, it does what the real
+// one does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "ext/ext_build_id.h"
 #include "tests/shell_run.h"
 #include "tests/test_paths.h"
 
@@ -72,6 +76,25 @@ TEST_CASE("dtrcheck loads dtrcheck-ext.so only for the commands that need Z3, MP
                           0) == 0);
   CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
   CHECK(stored("store_missing").empty());
+
+  // A module from another build (its digest of the shared sources differs:
+  // here one character of it changed) is refused in one line, before any use.
+  {
+    std::ifstream in(module, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = bytes.find(kExtBuildId);
+    REQUIRE(at != std::string::npos);
+    bytes[at] = bytes[at] == '0' ? '1' : '0';
+    std::ofstream(dir / "alone" / "dtrcheck-ext.so", std::ios::binary) << bytes;
+    fs::permissions(dir / "alone" / "dtrcheck-ext.so", fs::perms::owner_all);
+  }
+  const ShellOutput other = bounds(alone, "store_other");
+  CHECK(other.status == 4);
+  CHECK(other.out.empty());
+  CHECK(other.err.find("it comes from another build") != std::string::npos);
+  CHECK(std::count(other.err.begin(), other.err.end(), '\n') == 1);
+  CHECK(stored("store_other").empty());
+  fs::remove(dir / "alone" / "dtrcheck-ext.so");
 
   fs::copy_file(module, dir / "alone" / "dtrcheck-ext.so");
   const ShellOutput with = bounds(alone, "store_with");
