@@ -47,6 +47,8 @@ bool Certificate::Holds() const {
           return cut->need + cut->carried > budget;
         case CutArgument::Kind::kEvicted:
           return !cut->kept.empty();
+        case CutArgument::Kind::kCheckpoints:
+          return cut->need + cut->cut > budget && cut->spans.size() == cut->cut_storages.size();
       }
       return false;
   }

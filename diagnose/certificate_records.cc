@@ -11,6 +11,9 @@ namespace dtr {
 namespace {
 
 std::string CutDescription(const Trace& t, const CutArgument& a) {
+  if (a.kind == CutArgument::Kind::kCheckpoints)
+    return fmt::format("checkpoints at {}: need {} + {} spans {} > budget {}", t.ops[a.op].name,
+                       a.need, a.spans.size(), a.cut, a.budget);
   return fmt::format("{} at the frame of {}{}: need {} + kept {} + cut {} > budget {}",
                      CutKindName(a.kind), a.op == kFinalPins ? "the final pins" : t.ops[a.op].name,
                      a.previous >= 0 ? " after " + t.ops[a.previous].name : std::string(), a.need,

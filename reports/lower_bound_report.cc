@@ -51,6 +51,15 @@ ordered_json CutArgumentJson(const Trace& t, const CutArgument& a) {
   for (StorageId s : a.cut_storages)
     cut.push_back({{"storage", StorageName(t, s)}, {"size", t.storages[s].size}});
   j["cut_storages"] = cut;
+  if (a.kind == CutArgument::Kind::kCheckpoints) {
+    ordered_json spans = ordered_json::array();
+    for (size_t i = 0; i < a.spans.size(); ++i) {
+      ordered_json path = ordered_json::array();
+      for (StorageId s : a.spans[i]) path.push_back(StorageName(t, s));
+      spans.push_back({{"needed_by", OpName(t, a.span_ops[i])}, {"storages", path}});
+    }
+    j["spans"] = spans;
+  }
   return j;
 }
 
@@ -80,6 +89,21 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
           "keep-or-recompute cut: {} needs its static need {} + {} bytes of storages that must "
           "stay material through it = {} > budget {}; kept: {}",
           OpLabel(t, a.op), a.need, a.carried, a.need + a.carried, a.budget, KeptList(t, a));
+    case CutArgument::Kind::kCheckpoints: {
+      std::string held;
+      for (size_t i = 0; i < a.cut_storages.size() && i < 3; ++i)
+        held += fmt::format("{}{} ({} bytes, for {}: one of {} storages)", i ? ", " : "",
+                            StorageName(t, a.cut_storages[i]), t.storages[a.cut_storages[i]].size,
+                            OpLabel(t, a.span_ops[i]), a.spans[i].size());
+      if (a.cut_storages.size() > 3)
+        held += fmt::format(", ... ({} more)", a.cut_storages.size() - 3);
+      return fmt::format(
+          "checkpoints: at the computation of {} memory holds its static need {} + at least {} "
+          "bytes of checkpoints for {} later operators (each needs an argument whose "
+          "recomputation before it, in any frame within the budget, runs back to a storage "
+          "material here: one per disjoint span, the smallest counted) = {} > budget {}; {}",
+          OpLabel(t, a.op), a.need, a.cut, a.spans.size(), a.need + a.cut, a.budget, held);
+    }
     case CutArgument::Kind::kEvicted:
       return fmt::format(
           "keep-or-recompute cut: {} must stay material from the computation of {} into the frame "
@@ -97,6 +121,7 @@ ordered_json CutBoundJson(const Trace& t, const CutBound& b, int64_t baseline_me
   j["argument"] = b.raised ? CutArgumentJson(t, b.attained_by) : ordered_json(nullptr);
   j["tests"] = b.tests;
   j["whole_walks"] = b.whole_walks;
+  j["checkpoint_tests"] = b.checkpoint_tests;
   j["timed_out"] = b.timed_out;
   return j;
 }

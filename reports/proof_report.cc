@@ -742,11 +742,16 @@ void PrintBoundsText(std::ostream& out, const ProofHeader& h, const BoundsReport
                  ? fmt::format("Z3 window {}..{} (unsat below the bound)",
                                r.lower_bound_window.first, r.lower_bound_window.last)
              : r.lower_bound_argument == BoundArgument::kCut
-                 ? std::string("keep-or-recompute cut")
+                 ? std::string(r.cut && r.cut->attained_by.kind == CutArgument::Kind::kCheckpoints
+                                   ? "keep-or-recompute cut (checkpoints)"
+                                   : "keep-or-recompute cut")
                  : std::string("static bound"));
   if (r.cut) {
-    fmt::print(out, "  cut: {} budgets tested, {} of them over the whole program{}\n", r.cut->tests,
-               r.cut->whole_walks,
+    fmt::print(out, "  cut: {} budgets tested, {} of them over the whole program{}{}\n",
+               r.cut->tests, r.cut->whole_walks,
+               r.cut->checkpoint_tests > 0
+                   ? fmt::format(", {} with checkpoints alone", r.cut->checkpoint_tests)
+                   : std::string(),
                r.cut->timed_out ? " (stopped at --cut-seconds: the bound proven so far)" : "");
     if (r.cut->raised && trace)
       fmt::print(out, "    at budget {}: {}\n", r.cut->attained_by.budget,

@@ -6,9 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
-
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "checker/engine/heuristic.h"
@@ -30,16 +31,57 @@ bool ThroughFinalPins(const CutArgument& a) {
          std::find(a.kept_since.begin(), a.kept_since.end(), kFinalPins) != a.kept_since.end();
 }
 
+// The shape of a checkpoints argument (what its claim rests on is checked by
+// the exhaustive optima): each span is a path of arguments from an argument
+// of its later operator, made before `op`; spans are disjoint, avoid op's
+// arguments and outputs, and the charge is the sum of their smallest storages.
+void CheckSpans(const Trace& trace, const CutArgument& a) {
+  REQUIRE(a.kind == CutArgument::Kind::kCheckpoints);
+  REQUIRE(a.spans.size() == a.span_ops.size());
+  REQUIRE(a.spans.size() == a.cut_storages.size());
+  CHECK(a.need == ComputeMemoryBound(trace).per_op[a.op].total());
+  CHECK(a.need + a.cut > a.budget);
+  auto storage = [&](TensorId t) { return trace.tensors[t].storage; };
+  auto maker = [&](StorageId s) { return trace.tensors[trace.storages[s].root].op; };
+  auto argument_of = [&](OpId o, StorageId s) {
+    for (TensorId t : trace.ops[o].args)
+      if (storage(t) == s) return true;
+    return false;
+  };
+  std::set<StorageId> seen;
+  const Operator& op = trace.ops[a.op];
+  for (TensorId t : op.args) seen.insert(storage(t));
+  for (int32_t i = 0; i < op.num_outputs; ++i) seen.insert(storage(op.first_output + i));
+  int64_t charge = 0;
+  for (size_t i = 0; i < a.spans.size(); ++i) {
+    const std::vector<StorageId>& span = a.spans[i];
+    REQUIRE_FALSE(span.empty());
+    CHECK(a.span_ops[i] > a.op);
+    CHECK(argument_of(a.span_ops[i], span[0]));
+    CHECK(maker(span[0]) < a.op);
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t k = 0; k < span.size(); ++k) {
+      CHECK(seen.insert(span[k]).second);
+      CHECK_FALSE(trace.ops[maker(span[k])].is_constant);
+      if (k > 0) CHECK(argument_of(maker(span[k - 1]), span[k]));
+      least = std::min(least, trace.storages[span[k]].size);
+    }
+    CHECK(trace.storages[a.cut_storages[i]].size == least);
+    charge += least;
+  }
+  CHECK(charge == a.cut);
+}
+
 // For each seed and runtime: optimum >= cut bound >= static bound, and the
 // refutation at a budget agrees with the bound. Returns how many bounds the
 // final pins' frames raised.
 int CrossCheck(uint64_t first, uint64_t seeds, int base_storages) {
-  int stronger = 0, exact = 0, compared = 0, pins = 0, held = 0;
+  int stronger = 0, exact = 0, compared = 0, pins = 0, held = 0, checkpoints = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     Trace trace = RandomTinyTrace(seed, base_storages + static_cast<int>(seed % 5));
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
-      INFO("seed ", seed, eager ? " eager" : " not eager");
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
       int64_t best = SmallestFeasibleBudget(trace, eager);
       if (best < 0) continue;  // the search gave up
       ++compared;
@@ -54,6 +96,8 @@ int CrossCheck(uint64_t first, uint64_t seeds, int base_storages) {
         CHECK(RefuteByCut(trace, stat, cut.bytes - 1, o, &arg));
         CHECK(arg.need + arg.carried + arg.cut > arg.budget);
         pins += ThroughFinalPins(arg);
+        if (cut.attained_by.kind == CutArgument::Kind::kCheckpoints)
+          CheckSpans(trace, cut.attained_by);
       }
       stronger += cut.bytes > stat.bytes;
       exact += cut.bytes == best;
@@ -62,11 +106,16 @@ int CrossCheck(uint64_t first, uint64_t seeds, int base_storages) {
       int64_t before = ComputeCutBound(trace, stat, best, without).bytes;
       CHECK(before <= cut.bytes);
       held += before < cut.bytes;
+      without = o;
+      without.checkpoints = false;
+      before = ComputeCutBound(trace, stat, best, without).bytes;
+      CHECK(before <= cut.bytes);
+      checkpoints += before < cut.bytes;
     }
   }
   MESSAGE(compared, " (trace, runtime) pairs: the cut beats the static bound on ", stronger,
           " (through the final pins on ", pins, ", raised by the storages the final pins need on ",
-          held, ") and meets the optimum on ", exact);
+          held, ", by checkpoints on ", checkpoints, ") and meets the optimum on ", exact);
   return pins;
 }
 
@@ -132,12 +181,12 @@ std::string ShapedTrace(uint64_t seed, int scale = 0) {
 }
 
 int CrossCheckShaped(uint64_t first, uint64_t seeds, int scale = 0) {
-  int stronger = 0, exact = 0, compared = 0, carried = 0, pins = 0, held = 0;
+  int stronger = 0, exact = 0, compared = 0, carried = 0, pins = 0, held = 0, checkpoints = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
     Trace trace = ParseTraceString(ShapedTrace(seed, scale), "shaped.log");
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
-      INFO("seed ", seed, eager ? " eager" : " not eager");
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
       int64_t best = SmallestFeasibleBudget(trace, eager, 500'000);
       if (best < 0) continue;  // the search gave up
       ++compared;
@@ -149,17 +198,24 @@ int CrossCheckShaped(uint64_t first, uint64_t seeds, int scale = 0) {
       exact += cut.bytes == best;
       carried += cut.raised && !cut.attained_by.kept.empty();
       pins += cut.raised && ThroughFinalPins(cut.attained_by);
+      if (cut.raised && cut.attained_by.kind == CutArgument::Kind::kCheckpoints)
+        CheckSpans(trace, cut.attained_by);
       CutOptions without = o;
       without.held_to_end = false;
       int64_t before = ComputeCutBound(trace, stat, best, without).bytes;
       CHECK(before <= cut.bytes);
       held += before < cut.bytes;
+      without = o;
+      without.checkpoints = false;
+      before = ComputeCutBound(trace, stat, best, without).bytes;
+      CHECK(before <= cut.bytes);
+      checkpoints += before < cut.bytes;
     }
   }
   MESSAGE(compared, " shaped (trace, runtime) pairs: the cut beats the static bound on ", stronger,
           " (with storages kept across frames on ", carried, ", through the final pins on ", pins,
-          ", raised by the storages the final pins need on ", held, ") and meets the optimum on ",
-          exact);
+          ", raised by the storages the final pins need on ", held, ", by checkpoints on ",
+          checkpoints, ") and meets the optimum on ", exact);
   return pins;
 }
 
@@ -167,6 +223,94 @@ TEST_CASE("cut bound: never above the exhaustive optimum on small generated netw
   // Some of these keep weight gradients to the end: the final pins' frames
   // must raise some bounds, and stay under the optimum.
   CHECK(CrossCheckShaped(1, 24) > 0);
+}
+
+// A chain whose frames lock: step i makes a_i from a constant and h_i =
+// f_i(a_i, h_{i-1}) (or h_{i-1} first), then releases a_i; the backward pass
+// needs each h_i again, in reverse. Recomputing h_i from h_j holds one a per
+// pending frame, so a schedule keeps checkpoints spaced by how many frames
+// the budget allows, as an RNN's does: where the checkpoints argument bites.
+std::string LockChain(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int n = pick(3, 9);
+  const int a = pick(1, 6), h = pick(1, 6), g = pick(1, 3);
+  std::string t = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
+                  "\n"
+                  R"({"INSTRUCTION":"CONSTANT","NAME":"w"})"
+                  "\n"
+                  R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"w"})"
+                  "\n";
+  auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out,
+                  int size) {
+    if (args.size() == 2 && pick(0, 1)) std::swap(args[0], args[1]);
+    nlohmann::json j = {
+        {"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}};
+    t += j.dump() + "\n";
+    t += nlohmann::json{{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}}
+             .dump() +
+         "\n";
+    t += nlohmann::json{{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}}.dump() + "\n";
+  };
+  auto release = [&](const std::string& name) {
+    t += nlohmann::json{{"INSTRUCTION", "RELEASE"}, {"NAME", name}}.dump() + "\n";
+  };
+  auto name = [](const char* base, int i) { return base + std::to_string(i); };
+  call("init", {"w"}, "h0", h);
+  for (int i = 1; i <= n; ++i) {
+    call(name("mk", i), {"w"}, name("a", i), a);
+    call(name("f", i), {name("a", i), name("h", i - 1)}, name("h", i), h);
+    release(name("a", i));
+  }
+  call("loss", {name("h", n)}, name("g", n), g);
+  for (int i = n; i >= 1; --i) {
+    call(name("b", i), {name("h", i), name("g", i)}, name("g", i - 1), g);
+    release(name("g", i));
+    release(name("h", i));
+  }
+  release("h0");
+  release("g0");
+  return t;
+}
+
+// Returns how many bounds the checkpoints argument raised, of how many compared.
+std::pair<int, int> CrossCheckChains(uint64_t first, uint64_t seeds) {
+  int compared = 0, raised = 0, exact = 0;
+  for (uint64_t seed = first; seed < first + seeds; ++seed) {
+    Trace trace = ParseTraceString(LockChain(seed), "chain.log");
+    MemoryBound stat = ComputeMemoryBound(trace);
+    for (bool eager : {true, false}) {
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
+      const int64_t best = SmallestFeasibleBudget(trace, eager, 500'000);
+      if (best < 0) continue;
+      ++compared;
+      CutOptions o;
+      o.eager = eager;
+      const CutBound cut = ComputeCutBound(trace, stat, best, o);
+      CHECK(cut.bytes <= best);
+      exact += cut.bytes == best;
+      CutOptions without = o;
+      without.checkpoints = false;
+      const int64_t before = ComputeCutBound(trace, stat, best, without).bytes;
+      CHECK(before <= cut.bytes);
+      if (before < cut.bytes) {
+        ++raised;
+        REQUIRE(cut.attained_by.kind == CutArgument::Kind::kCheckpoints);
+        CheckSpans(trace, cut.attained_by);
+        CutArgument arg;
+        CHECK(RefuteByCut(trace, stat, cut.bytes - 1, o, &arg));
+        CHECK_FALSE(RefuteByCut(trace, stat, cut.bytes, o, nullptr));
+      }
+    }
+  }
+  MESSAGE(compared, " chains: checkpoints raise the bound on ", raised,
+          "; it meets the optimum on ", exact);
+  return {raised, compared};
+}
+
+TEST_CASE("cut bound: checkpoints on chains whose frames lock, against exhaustive search") {
+  auto [raised, compared] = CrossCheckChains(1, 60);
+  CHECK(raised * 3 > compared);
 }
 
 // The bisection walks the end of the program first and the whole program
@@ -179,7 +323,7 @@ TEST_CASE("cut bound: walking the end first finds the whole walk's threshold") {
     Trace trace = ParseTraceString(ShapedTrace(seed, 1), "shaped.log");
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
-      INFO("seed ", seed, eager ? " eager" : " not eager");
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
       ReplayConfig unbounded;  // no evictions: its peak is a budget some script fits
       unbounded.runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
       const int64_t top = Replay(trace, unbounded).max_memory;
@@ -187,7 +331,7 @@ TEST_CASE("cut bound: walking the end first finds the whole walk's threshold") {
       whole.eager = eager;
       whole.first_depth = static_cast<int32_t>(trace.ops.size()) + 1;
       const CutBound expected = ComputeCutBound(trace, stat, top, whole);
-      CHECK(expected.whole_walks == expected.tests);
+      CHECK(expected.whole_walks + expected.checkpoint_tests == expected.tests);
       for (int32_t depth : {1, 3, 8}) {
         INFO("first depth ", depth);
         CutOptions o = whole;
@@ -381,7 +525,7 @@ TEST_CASE("cut bound: storages the final pins need, against exhaustive search") 
     Trace trace = ParseTraceString(LateGradientTrace(seed), "late.log");
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
-      INFO("seed ", seed, eager ? " eager" : " not eager");
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
       const int64_t best = SmallestFeasibleBudget(trace, eager);
       if (best < 0) continue;  // the search gave up
       ++compared;
@@ -405,6 +549,7 @@ TEST_CASE("cut bound: long cross-check (run with --no-skip)" * doctest::skip()) 
   CrossCheck(5000, 400, 10);
   CrossCheckShaped(100, 600);
   CrossCheckShaped(2000, 300, 1);
+  CrossCheckChains(1000, 2000);
 }
 
 TEST_CASE("cut bound: ResNet-32 never refutes the peak of a passing run, and beats the static bound") {

@@ -152,6 +152,28 @@
 //     contains is material at p's computation point and joins F, to be
 //     carried back as in (K). On Transformer this charges the weight
 //     gradients made before the static bound's operator there.
+// (C) Checkpoints. Take a program operator p and a later one q, and a
+//     non-constant storage a of q's arguments made before p (not one of p's
+//     arguments or outputs). A passing run has a material at q's
+//     computation point (F3). Let Y be storages a = y_0, ..., y_k where each
+//     y_{i+1} is an argument storage of y_i's maker, the makers of y_0 ..
+//     y_{k-1} each computable within B in the frame of some program operator
+//     r with p < r <= q (a lower bound as in (r): pinned_before(r) + the
+//     maker's arguments and outputs + the cheapest globally charged path
+//     from r), and y_k's not. Suppose no member of Y is material at p's
+//     computation point. Then one becomes material later, by a computation
+//     of its maker (F2); take the first, y_i. It happens before q's
+//     computation point, in the frame of a program operator r in (p, q]
+//     (F5; the final pins come after q), with its arguments material (F3):
+//     y_{i+1} among them if i < k, which was then neither material at p's
+//     point nor made since (y_i is the first), so i = k, but y_k's maker
+//     cannot be computed in any such frame within B. So some member of Y is
+//     material at p's computation point. Members of pairwise disjoint
+//     spans are distinct storages; none is pinned (constants are not in
+//     them, nothing else is pinned before the final pins) nor one of p's
+//     arguments or outputs, which p's static need counts. So B >= static
+//     need of p + the sum over disjoint spans of their smallest member. It
+//     uses nothing of the walk, deaths nor the runtime's eagerness.
 // Everything used of the schedule (D0, D, the chains) ranges over all
 // possibilities, so a refutation holds for every eviction script. Lowering B
 // only enlarges E, the makers late(c, p) forbids, the unrevivable storages,
@@ -188,6 +210,8 @@ std::string_view CutKindName(CutArgument::Kind kind) {
       return "keep";
     case CutArgument::Kind::kEvicted:
       return "evicted";
+    case CutArgument::Kind::kCheckpoints:
+      return "checkpoints";
   }
   return "?";
 }
@@ -564,6 +588,212 @@ void GatherLateNeeds(const Trace& trace, TraceFacts& f, bool eager) {
   f.late_roots = std::move(late_roots);
   f.own = std::move(own);
 }
+
+// (C): the spans at the candidate operators, at one budget at a time.
+// Counts bound every search (the same answers on any machine): a storage
+// whose roots are not all found counts as computable in every frame, a
+// span not found is not charged; both only weaken the argument.
+class Spans {
+ public:
+  Spans(const Trace& trace, const TraceFacts& f, const MemoryBound& static_bound,
+        int32_t candidates)
+      : trace_(trace),
+        f_(f),
+        static_(static_bound),
+        blocked_(trace.storages.size(), 0),
+        parent_(trace.storages.size(), kUnseen) {
+    for (OpId p = 0; p < static_cast<OpId>(trace.ops.size()); ++p)
+      if (p != f.final_pins && !trace.ops[p].is_constant && f.compute_step[p] >= 0 &&
+          !f.arg_storages[p].empty())
+        ops_.push_back(p);
+    std::stable_sort(ops_.begin(), ops_.end(), [&](OpId a, OpId b) { return Need(a) > Need(b); });
+    if (ops_.size() > static_cast<size_t>(std::max(0, candidates))) ops_.resize(candidates);
+  }
+
+  bool Refutes(int64_t budget, CutArgument* why) {
+    budget_ = budget;
+    roots_.clear();
+    for (OpId p : ops_) {
+      if (Need(p) > budget) continue;  // the static bound's, not ours
+      CutArgument arg;
+      const int64_t charge = ChargeAt(p, why ? &arg : nullptr);
+      if (Need(p) + charge <= budget) continue;
+      if (why) {
+        arg.kind = CutArgument::Kind::kCheckpoints;
+        arg.op = p;
+        arg.budget = budget;
+        arg.need = Need(p);
+        arg.cut = charge;
+        *why = std::move(arg);
+      }
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  int64_t Need(OpId p) const { return static_.per_op[p].total(); }
+
+  // The bytes the disjoint spans of the operators after p charge beside
+  // p's static need, found greedily: later operators' arguments in program
+  // order, each span avoiding the storages of the spans taken and p's
+  // arguments and outputs.
+  int64_t ChargeAt(OpId p, CutArgument* arg) {
+    const OpId n = static_cast<OpId>(trace_.ops.size());
+    std::vector<StorageId> blocked;
+    auto block = [&](StorageId y) {
+      if (!blocked_[y]) {
+        blocked_[y] = 1;
+        blocked.push_back(y);
+      }
+    };
+    for (StorageId y : f_.arg_storages[p]) block(y);
+    const Operator& op = trace_.ops[p];
+    for (int32_t i = 0; i < op.num_outputs; ++i) block(trace_.tensors[op.first_output + i].storage);
+    int64_t charge = 0;
+    std::vector<StorageId> span;
+    for (OpId q = p + 1; q < n; ++q) {
+      if (q == f_.final_pins || trace_.ops[q].is_constant || f_.compute_step[q] < 0) continue;
+      for (StorageId a : f_.arg_storages[q]) {
+        if (f_.maker[a] >= p || blocked_[a]) continue;
+        const size_t searched = blocked.size();
+        if (!Find(a, p, q, span, blocked)) {
+          // Find marked what it searched in vain: blocked for later q too.
+          for (size_t i = searched; i < blocked.size(); ++i) blocked_[blocked[i]] = 1;
+          continue;
+        }
+        StorageId least = span.front();
+        for (StorageId y : span) {
+          if (SizeOf(trace_, y) < SizeOf(trace_, least)) least = y;
+          block(y);
+        }
+        charge += SizeOf(trace_, least);
+        if (arg) {
+          arg->cut_storages.push_back(least);
+          arg->span_ops.push_back(q);
+          arg->spans.push_back(span);
+        }
+      }
+    }
+    for (StorageId y : blocked) blocked_[y] = 0;
+    return charge;
+  }
+
+  // A span for (p, q, a) into `span` (a first), avoiding blocked
+  // storages: a path of arguments through storages whose makers some frame
+  // in (p, q] can compute within the budget, to one whose maker none can;
+  // of those, one with the fewest storages (a breadth-first search: short
+  // spans leave room for more; on the LSTM this proves 0.062 where the
+  // spans whose smallest storage is largest prove 0.059). If the search
+  // runs out of storages, every storage it met leads only to blocked
+  // storages, constants or storages some frame in (p, q] can make from
+  // them: for later q too, as the frames and the blocked storages only
+  // grow. They are appended to `dead` then.
+  bool Find(StorageId a, OpId p, OpId q, std::vector<StorageId>& span,
+            std::vector<StorageId>& dead) {
+    constexpr size_t kMaxVisits = 20000;
+    span.clear();
+    std::vector<StorageId>& order = order_;  // the search, breadth first
+    order.clear();
+    auto visit = [&](StorageId y, StorageId from) {
+      if (parent_[y] != kUnseen || blocked_[y]) return;
+      parent_[y] = from;
+      order.push_back(y);
+    };
+    visit(a, a);
+    StorageId found = -1;
+    size_t next = 0;
+    for (; next < order.size() && next < kMaxVisits; ++next) {
+      const StorageId y = order[next];
+      if (!ComputableIn(y, p, q)) {
+        found = y;
+        break;
+      }
+      for (StorageId x : f_.arg_storages[f_.maker[y]]) visit(x, y);
+    }
+    if (found >= 0)
+      for (StorageId y = found;; y = parent_[y]) {
+        span.push_back(y);
+        if (y == a) break;
+      }
+    std::reverse(span.begin(), span.end());
+    for (StorageId y : order) parent_[y] = kUnseen;
+    if (found < 0 && next == order.size()) dead.insert(dead.end(), order.begin(), order.end());
+    return found >= 0;
+  }
+
+  // Whether y's maker may be computed within the budget in the frame of a
+  // program operator r with p < r <= q.
+  bool ComputableIn(StorageId y, OpId p, OpId q) {
+    const Roots& r = RootsOf(y);
+    if (r.all) return true;
+    auto it = std::upper_bound(r.ops.begin(), r.ops.end(), p);
+    return it != r.ops.end() && *it <= q;
+  }
+
+  // The program operators in whose frames y's maker may be computed within
+  // the budget (lower bound as in (r)), ascending; `all` if the search gave
+  // up (then every frame counts).
+  struct Roots {
+    bool all = false;
+    std::vector<OpId> ops;
+  };
+  const Roots& RootsOf(StorageId y) {
+    constexpr size_t kMaxPops = 200000;
+    auto found = roots_.find(y);
+    if (found != roots_.end()) return found->second;
+    Roots& out = roots_[y];
+    const OpId c = f_.maker[y];
+    const std::vector<StorageId>& own = f_.arg_storages[c];
+    int64_t base = trace_.ops[c].total_size;
+    for (StorageId x : own) base += SizeOf(trace_, x);
+    // Roots come after c, so pinned_before[c] is the least they hold pinned.
+    const int64_t slack = budget_ - base - f_.pinned_before[c];
+    if (slack < 0) return out;
+    using Item = std::pair<int64_t, OpId>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+    std::unordered_map<OpId, int64_t> best;
+    queue.emplace(0, c);
+    best[c] = 0;
+    size_t pops = 0;
+    while (!queue.empty()) {
+      if (++pops > kMaxPops) {
+        out.all = true;
+        out.ops.clear();
+        return out;
+      }
+      const auto [d, u] = queue.top();
+      queue.pop();
+      if (d > best[u]) continue;
+      if (u != c && f_.compute_step[u] >= 0 && !trace_.ops[u].is_constant &&
+          base + f_.pinned_before[u] + d <= budget_)
+        out.ops.push_back(u);
+      for (auto [consumer, pos] : f_.consumers[u]) {
+        if (consumer == f_.final_pins) continue;  // after every q
+        const int64_t nd = d + EdgeCharge(trace_, f_, own, consumer, pos);
+        if (nd > slack) continue;
+        auto it = best.find(consumer);
+        if (it == best.end() || nd < it->second) {
+          best[consumer] = nd;
+          queue.emplace(nd, consumer);
+        }
+      }
+    }
+    std::sort(out.ops.begin(), out.ops.end());
+    return out;
+  }
+
+  static constexpr StorageId kUnseen = -1;
+  const Trace& trace_;
+  const TraceFacts& f_;
+  const MemoryBound& static_;
+  std::vector<OpId> ops_;  // the candidates, largest static need first
+  int64_t budget_ = 0;
+  std::unordered_map<StorageId, Roots> roots_;  // at budget_
+  std::vector<uint8_t> blocked_;                // ChargeAt: taken, p's, or searched in vain
+  std::vector<StorageId> parent_;               // Find's search tree
+  std::vector<StorageId> order_;                // Find's storages, in the order met
+};
 
 // A maximum flow network with int64 capacities (Boost.Graph's
 // Boykov-Kolmogorov: the cuts here are small, found in few augmentations).
@@ -1302,7 +1532,11 @@ struct WalkInput {
 bool RefuteByCut(const Trace& trace, const MemoryBound& /*static_bound*/, int64_t budget,
                  const CutOptions& options, CutArgument* argument) {
   WalkInput in(trace, options.eager);
-  return Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument);
+  if (Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument))
+    return true;
+  return options.checkpoints &&
+         Spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates)
+             .Refutes(budget, argument);
 }
 
 CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
@@ -1367,6 +1601,33 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
     depth = std::max<OpId>(2 * depth, 2 * (n - walk.refuted_at()));
     next = lo + (hi - lo) / 2;
     if (hi - lo <= resolution) break;
+  }
+  // (C) above the walk's threshold: the walk refutes nothing there (it is
+  // monotone), so bisect the checkpoints' test alone. It need not be monotone:
+  // any budget it refutes is proven infeasible, and so is every budget below.
+  if (options.checkpoints && !b.timed_out && hi - lo <= resolution) {
+    Spans spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
+    hi = std::max(feasible, static_bound.bytes);
+    next = lo + 1;
+    while (next < hi) {
+      if (options.seconds > 0 && elapsed() > options.seconds) {
+        b.timed_out = true;
+        break;
+      }
+      ++b.tests;
+      ++b.checkpoint_tests;
+      if (spans.Refutes(next, &arg)) {
+        lo = next;
+        b.raised = true;
+        b.attained_by = arg;
+      } else {
+        // The first budget above the walk's threshold stands: nothing more.
+        if (next == lo + 1) break;
+        hi = next;
+      }
+      if (hi - lo <= resolution) break;
+      next = lo + (hi - lo) / 2;
+    }
   }
   b.bytes = lo + 1;
   return b;

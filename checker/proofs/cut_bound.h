@@ -48,8 +48,19 @@
 // and the makers of the dead arguments it needs, each within the budget),
 // memory at p's computation point holds a cut of them or of those dead
 // arguments beside p's static need.
+// Checkpoints: an argument over many frames, for chain-like and recurrent
+// programs. At the computation point of a program operator p, each later
+// operator q needs its arguments material; one made before p that is not
+// material then must be recomputed in a frame between p and q, from
+// storages material then, and so on down: a path of arguments from it to a
+// storage whose maker no frame between p and q can compute within the
+// budget passes through a storage material at p's computation point (a
+// checkpoint). Disjoint such paths (spans) each hold one, beside p's
+// static need (on an RNN, the forward states the backward pass needs,
+// spaced by how far back a backward step can recompute).
 // The bound is the smallest budget the argument does not refute (at least the
-// static bound), found by bisection (the test is monotone in B). It holds for
+// static bound), found by bisection (the cut's test is monotone in B; the
+// spans' is bisected after it). It holds for
 // the RuntimeV2 family; `eager` says whether releases evict (RuntimeV2Eager*).
 #pragma once
 
@@ -69,9 +80,10 @@ inline constexpr OpId kFinalPins = -2;
 // Why a budget fails, at the frame of `op`.
 struct CutArgument {
   enum class Kind {
-    kCut,    // previous_need + carried + cut > budget
-    kKeep,   // the static need of `op` plus the kept storages beside its arguments > budget
-    kEvicted,  // a storage that must stay material was evicted by its last release before `op`
+    kCut,          // previous_need + carried + cut > budget
+    kKeep,         // the static need of `op` plus the kept storages beside its arguments > budget
+    kEvicted,      // a storage that must stay material was evicted by its last release before `op`
+    kCheckpoints,  // the static need of `op` plus one storage of each disjoint span > budget
   };
   Kind kind = Kind::kCut;
   OpId op = -1;  // the program operator whose frame (or computation point) is examined, or kFinalPins
@@ -85,9 +97,14 @@ struct CutArgument {
   std::vector<StorageId> kept;  // the kept storages (kKeep, kEvicted: the ones that refute)
   // For each kept storage, the operator whose frame showed it must stay material.
   std::vector<OpId> kept_since;
-  std::vector<StorageId> cut_storages;  // kCut: one minimum cut
+  std::vector<StorageId> cut_storages;  // kCut: one minimum cut; kCheckpoints: each span's smallest
+  // kCheckpoints: per span, the later operator whose argument it holds, and
+  // its storages from that argument down to the first one no frame in
+  // between can recompute.
+  std::vector<OpId> span_ops;
+  std::vector<std::vector<StorageId>> spans;
 };
-std::string_view CutKindName(CutArgument::Kind kind);  // "cut", "keep", "evicted"
+std::string_view CutKindName(CutArgument::Kind kind);  // "cut", "keep", "evicted", "checkpoints"
 
 struct CutOptions {
   bool eager = true;  // the runtime evicts a storage at its last release (RuntimeV2Eager*)
@@ -106,6 +123,10 @@ struct CutOptions {
   // leaves a budget standing (ComputeCutBound). The bound does not depend on
   // it beyond the resolution; tests set it to exercise both paths.
   int32_t first_depth = 0;
+  // The checkpoints argument, at the program operators with the largest
+  // static needs (this many; ties by id). Off only to measure what it adds.
+  bool checkpoints = true;
+  int32_t checkpoint_candidates = 64;
 };
 
 // eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
@@ -119,6 +140,7 @@ struct CutBound {
   CutArgument attained_by;
   int32_t tests = 0;        // budgets tested
   int32_t whole_walks = 0;  // of them, walked over the whole program (the rest stop near its end)
+  int32_t checkpoint_tests = 0;  // of them, budgets the checkpoints argument was tried at
   bool timed_out = false;
 };
 
