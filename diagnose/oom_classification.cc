@@ -144,10 +144,22 @@ class Classifier {
           c.from_store = true;
           return true;
         }
+        // The walk's test is monotone in the budget; the checkpoints' search
+        // need not be, but spans it finds at a budget are spans at every
+        // lower one (cut_bound.h), so its certificate one byte below the
+        // stored bound holds here too.
+        if (RefuteByCut(trace_, c.static_bound, b.bytes - 1, co, &arg) &&
+            arg.kind == CutArgument::Kind::kCheckpoints) {
+          arg.budget = c.budget;
+          c.verdict = Verdict::kInherent;
+          c.certificate = CutCertificate(c.budget, arg);
+          c.from_store = true;
+          return true;
+        }
         c.store_notes.push_back(fmt::format(
             "the stored lower bound {} (cut) does not refute budget {} when run again", b.bytes,
             c.budget));
-        c.stored_bound_refuted = true;  // the cut's test is monotone in the budget
+        c.stored_bound_refuted = true;
       } else if (b.argument == BoundArgument::kStatic) {
         // Reached only at or above the static bound just computed.
         c.store_notes.push_back(fmt::format(

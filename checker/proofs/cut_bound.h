@@ -57,7 +57,10 @@
 // budget passes through a storage material at p's computation point (a
 // checkpoint). Disjoint such paths (spans) each hold one, beside p's
 // static need (on an RNN, the forward states the backward pass needs,
-// spaced by how far back a backward step can recompute).
+// spaced by how far back a backward step can recompute). A span at a
+// budget is one at every lower budget (what no frame can compute within B
+// it cannot within less), so a checkpoints argument refutes every budget
+// below its own, though the greedy search for spans need not find it there.
 // The bound is the smallest budget the argument does not refute (at least the
 // static bound), found by bisection (the cut's test is monotone in B; the
 // spans' is bisected after it). It holds for
