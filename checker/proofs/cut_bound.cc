@@ -314,26 +314,38 @@ int64_t EdgeCharge(const Trace& trace, const TraceFacts& f, const std::vector<St
 // can compute c: c's descendants along argument edges, c itself, and P if
 // `with_pins`) down to c, not charging c's own arguments (counted with c).
 // Stops at the first root >= `stop_at` popped (-1: never), whose distance is
-// then the least of any root >= stop_at.
-std::unordered_map<OpId, int64_t> ChargedPaths(const Trace& trace, const TraceFacts& f, OpId c,
-                                               bool with_pins, OpId stop_at, int64_t* stopped) {
+// then the least of any root >= stop_at. Paths longer than `limit` are not
+// followed. With `pops`, counts the queue's pops there and gives up (false)
+// before pop number max_pops + 1, leaving `best` partial.
+struct PathLimits {
+  int64_t limit = kInfinity;
+  int64_t max_pops = std::numeric_limits<int64_t>::max();
+  int64_t* pops = nullptr;
+};
+bool ChargedPaths(const Trace& trace, const TraceFacts& f, OpId c, bool with_pins, OpId stop_at,
+                  int64_t* stopped, std::unordered_map<OpId, int64_t>& best,
+                  const PathLimits& limits) {
   const std::vector<StorageId>& own = f.arg_storages[c];
   using Item = std::pair<int64_t, OpId>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  std::unordered_map<OpId, int64_t> best;
+  best.clear();
   queue.emplace(0, c);
   best[c] = 0;
+  int64_t popped = 0;
   while (!queue.empty()) {
+    if (limits.pops && ++popped > limits.max_pops) return false;
     auto [d, u] = queue.top();
     queue.pop();
+    if (limits.pops) ++*limits.pops;
     if (d > best[u]) continue;
     if (stop_at >= 0 && u >= stop_at && (with_pins || u != f.final_pins)) {
       *stopped = d;
-      return best;
+      return true;
     }
     for (auto [consumer, pos] : f.consumers[u]) {
       if (consumer == f.final_pins && !with_pins) continue;  // no root, and it computes nothing
       int64_t nd = d + EdgeCharge(trace, f, own, consumer, pos);
+      if (nd > limits.limit) continue;
       auto it = best.find(consumer);
       if (it == best.end() || nd < it->second) {
         best[consumer] = nd;
@@ -341,6 +353,12 @@ std::unordered_map<OpId, int64_t> ChargedPaths(const Trace& trace, const TraceFa
       }
     }
   }
+  return true;
+}
+std::unordered_map<OpId, int64_t> ChargedPaths(const Trace& trace, const TraceFacts& f, OpId c,
+                                               bool with_pins, OpId stop_at, int64_t* stopped) {
+  std::unordered_map<OpId, int64_t> best;
+  ChargedPaths(trace, f, c, with_pins, stop_at, stopped, best, PathLimits{});
   return best;
 }
 
@@ -749,7 +767,7 @@ class Spans {
     std::vector<OpId> ops;
   };
   const Roots& RootsOf(StorageId y) {
-    constexpr size_t kMaxPops = 200000;
+    constexpr int64_t kMaxPops = 200000;
     auto found = roots_.find(y);
     if (found != roots_.end()) return found->second;
     Roots& out = roots_[y];
@@ -764,36 +782,22 @@ class Spans {
     // Roots come after c, so pinned_before[c] is the least they hold pinned.
     const int64_t slack = budget_ - base - f_.pinned_before[c];
     if (slack < 0) return out;
-    using Item = std::pair<int64_t, OpId>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-    std::unordered_map<OpId, int64_t> best;
-    queue.emplace(0, c);
-    best[c] = 0;
-    size_t pops = 0;
-    while (!queue.empty()) {
-      if (++pops > kMaxPops || work_ > kMaxWork) {
-        out.all = true;
-        out.ops.clear();
-        return out;
-      }
-      const auto [d, u] = queue.top();
-      queue.pop();
-      ++work_;
-      if (d > best[u]) continue;
+    // The searches' pops count toward work_; past kMaxPops for this storage,
+    // or kMaxWork in all, it gives up.
+    PathLimits limits;
+    limits.limit = slack;
+    limits.max_pops = std::min<int64_t>(kMaxPops, kMaxWork - work_ + 1);
+    limits.pops = &work_;
+    int64_t unused = 0;
+    std::unordered_map<OpId, int64_t> paths;
+    if (!ChargedPaths(trace_, f_, c, /*with_pins=*/false, -1, &unused, paths, limits)) {
+      out.all = true;
+      return out;
+    }
+    for (auto [u, d] : paths)
       if (u != c && f_.compute_step[u] >= 0 && !trace_.ops[u].is_constant &&
           base + f_.pinned_before[u] + d <= budget_)
         out.ops.push_back(u);
-      for (auto [consumer, pos] : f_.consumers[u]) {
-        if (consumer == f_.final_pins) continue;  // after every q
-        const int64_t nd = d + EdgeCharge(trace_, f_, own, consumer, pos);
-        if (nd > slack) continue;
-        auto it = best.find(consumer);
-        if (it == best.end() || nd < it->second) {
-          best[consumer] = nd;
-          queue.emplace(nd, consumer);
-        }
-      }
-    }
     std::sort(out.ops.begin(), out.ops.end());
     return out;
   }
