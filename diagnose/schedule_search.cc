@@ -30,10 +30,11 @@ struct PlanPoint {
   double tilt = 0;
   int64_t small_bytes = -1;
   bool to_last_need = false;
+  int64_t hold_bytes = 0;
   bool operator<(const PlanPoint& o) const {
-    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes, to_last_need) <
-           std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt, o.small_bytes,
-                    o.to_last_need);
+    return std::tie(fraction, stop_at_retained, horizon, tilt, small_bytes, to_last_need,
+                    hold_bytes) < std::tie(o.fraction, o.stop_at_retained, o.horizon, o.tilt,
+                                           o.small_bytes, o.to_last_need, o.hold_bytes);
   }
   PlanPoint With(double f) const {
     PlanPoint p = *this;
@@ -71,6 +72,25 @@ class Searcher {
     // 2. Closer fractions around the best, tilts, then horizons.
     if (o_.refine && best_) {
       RefineFraction();
+      // Thresholds lowered by the bytes already held (CostRule::hold_bytes),
+      // with limits around what the best plan's peak holds beyond its pinned
+      // storages and request, and longer first segments.
+      if (!TimeUp()) {
+        const PlanPoint at = best_point_;
+        const double free = static_cast<double>(
+            std::max<int64_t>(1, best_->peak_memory - best_->peak.pinned - best_->peak.request));
+        std::vector<PlanPoint> held;
+        for (double k : {1.0, 2.0})
+          for (double r : {1.0, 1.5, 2.0}) {
+            PlanPoint p = at.With(at.fraction * r);
+            p.hold_bytes = static_cast<int64_t>(free * k);
+            held.push_back(p);
+          }
+        if (TryAll(held)) {
+          RefineFraction();
+          RefineHold();
+        }
+      }
       // Tilts and horizons together (they interact: a horizon retains
       // recomputed storages that a tilt spaces differently), then the
       // fraction again.
@@ -111,6 +131,20 @@ class Searcher {
       std::vector<PlanPoint> near;
       for (double r : {0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6})
         near.push_back(at.With(at.fraction * r));
+      improved = TryAll(near, true);
+    }
+  }
+
+  // The same for the held-bytes limit of the best plan, if it has one.
+  void RefineHold() {
+    for (bool improved = true; improved && best_point_.hold_bytes > 0 && !TimeUp();) {
+      const PlanPoint at = best_point_;
+      std::vector<PlanPoint> near;
+      for (double r : {0.85, 1.18, 0.7, 1.4}) {
+        PlanPoint p = at;
+        p.hold_bytes = static_cast<int64_t>(static_cast<double>(at.hold_bytes) * r);
+        near.push_back(p);
+      }
       improved = TryAll(near, true);
     }
   }
@@ -178,9 +212,9 @@ class Searcher {
         }
       std::vector<RetentionPlan> plans;
       for (const PlanPoint& p : batch)
-        plans.push_back(PlanByRecomputeCost(
-            trace_, facts_,
-            {p.fraction, p.stop_at_retained, p.horizon, p.tilt, p.small_bytes, p.to_last_need}));
+        plans.push_back(PlanByRecomputeCost(trace_, facts_,
+                                            {p.fraction, p.stop_at_retained, p.horizon, p.tilt,
+                                             p.small_bytes, p.to_last_need, p.hold_bytes}));
       FollowOptions fo;
       fo.runtime = o_.runtime;
       fo.max_events = EventsAllowed();

@@ -8,8 +8,10 @@
 //     from retained storages or from the constants, small storages retained
 //     or not;
 //  2. around the best of them, cost fractions closer to it (the peak is not
-//     monotone in the fraction), thresholds tilted toward the end of the
-//     program, then retention horizons of a few steps;
+//     monotone in the fraction), thresholds lowered by the bytes held (with
+//     limits near what the best peak holds beyond its pinned storages),
+//     thresholds tilted toward the end of the program, then retention
+//     horizons of a few steps;
 //  3. a local search, storage by storage, at the peak: stop retaining a
 //     storage held there, or retain one that is recomputed there, as long as
 //     the peak (or the number of steps near it) goes down.

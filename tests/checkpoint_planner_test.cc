@@ -6,7 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "checker/proofs/exhaustive_search.h"
 #include "checker/proofs/schedule_checker.h"
@@ -127,6 +130,8 @@ TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaus
           plans.push_back(PlanByRecomputeCost(
               t, facts, {.fraction = f, .stop_at_retained = stop, .horizon = 1, .tilt = f * 4}));
       plans.push_back(PlanByRecomputeCost(t, facts, {.fraction = 0.5, .small_bytes = 40}));
+      for (int64_t hold : {16, 64})
+        plans.push_back(PlanByRecomputeCost(t, facts, {.fraction = 0.2, .hold_bytes = hold}));
       for (const RetentionPlan& p : plans) {
         INFO(p.description);
         FollowOptions o;
@@ -183,6 +188,45 @@ TEST_CASE("planner: on a chain, memory grows like sqrt(n) with checkpoints, cons
   }
   // 16 times the layers, at most about 4 times the memory.
   CHECK(peaks[2] <= 5 * peaks[0]);
+}
+
+// A chain whose recomputing frames lock (tests/random_trace.h): each level
+// of a recursion holds one a_i (4 bytes), each checkpoint h_i is 1 byte. In
+// the backward pass a segment is recomputed while every checkpoint before it
+// is held, so segments should shorten as checkpoints accumulate: with
+// hold_bytes the retained h_i come closer together late in the chain, and
+// the lowest peak over the same fractions is lower than without.
+TEST_CASE("planner: holding bytes shortens a chain's late segments and lowers its peak") {
+  const LockChainOptions co{.steps = 64, .a = 4, .h = 1, .g = 2, .swaps = false};
+  Trace t = ParseTraceString(LockChainText(1, co), "chain.log");
+  ProgramFacts facts(t);
+  auto lowest = [&](int64_t hold) {
+    int64_t best = std::numeric_limits<int64_t>::max();
+    for (double f : {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625}) {
+      RetentionPlan p = PlanByRecomputeCost(t, facts, {.fraction = f, .hold_bytes = hold});
+      FollowedPlan followed = FollowRetentionPlan(t, facts, p);
+      REQUIRE(followed.completed);
+      CHECK(CheckSchedule(t, followed.peak_memory, followed.script).passed());
+      best = std::min(best, followed.peak_memory);
+    }
+    return best;
+  };
+  const int64_t plain = lowest(0);
+  int64_t held = std::numeric_limits<int64_t>::max();
+  for (int64_t hold : {16, 32, 64, 128}) held = std::min(held, lowest(hold));
+  INFO("plain ", plain, ", held ", held);
+  CHECK(held < plain);
+
+  // Where the retained h_i are made: gaps shrink along the chain.
+  RetentionPlan p = PlanByRecomputeCost(t, facts, {.fraction = 0.0625, .hold_bytes = 16});
+  std::vector<int32_t> made;
+  for (StorageId s = 0; s < static_cast<StorageId>(t.storages.size()); ++s)
+    if (p.keep_until[s] >= 0 && t.storages[s].size == co.h && facts.created(s) > 0)
+      made.push_back(facts.created(s));
+  std::sort(made.begin(), made.end());
+  REQUIRE(made.size() >= 4);
+  INFO("first gap ", made[1] - made[0], ", last ", made.back() - made[made.size() - 2]);
+  CHECK(made[1] - made[0] > 2 * (made.back() - made[made.size() - 2]));
 }
 
 }  // namespace

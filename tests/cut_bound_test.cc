@@ -225,59 +225,11 @@ TEST_CASE("cut bound: never above the exhaustive optimum on small generated netw
   CHECK(CrossCheckShaped(1, 24) > 0);
 }
 
-// A chain whose frames lock: step i makes a_i from a constant and h_i =
-// f_i(a_i, h_{i-1}) (or h_{i-1} first), then releases a_i; the backward pass
-// needs each h_i again, in reverse. Recomputing h_i from h_j holds one a per
-// pending frame, so a schedule keeps checkpoints spaced by how many frames
-// the budget allows, as an RNN's does: where the checkpoints argument bites.
-std::string LockChain(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const int n = pick(3, 9);
-  const int a = pick(1, 6), h = pick(1, 6), g = pick(1, 3);
-  std::string t = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
-                  "\n"
-                  R"({"INSTRUCTION":"CONSTANT","NAME":"w"})"
-                  "\n"
-                  R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"w"})"
-                  "\n";
-  auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out,
-                  int size) {
-    if (args.size() == 2 && pick(0, 1)) std::swap(args[0], args[1]);
-    nlohmann::json j = {
-        {"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}};
-    t += j.dump() + "\n";
-    t += nlohmann::json{{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}}
-             .dump() +
-         "\n";
-    t += nlohmann::json{{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}}.dump() + "\n";
-  };
-  auto release = [&](const std::string& name) {
-    t += nlohmann::json{{"INSTRUCTION", "RELEASE"}, {"NAME", name}}.dump() + "\n";
-  };
-  auto name = [](const char* base, int i) { return base + std::to_string(i); };
-  call("init", {"w"}, "h0", h);
-  for (int i = 1; i <= n; ++i) {
-    call(name("mk", i), {"w"}, name("a", i), a);
-    call(name("f", i), {name("a", i), name("h", i - 1)}, name("h", i), h);
-    release(name("a", i));
-  }
-  call("loss", {name("h", n)}, name("g", n), g);
-  for (int i = n; i >= 1; --i) {
-    call(name("b", i), {name("h", i), name("g", i)}, name("g", i - 1), g);
-    release(name("g", i));
-    release(name("h", i));
-  }
-  release("h0");
-  release("g0");
-  return t;
-}
-
 // Returns how many bounds the checkpoints argument raised, of how many compared.
 std::pair<int, int> CrossCheckChains(uint64_t first, uint64_t seeds) {
   int compared = 0, raised = 0, exact = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
-    Trace trace = ParseTraceString(LockChain(seed), "chain.log");
+    Trace trace = ParseTraceString(LockChainText(seed), "chain.log");
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
       INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));

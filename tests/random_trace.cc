@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <vector>
@@ -131,6 +132,55 @@ Trace RandomTinyTrace(uint64_t seed, int storages) {
   o.storages = storages;
   o.constants = static_cast<int>(seed % 3);
   return RandomTrace(seed, o);
+}
+
+std::string LockChainText(uint64_t seed, const LockChainOptions& o) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int n = pick(3, 9);
+  int a = pick(1, 6), h = pick(1, 6), g = pick(1, 3);
+  if (o.steps > 0) {
+    n = o.steps;
+    a = o.a;
+    h = o.h;
+    g = o.g;
+  }
+  std::string t = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
+                  "\n"
+                  R"({"INSTRUCTION":"CONSTANT","NAME":"w"})"
+                  "\n"
+                  R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"w"})"
+                  "\n";
+  auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out,
+                  int size) {
+    if (args.size() == 2 && pick(0, 1) && o.swaps) std::swap(args[0], args[1]);
+    nlohmann::json j = {
+        {"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}};
+    t += j.dump() + "\n";
+    t += nlohmann::json{{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}}
+             .dump() +
+         "\n";
+    t += nlohmann::json{{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}}.dump() + "\n";
+  };
+  auto release = [&](const std::string& name) {
+    t += nlohmann::json{{"INSTRUCTION", "RELEASE"}, {"NAME", name}}.dump() + "\n";
+  };
+  auto name = [](const char* base, int i) { return base + std::to_string(i); };
+  call("init", {"w"}, "h0", h);
+  for (int i = 1; i <= n; ++i) {
+    call(name("mk", i), {"w"}, name("a", i), a);
+    call(name("f", i), {name("a", i), name("h", i - 1)}, name("h", i), h);
+    release(name("a", i));
+  }
+  call("loss", {name("h", n)}, name("g", n), g);
+  for (int i = n; i >= 1; --i) {
+    call(name("b", i), {name("h", i), name("g", i)}, name("g", i - 1), g);
+    release(name("g", i));
+    release(name("h", i));
+  }
+  release("h0");
+  release("g0");
+  return t;
 }
 
 }  // namespace dtr::testing

@@ -35,4 +35,19 @@ Trace RandomTrace(uint64_t seed, const RandomTraceOptions& options = {});
 // About `storages` storages, for comparisons with exhaustive search.
 Trace RandomTinyTrace(uint64_t seed, int storages = 8);
 
+// A chain whose frames lock: step i makes a_i from a constant and h_i =
+// f_i(a_i, h_{i-1}) (or h_{i-1} first), then releases a_i; the backward pass
+// needs each h_i again, in reverse. Recomputing h_i from h_j holds one a per
+// pending frame, so a schedule keeps checkpoints spaced by how many frames
+// the budget allows, as an RNN's does: where the checkpoints argument bites.
+// The sizes and steps come from the seed (3 to 9 steps), or from the
+// options when steps > 0; with swaps, each two-argument call may take its
+// arguments in either order (from the seed).
+struct LockChainOptions {
+  int steps = 0;
+  int a = 0, h = 0, g = 0;  // sizes of a_i, h_i and the gradients
+  bool swaps = true;
+};
+std::string LockChainText(uint64_t seed, const LockChainOptions& options = {});
+
 }  // namespace dtr::testing

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 #include "checker/engine/engine.h"
 #include "model/error.h"
@@ -111,8 +113,9 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
   p.keep_until.assign(ns, -1);
   p.horizon = rule.horizon;
   p.description = fmt::format(
-      "retain what costs more than {:.4g}{} of the compute to recompute ({}){}{}, horizon {}",
+      "retain what costs more than {:.4g}{}{} of the compute to recompute ({}){}{}, horizon {}",
       rule.fraction, rule.tilt != 0 ? fmt::format(" (tilted by {})", rule.tilt) : std::string(),
+      rule.hold_bytes > 0 ? fmt::format(" (held under {} bytes)", rule.hold_bytes) : std::string(),
       rule.stop_at_retained ? "from retained storages" : "from constants",
       rule.small_bytes >= 0 ? fmt::format(" and storages of at most {} bytes", rule.small_bytes)
                             : std::string(),
@@ -121,6 +124,12 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
   const double steps = std::max(1, facts.steps());
   std::vector<StorageId> seen(ns, -1);
   std::vector<StorageId> stack;
+  // With hold_bytes: the retained storages by the step of their last need
+  // (a min-heap), and the sum of their sizes.
+  std::priority_queue<std::pair<int32_t, int64_t>, std::vector<std::pair<int32_t, int64_t>>,
+                      std::greater<>>
+      held;
+  int64_t held_bytes = 0;
   for (StorageId s = 0; s < ns; ++s) {
     if (facts.constant(s) || facts.last_need(s) < 0) continue;
     const int32_t when = facts.last_use(s) < 0 ? kNoStep : facts.last_use(s);
@@ -128,11 +137,19 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
       p.keep_until[s] = facts.last_need(s);
       continue;
     }
-    const double cap =
+    double cap =
         rule.tilt == 0
             ? base_cap
             : base_cap *
                   std::max(0.05, 1 + rule.tilt * (0.5 - std::max(0, facts.created(s)) / steps));
+    if (rule.hold_bytes > 0) {
+      while (!held.empty() && held.top().first < facts.created(s)) {
+        held_bytes -= held.top().second;
+        held.pop();
+      }
+      cap *= std::max(0.05,
+                      1 - static_cast<double>(held_bytes) / static_cast<double>(rule.hold_bytes));
+    }
     double cost = static_cast<double>(facts.compute(s));
     stack.assign(1, s);
     seen[s] = s;
@@ -150,7 +167,13 @@ RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
         stack.push_back(q);
       }
     }
-    if (cost > cap) p.keep_until[s] = facts.last_need(s);
+    if (cost > cap) {
+      p.keep_until[s] = facts.last_need(s);
+      if (rule.hold_bytes > 0) {
+        held.push({facts.last_need(s), trace.storages[s].size});
+        held_bytes += trace.storages[s].size;
+      }
+    }
   }
   // How long to retain: until the last step at which s itself, or a storage
   // that may have to be recomputed from it, is used. A retained storage held

@@ -134,6 +134,14 @@ struct CostRule {
   // Retain to last_need(s) (the last use of any storage computed from s),
   // not only while a storage that may be recomputed from s is still used.
   bool to_last_need = false;
+  // hold_bytes > 0 scales the threshold by max(0.05, 1 - H / hold_bytes),
+  // where H is the bytes of the storages retained so far that are still
+  // needed when s is computed. In a chain's backward pass, a segment is
+  // recomputed while every checkpoint before it is still held: the more
+  // are held, the shorter the segment should be (its recursion locks a
+  // frame's arguments per step), so that checkpoints and locks together stay
+  // under about hold_bytes (the schedules of Griewank's revolve, one level).
+  int64_t hold_bytes = 0;
 };
 RetentionPlan PlanByRecomputeCost(const Trace& trace, const ProgramFacts& facts,
                                   const CostRule& rule);
