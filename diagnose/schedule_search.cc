@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -88,7 +89,7 @@ class Searcher {
           }
         if (TryAll(held)) {
           RefineFraction();
-          RefineHold();
+          if (best_point_.hold_bytes > 0) RefineHold();
         }
       }
       // Tilts and horizons together (they interact: a horizon retains
@@ -122,31 +123,28 @@ class Searcher {
   }
 
  private:
-  // A scan of cost fractions around the best plan's, repeated from each new
-  // best (the peak is not monotone in the fraction, nor smooth).
-  void RefineFraction() {
+  // A scan around the best plan, scaling one parameter by each of `ratios`,
+  // repeated from each new best (the peak is neither monotone nor smooth in
+  // them).
+  template <typename Scale>
+  void Refine(std::initializer_list<double> ratios, Scale scale) {
     for (bool improved = true; improved && !TimeUp();) {
-      improved = false;
       const PlanPoint at = best_point_;
       std::vector<PlanPoint> near;
-      for (double r : {0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6})
-        near.push_back(at.With(at.fraction * r));
+      for (double r : ratios) near.push_back(scale(at, r));
       improved = TryAll(near, true);
     }
   }
-
-  // The same for the held-bytes limit of the best plan, if it has one.
+  void RefineFraction() {
+    Refine({0.93, 1.07, 0.85, 1.15, 0.75, 1.3, 0.6, 1.6},
+           [](const PlanPoint& p, double r) { return p.With(p.fraction * r); });
+  }
+  // The held-bytes limit of the best plan (CostRule::hold_bytes).
   void RefineHold() {
-    for (bool improved = true; improved && best_point_.hold_bytes > 0 && !TimeUp();) {
-      const PlanPoint at = best_point_;
-      std::vector<PlanPoint> near;
-      for (double r : {0.85, 1.18, 0.7, 1.4}) {
-        PlanPoint p = at;
-        p.hold_bytes = static_cast<int64_t>(static_cast<double>(at.hold_bytes) * r);
-        near.push_back(p);
-      }
-      improved = TryAll(near, true);
-    }
+    Refine({0.85, 1.18, 0.7, 1.4}, [](PlanPoint p, double r) {
+      p.hold_bytes = static_cast<int64_t>(static_cast<double>(p.hold_bytes) * r);
+      return p;
+    });
   }
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
