@@ -252,8 +252,7 @@ class Searcher {
     bool taken = false;
     if (f.completed && o_.max_overhead && a.overhead > *o_.max_overhead) {
       a.stopped = fmt::format("overhead {:.2f} above the limit {}", a.overhead, *o_.max_overhead);
-    } else if (f.completed && (!best_ || f.peak_memory < best_->peak_memory ||
-                               (f.peak_memory == best_->peak_memory && f.events < best_->events))) {
+    } else if (f.completed && (!best_ || Better(f, *best_))) {
       best_ = std::move(f);
       best_plan_ = plan;
       best_point_ = p;
@@ -271,6 +270,13 @@ class Searcher {
                               : a.stopped));
     out_.attempts.push_back(std::move(a));
     return taken;
+  }
+
+  // Whether a followed plan beats another: a lower peak, or the same peak
+  // with less compute (a lower overhead), then fewer computations.
+  static bool Better(const FollowedPlan& a, const FollowedPlan& b) {
+    return std::tie(a.peak_memory, a.compute, a.events) <
+           std::tie(b.peak_memory, b.compute, b.events);
   }
 
   // A followed plan's rank: its peak, then how many program steps come
@@ -419,7 +425,7 @@ class Searcher {
           start.description, local_moves_ - start_moves, best_plan.override_count(),
           static_cast<double>(start_peak) / baseline_.memory,
           static_cast<double>(best.peak_memory) / baseline_.memory));
-    if (best.peak_memory < best_->peak_memory) {
+    if (Better(best, *best_)) {
       best_plan.description = fmt::format("{}, {} storage changes by local search",
                                           start.description, best_plan.override_count());
       best_plan_ = std::move(best_plan);
