@@ -76,11 +76,16 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
       if (a.carried > 0) text += fmt::format(" + {} bytes kept across frames", a.carried);
       text += fmt::format(
           " + at least {} bytes that must stay material ({}), else {} {}, "
-          "which needs {} bytes; {} > budget {}",
+          "which needs {} bytes{}; {} > budget {}",
           a.cut, cut.empty() ? "-" : cut,
-          a.op == kFinalPins ? "the final pins' frames recompute" : OpLabel(t, a.op) + "'s frame recomputes",
-          OpLabel(t, a.expensive),
-          a.expensive_cost, a.need + a.carried + a.cut, a.budget);
+          a.op == kFinalPins ? "the final pins' frames recompute"
+                             : OpLabel(t, a.op) + "'s frame recomputes",
+          OpLabel(t, a.expensive), a.expensive_cost,
+          a.expensive_beside_held
+              ? " as the last such recomputation, beside the storages the final pins need that "
+                "stay material then"
+              : "",
+          a.need + a.carried + a.cut, a.budget);
       if (!a.kept.empty()) text += fmt::format("; kept: {}", KeptList(t, a));
       return text;
     }

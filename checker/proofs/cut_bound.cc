@@ -278,6 +278,8 @@ struct TraceFacts {
                          [](OpId q, const std::pair<OpId, int64_t>& s) { return q < s.first; });
     return it == steps.end() ? kInfinity : own[c] + it->second;
   }
+  // Per storage: whether a PIN before the final pins pins it.
+  std::vector<uint8_t> pinned_in_program;
   OpId final_pins = -1;           // P of (P), -1 if none
 };
 
@@ -405,6 +407,7 @@ TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
     if (f.constant[s]) f.constant_bytes += SizeOf(trace, s);
   }
   std::vector<uint8_t> pinned(nst, 0);
+  f.pinned_in_program.assign(nst, 0);
   std::vector<int32_t> refs(nst, 0);
   int64_t pinned_bytes = 0;
   for (int32_t step = 0; step < static_cast<int32_t>(trace.program.size()); ++step) {
@@ -428,6 +431,7 @@ TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
       }
       case StepKind::kPin: {
         StorageId s = trace.tensors[st.target].storage;
+        if (final_pins < 0 || step < f.compute_step[final_pins]) f.pinned_in_program[s] = 1;
         if (!pinned[s]) {
           pinned[s] = 1;
           pinned_bytes += SizeOf(trace, s);
@@ -926,6 +930,7 @@ class Walk {
         final_pins_(final_pins),
         eager_(options.eager),
         held_to_end_(options.held_to_end),
+        stacked_(options.stacked),
         nst_(trace.storages.size()),
         reached_(trace.ops.size(), 0),
         dist_(trace.ops.size(), kInfinity),
@@ -951,10 +956,15 @@ class Walk {
     // any machine.
     end_from_ = std::numeric_limits<OpId>::max();
     end_work_ = 0;
+    // (Makers that a computation cannot afford beside the held storages,
+    // (E'), count as too expensive here.)
+    int64_t held = 0;
+    if (stacked_)
+      for (StorageId g : f_.held_at_end) held += size(g);
     for (OpId c : f_.late_makers) {
       const auto& steps = f_.late_roots[c];
       size_t k = 0;
-      while (k < steps.size() && f_.own[c] + steps[k].second <= budget) ++k;
+      while (k < steps.size() && f_.own[c] + steps[k].second <= budget - held) ++k;
       end_from_ = std::min(end_from_, k == 0 ? c + 1 : steps[k - 1].first);
     }
     std::vector<StorageId> kept;  // F: material at the current op's computation point
@@ -1018,7 +1028,9 @@ class Walk {
     };
     for (StorageId g : f_.held_at_end)
       if (f_.maker[g] < p) reach(g);
-    bool expensive = false;
+    int64_t held = 0;  // H made before p
+    for (StorageId g : f_.held_at_end)
+      if (f_.maker[g] < p) held += size(g);
     while (!stack.empty()) {
       const OpId c = f_.maker[stack.back()];
       stack.pop_back();
@@ -1026,10 +1038,7 @@ class Walk {
       if (op_pos_[c] >= 0) continue;
       op_pos_[c] = static_cast<int32_t>(makers.size());
       makers.push_back(c);
-      if (f_.LateCost(c, p) > budget_) {
-        expensive = true;
-        continue;
-      }
+      if (f_.LateCost(c, p) > budget_) continue;
       if (eager_)
         for (StorageId y : f_.arg_storages[c]) {
           ++end_work_;
@@ -1040,7 +1049,95 @@ class Walk {
       for (StorageId x : nodes) end_pos_[x] = -1;
       for (OpId c : makers) op_pos_[c] = -1;
     };
-    if (!expensive) {
+    // The makers no computation after p can afford: alone (LateCost), or
+    // (E') beside what must be material then. Let Y be a set of makers and
+    // t the last computation after p of a maker c in Y, if any. After t no
+    // maker of Y is computed, so every storage of H made before p is, at t,
+    // material or made again later along a way of the network below that
+    // reaches no maker of Y: what is material at t cuts those ways (sinks:
+    // the makers of Y and the unaffordable ones). Beside c's arguments and
+    // outputs and the pinned storages (cutting for free), that cut is
+    // material at t: memory then is at least c's own bytes (Unpinned) + the
+    // bytes pinned after p + the cut, as well as LateCost. So if that exceeds B
+    // for every c in Y, no maker of Y is computed after p. Y starts from
+    // the makers where the cut could tip it (H bytes would) and loses those
+    // where it does not, until none does: the set that remains has the
+    // property, and its makers join the sinks of the cut at p.
+    const int64_t pinned_after = f_.pinned_before[p + 1];
+    std::vector<uint8_t> sink(makers.size(), 0);
+    std::vector<int64_t> cost(makers.size(), 0);  // of a computation after p, at least
+    std::vector<size_t> stacked;
+    for (size_t k = 0; k < makers.size(); ++k) {
+      const OpId c = makers[k];
+      cost[k] = f_.LateCost(c, p);
+      if (cost[k] > budget_) {
+        sink[k] = 1;
+      } else if (stacked_ && Unpinned(c) + pinned_after + held > budget_) {
+        sink[k] = 1;
+        stacked.push_back(k);
+      }
+    }
+    // The network of storages (in 2 + 2i, out 3 + 2i) and makers (first_op
+    // + k) with `capacity` per storage and the sinks of `sink`.
+    const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
+    auto network = [&](auto capacity, std::vector<FlowNetwork::Edge>* through) {
+      FlowNetwork net(first_op + makers.size());
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const StorageId x = nodes[i];
+        const FlowNetwork::Edge e = net.Add(2 + 2 * i, 3 + 2 * i, capacity(x));
+        if (through) through->push_back(e);
+        net.Add(3 + 2 * i, first_op + op_pos_[f_.maker[x]], kInfinity);
+      }
+      for (StorageId g : f_.held_at_end)
+        if (f_.maker[g] < p) net.Add(kSource, 2 + 2 * end_pos_[g], kInfinity);
+      for (size_t k = 0; k < makers.size(); ++k) {
+        if (sink[k]) {
+          net.Add(first_op + k, kSink, kInfinity);
+          continue;
+        }
+        if (eager_)
+          for (StorageId y : f_.arg_storages[makers[k]])
+            if (f_.death[y] >= 0 && f_.death[y] < step)
+              net.Add(first_op + k, 2 + 2 * end_pos_[y], kInfinity);
+      }
+      return net;
+    };
+    for (bool changed = true; changed && !stacked.empty();) {
+      changed = false;
+      for (size_t j = 0; j < stacked.size(); ++j) {
+        const size_t k = stacked[j];
+        const OpId c = makers[k];
+        int64_t cut = 0;
+        if (end_work_ <= kMaxWork) {
+          const std::vector<StorageId>& args = f_.arg_storages[c];
+          FlowNetwork net = network(
+              [&](StorageId x) {
+                const bool counted = f_.constant[x] || f_.pinned_in_program[x] ||
+                                     f_.maker[x] == c ||
+                                     std::find(args.begin(), args.end(), x) != args.end();
+                return counted ? int64_t{0} : size(x);
+              },
+              nullptr);
+          cut = net.MaxFlow(kSource, kSink);
+          end_work_ += static_cast<int64_t>(2 * nodes.size() + makers.size());
+        }
+        cost[k] = std::max(f_.LateCost(c, p), Unpinned(c) + pinned_after + cut);
+        if (cost[k] > budget_) continue;
+        sink[k] = 0;
+        stacked[j--] = stacked.back();
+        stacked.pop_back();
+        changed = true;
+      }
+    }
+    OpId example = -1;
+    int64_t example_cost = 0;
+    for (size_t k = 0; k < makers.size(); ++k)
+      if (sink[k] && cost[k] > example_cost) {
+        example = makers[k];
+        example_cost = cost[k];
+      }
+    const bool example_beside_held = example >= 0 && example_cost > f_.LateCost(example, p);
+    if (example < 0) {
       reset();
       return false;
     }
@@ -1053,43 +1150,17 @@ class Walk {
         mark_[s] = 2;
       }
     for (StorageId s : kept) mark_[s] = 1;
-    const size_t kSource = 0, kSink = 1, first_op = 2 + 2 * nodes.size();
-    FlowNetwork net(first_op + makers.size());
-    std::vector<FlowNetwork::Edge> through(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      StorageId x = nodes[i];
-      int64_t capacity;
-      if (mark_[x])
-        capacity = 0;
-      else if (eager_ && f_.death[x] >= 0 && f_.death[x] < step && f_.revival[x] > budget_)
-        capacity = kInfinity;  // cannot be material at p (r)
-      else
-        capacity = size(x);
-      through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
-      net.Add(3 + 2 * i, first_op + op_pos_[f_.maker[x]], kInfinity);
-    }
+    std::vector<FlowNetwork::Edge> through;
+    FlowNetwork net = network(
+        [&](StorageId x) {
+          if (mark_[x]) return int64_t{0};
+          if (eager_ && f_.death[x] >= 0 && f_.death[x] < step && f_.revival[x] > budget_)
+            return kInfinity;  // cannot be material at p (r)
+          return size(x);
+        },
+        &through);
     for (StorageId s : f_.arg_storages[p]) mark_[s] = 0;
     for (StorageId s : kept) mark_[s] = 0;
-    for (StorageId g : f_.held_at_end)
-      if (f_.maker[g] < p) net.Add(kSource, 2 + 2 * end_pos_[g], kInfinity);
-    OpId example = -1;
-    int64_t example_cost = 0;
-    for (size_t k = 0; k < makers.size(); ++k) {
-      const OpId c = makers[k];
-      const int64_t cost = f_.LateCost(c, p);
-      if (cost > budget_) {
-        net.Add(first_op + k, kSink, kInfinity);
-        if (cost > example_cost) {
-          example = c;
-          example_cost = cost;
-        }
-        continue;
-      }
-      if (eager_)
-        for (StorageId y : f_.arg_storages[c])
-          if (f_.death[y] >= 0 && f_.death[y] < step)
-            net.Add(first_op + k, 2 + 2 * end_pos_[y], kInfinity);
-    }
     const int64_t cut = net.MaxFlow(kSource, kSink);
     std::vector<uint8_t> side = net.SourceSide(kSource);
     std::vector<StorageId> on_cut;
@@ -1108,6 +1179,7 @@ class Walk {
         why->cut = cut;
         why->expensive = example;
         why->expensive_cost = example_cost;
+        why->expensive_beside_held = example_beside_held;
         why->kept = kept;
         why->kept_since = since;
         why->cut_storages = on_cut;
@@ -1131,6 +1203,15 @@ class Walk {
     }
     reset();
     return false;
+  }
+
+  // c's argument and output bytes, less the arguments pinned in the program
+  // (counted with the pinned bytes).
+  int64_t Unpinned(OpId c) const {
+    int64_t bytes = f_.own[c];
+    for (StorageId y : f_.arg_storages[c])
+      if (f_.pinned_in_program[y]) bytes -= size(y);
+    return bytes;
   }
 
   // (k) at p's computation point.
@@ -1507,6 +1588,7 @@ class Walk {
   const OpId final_pins_;  // P of (P), -1 if none
   const bool eager_;
   const bool held_to_end_;  // CutOptions::held_to_end
+  const bool stacked_;      // CutOptions::stacked
   const size_t nst_;
   int64_t budget_ = 0;
   OpId refuted_at_ = -1;  // Refutes: the last operator walked

@@ -97,6 +97,10 @@ struct CutArgument {
   int64_t cut = 0;      // kCut: the least memory that must also stay material there
   OpId expensive = -1;  // kCut: an operator the frame would otherwise have to recompute...
   int64_t expensive_cost = 0;  // ...needing at least this much memory, above the budget
+  // expensive_cost counts, beside that computation's own need, the storages
+  // the final pins need that must stay material while it runs ((E') in
+  // cut_bound.cc).
+  bool expensive_beside_held = false;
   std::vector<StorageId> kept;  // the kept storages (kKeep, kEvicted: the ones that refute)
   // For each kept storage, the operator whose frame showed it must stay material.
   std::vector<OpId> kept_since;
@@ -121,6 +125,11 @@ struct CutOptions {
   // operator, are charged there unless a computation after it could bring
   // them back within the budget. Off only to measure what it adds.
   bool held_to_end = true;
+  // (E') in cut_bound.cc: a maker counts as too expensive to compute after
+  // that operator also when its computation could not hold, beside its own
+  // need, the storages the final pins need that would be lost without it.
+  // Off only to measure what it adds.
+  bool stacked = true;
   // The bisection first walks this many operators from the end of the
   // program (0: max(64, 1/32 of them)), then the whole program where that
   // leaves a budget standing (ComputeCutBound). The bound does not depend on
