@@ -1010,10 +1010,11 @@ class Walk {
     // Whatever the cut, it costs at most H made before p: if even that fits,
     // nothing is refuted here (and nothing is added to F: weaker, sound).
     const int64_t need = static_.per_op[p].total();
-    int64_t most = need;
-    for (StorageId s : kept) most += size(s);
+    int64_t held = 0;  // H made before p
     for (StorageId g : f_.held_at_end)
-      if (f_.maker[g] < p) most += size(g);
+      if (f_.maker[g] < p) held += size(g);
+    int64_t most = need + held;
+    for (StorageId s : kept) most += size(s);
     if (most <= budget_) return false;
     // The network: storages (in/out vertex pairs) reached from the held ones
     // through makers that a computation after p could afford, and those
@@ -1028,9 +1029,6 @@ class Walk {
     };
     for (StorageId g : f_.held_at_end)
       if (f_.maker[g] < p) reach(g);
-    int64_t held = 0;  // H made before p
-    for (StorageId g : f_.held_at_end)
-      if (f_.maker[g] < p) held += size(g);
     while (!stack.empty()) {
       const OpId c = f_.maker[stack.back()];
       stack.pop_back();
