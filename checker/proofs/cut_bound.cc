@@ -88,13 +88,20 @@
 //      only at operators that can pre-lock it and have no descendant that
 //      can, so at most once on a chain). If revival(x) > B, x is never
 //      material after its death.
+//  (r') Where it is material again (eager runtimes). The computations between
+//      x's death at step d and the computation point of a program operator g
+//      happen in the frames of the program operators computed after d and
+//      not after g, each down a path of arguments from that operator (F5).
+//      So x is material at g's computation point only if its maker is an
+//      argument-ancestor of one of them (TraceFacts::Remade).
 //  (d) So, with E = {c : cost(c) > B}, no operator of E is reachable from p as
 //      in (b): the storages in D cut every path from p to E in the argument
 //      graph (tensors of storages in D block the path). A storage in D0 beyond
 //      g's arguments costs its size in (a), one in K' is counted once in
 //      (a) already, one among g's arguments or the outputs of g and the
 //      trivial ops costs nothing more; one that died between g and p, or died
-//      before g and cannot be revived (r), cannot be in D. A storage with n
+//      before g and cannot be revived (r) or remade by then (r'), cannot be
+//      in D. A storage with n
 //      tensors in the graph is split as floor(size / n) per tensor, which
 //      never charges more than its size. So B >= static need of g + |K'
 //      beyond those free storages| + (minimum weighted vertex cut), a maximum
@@ -146,8 +153,8 @@
 //     (a storage to its maker, a maker to its arguments that died before p)
 //     to a maker c with late(c, p) > B. Such a storage costs its size beside
 //     p's static need unless it is an argument of p or in F (counted by
-//     (k)); one that died before p and cannot be revived (r) cannot be
-//     material at p. So B >= static need of p + |F beyond p's arguments| +
+//     (k)); one that died before p and cannot be revived (r) or remade by
+//     then (r') cannot be material at p. So B >= static need of p + |F beyond p's arguments| +
 //     (minimum vertex cut), a maximum flow; a storage every affordable cut
 //     contains is material at p's computation point and joins F, to be
 //     carried back as in (K). On Transformer this charges the weight
@@ -260,6 +267,23 @@ struct TraceFacts {
     return false;
   }
   std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
+  std::vector<OpId> remade_from;  // per storage (eager, died): the first op computed after
+  // (r') Whether x, dead before the computation point of program op c, can
+  // be material there: its maker must have been computed again after the
+  // death, in the frame of a program op r computed after it and not after c,
+  // so down a path of arguments from r: r descends from the maker.
+  bool Remade(StorageId x, OpId c) const {
+    const OpId a = remade_from[x];
+    if (a > c) return false;
+    const uint64_t* row = descendants.data() + static_cast<size_t>(maker[x]) * words;
+    for (size_t w = static_cast<size_t>(a) / 64; w <= static_cast<size_t>(c) / 64; ++w) {
+      uint64_t bits = row[w];
+      if (w == static_cast<size_t>(a) / 64) bits &= ~uint64_t{0} << (a % 64);
+      if (w == static_cast<size_t>(c) / 64 && c % 64 != 63) bits &= (uint64_t{2} << (c % 64)) - 1;
+      if (bits) return true;
+    }
+    return false;
+  }
   // (E): the storages the final pins need (non-constant, never released
   // for the last time); for their makers and, in the eager runtimes, the
   // makers of the dead storages a late computation of them may need
@@ -498,6 +522,7 @@ TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
     }
   // (r): revival, by maker id (a storage's arguments' storages come first).
   f.revival.assign(nst, 0);
+  f.remade_from.assign(nst, 0);
   if (!eager) return f;
   std::vector<StorageId> order(nst);
   for (StorageId s = 0; s < static_cast<StorageId>(nst); ++s) order[s] = s;
@@ -510,6 +535,7 @@ TraceFacts Gather(const Trace& trace, OpId final_pins, bool eager) {
     OpId after = static_cast<OpId>(
         std::upper_bound(f.compute_step.begin(), f.compute_step.end(), f.death[x]) -
         f.compute_step.begin());
+    f.remade_from[x] = after;
     int64_t pinned = after < static_cast<OpId>(nops) ? f.pinned_before[after] : f.constant_bytes;
     int64_t path = PathFromLaterRoot(trace, f, c, after);
     int64_t need = kInfinity;
@@ -931,6 +957,7 @@ class Walk {
         eager_(options.eager),
         held_to_end_(options.held_to_end),
         stacked_(options.stacked),
+        remade_(options.remade),
         nst_(trace.storages.size()),
         reached_(trace.ops.size(), 0),
         dist_(trace.ops.size(), kInfinity),
@@ -1152,8 +1179,9 @@ class Walk {
     FlowNetwork net = network(
         [&](StorageId x) {
           if (mark_[x]) return int64_t{0};
-          if (eager_ && f_.death[x] >= 0 && f_.death[x] < step && f_.revival[x] > budget_)
-            return kInfinity;  // cannot be material at p (r)
+          if (eager_ && f_.death[x] >= 0 && f_.death[x] < step &&
+              (f_.revival[x] > budget_ || (remade_ && !f_.Remade(x, p))))
+            return kInfinity;  // cannot be material at p (r), (r')
           return size(x);
         },
         &through);
@@ -1501,8 +1529,9 @@ class Walk {
         capacity = kInfinity;  // evicted between c and p
       else if (mark_[s])
         capacity = 0;  // material anyway, or already counted
-      else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from && f_.revival[s] > budget_)
-        capacity = kInfinity;  // dead before c and not revivable (r)
+      else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from &&
+               (f_.revival[s] > budget_ || (remade_ && !f_.Remade(s, c))))
+        capacity = kInfinity;  // dead before c and not revivable (r), (r')
       else
         capacity = size(s) / per_storage_[s];
       through[i] = net.Add(2 + 2 * i, 3 + 2 * i, capacity);
@@ -1587,6 +1616,7 @@ class Walk {
   const bool eager_;
   const bool held_to_end_;  // CutOptions::held_to_end
   const bool stacked_;      // CutOptions::stacked
+  const bool remade_;       // CutOptions::remade
   const size_t nst_;
   int64_t budget_ = 0;
   OpId refuted_at_ = -1;  // Refutes: the last operator walked

@@ -130,6 +130,11 @@ struct CutOptions {
   // need, the storages the final pins need that would be lost without it.
   // Off only to measure what it adds.
   bool stacked = true;
+  // (r') in cut_bound.cc: a storage that died cannot be material at a
+  // program operator's computation unless its maker is an argument-ancestor
+  // of an operator computed after the death and not after that one. Off only
+  // to measure what it adds.
+  bool remade = true;
   // The bisection first walks this many operators from the end of the
   // program (0: max(64, 1/32 of them)), then the whole program where that
   // leaves a budget standing (ComputeCutBound). The bound does not depend on
