@@ -101,9 +101,8 @@
 //      (a) already, one among g's arguments or the outputs of g and the
 //      trivial ops costs nothing more; one that died between g and p, or died
 //      before g and cannot be revived (r) or remade by then (r'), cannot be
-//      in D. A storage with n
-//      tensors in the graph is split as floor(size / n) per tensor, which
-//      never charges more than its size. So B >= static need of g + |K'
+//      in D. A storage with n tensors in the graph is split as floor(size /
+//      n) per tensor, which never charges more than its size. So B >= static need of g + |K'
 //      beyond those free storages| + (minimum weighted vertex cut), a maximum
 //      flow.
 //  (f) A storage that every cut affordable in (d) contains is in D and costs
@@ -154,10 +153,10 @@
 //     to a maker c with late(c, p) > B. Such a storage costs its size beside
 //     p's static need unless it is an argument of p or in F (counted by
 //     (k)); one that died before p and cannot be revived (r) or remade by
-//     then (r') cannot be material at p. So B >= static need of p + |F beyond p's arguments| +
-//     (minimum vertex cut), a maximum flow; a storage every affordable cut
-//     contains is material at p's computation point and joins F, to be
-//     carried back as in (K). On Transformer this charges the weight
+//     then (r') cannot be material at p. So B >= static need of p + |F
+//     beyond p's arguments| + (minimum vertex cut), a maximum flow; a
+//     storage every affordable cut contains is material at p's computation
+//     point and joins F, to be carried back as in (K). On Transformer this charges the weight
 //     gradients made before the static bound's operator there.
 // (C) Checkpoints. Take a program operator p and a later one q, and a
 //     non-constant storage a of q's arguments made before p (not one of p's
@@ -267,7 +266,8 @@ struct TraceFacts {
     return false;
   }
   std::vector<int64_t> revival;   // per storage (eager, died): see (r); 0 if it never dies
-  std::vector<OpId> remade_from;  // per storage (eager, died): the first op computed after
+  // Per storage (eager, died): the first op computed after its death.
+  std::vector<OpId> remade_from;
   // (r') Whether x, dead before the computation point of program op c, can
   // be material there: its maker must have been computed again after the
   // death, in the frame of a program op r computed after it and not after c,
