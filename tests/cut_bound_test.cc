@@ -452,27 +452,39 @@ TEST_CASE("cut bound: a storage the final pins need is charged where it exists b
   }
 }
 
+// Builds a trace's text for the generators below: one constant "w" of one
+// byte, then one-output calls of time 1 and releases.
+struct TraceWriter {
+  std::string text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
+                     "\n";
+  TraceWriter() {
+    Line({{"INSTRUCTION", "CONSTANT"}, {"NAME", "w"}});
+    Line({{"INSTRUCTION", "MEMORY"}, {"NAME", "w"}, {"MEMORY", "1"}});
+  }
+  void Line(const nlohmann::json& j) { text += j.dump() + "\n"; }
+  void Call(const std::string& op, std::vector<std::string> args, const std::string& out,
+            int size) {
+    Line({{"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}});
+    Line({{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}});
+    Line({{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}});
+  }
+  void Release(const std::string& name) { Line({{"INSTRUCTION", "RELEASE"}, {"NAME", name}}); }
+};
+
 // The shape of kLateRecomputationTrace with random sizes, one or two
 // gradients, an optional name pinned before them and either argument order at
 // r: the bound with the storages the final pins need stays under the
 // exhaustive optimum, and raises some bounds.
 std::string LateGradientTrace(uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto size = [&] { return std::to_string(std::uniform_int_distribution<int>(1, 16)(rng)); };
+  auto size = [&] { return std::uniform_int_distribution<int>(1, 16)(rng); };
   auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
-  std::string text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
-                     "\n";
-  auto line = [&](const nlohmann::json& j) { text += j.dump() + "\n"; };
+  TraceWriter w;
+  // Each call draws its size after the arguments' draws, as before.
   auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out) {
-    line({{"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}});
-    line({{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", size()}});
-    line({{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}});
+    w.Call(op, std::move(args), out, size());
   };
-  auto release = [&](const std::string& name) {
-    line({{"INSTRUCTION", "RELEASE"}, {"NAME", name}});
-  };
-  line({{"INSTRUCTION", "CONSTANT"}, {"NAME", "w"}});
-  line({{"INSTRUCTION", "MEMORY"}, {"NAME", "w"}, {"MEMORY", "1"}});
+  auto release = [&](const std::string& name) { w.Release(name); };
   if (coin()) call("k", {"w"}, "z");
   call("k2", {"w"}, "b");
   call("f", {"b"}, "a");
@@ -492,7 +504,7 @@ std::string LateGradientTrace(uint64_t seed) {
     call("r", {"c", "u"}, "v");
   release("u");
   release("c");
-  return text;
+  return w.text;
 }
 
 // For seeds 1..seeds of `make` and both runtimes: the bound stays under the
@@ -541,39 +553,26 @@ TEST_CASE("cut bound: storages the final pins need, against exhaustive search") 
 std::string StackedGradientTrace(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  std::string text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
-                     "\n";
-  auto line = [&](const nlohmann::json& j) { text += j.dump() + "\n"; };
-  auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out,
-                  int size) {
-    line({{"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}});
-    line({{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}});
-    line({{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}});
-  };
-  auto release = [&](const std::string& name) {
-    line({{"INSTRUCTION", "RELEASE"}, {"NAME", name}});
-  };
-  line({{"INSTRUCTION", "CONSTANT"}, {"NAME", "w"}});
-  line({{"INSTRUCTION", "MEMORY"}, {"NAME", "w"}, {"MEMORY", "1"}});
+  TraceWriter w;
   const int chains = uniform(2, 3);
   std::string last;  // the previous chain's output, an argument of the next
   for (int i = 0; i < chains; ++i) {
     const std::string n = std::to_string(i);
     const bool linked = !last.empty() && uniform(0, 1) == 1;
-    call("k" + n, linked ? std::vector<std::string>{last} : std::vector<std::string>{"w"}, "a" + n,
+    w.Call("k" + n, linked ? std::vector<std::string>{last} : std::vector<std::string>{"w"}, "a" + n,
          uniform(2, 8));
-    call("m" + n, {"a" + n}, "e" + n, uniform(2, 8));
-    release("a" + n);
-    call("h" + n, {"e" + n}, "g" + n, uniform(1, 4));
-    if (!last.empty()) release(last);
+    w.Call("m" + n, {"a" + n}, "e" + n, uniform(2, 8));
+    w.Release("a" + n);
+    w.Call("h" + n, {"e" + n}, "g" + n, uniform(1, 4));
+    if (!last.empty()) w.Release(last);
     last = "e" + n;
   }
-  release(last);
-  call("p", {"w"}, "t", uniform(4, 16));
-  call("q", {"t"}, "u", uniform(4, 16));
-  release("t");
-  release("u");
-  return text;
+  w.Release(last);
+  w.Call("p", {"w"}, "t", uniform(4, 16));
+  w.Call("q", {"t"}, "u", uniform(4, 16));
+  w.Release("t");
+  w.Release("u");
+  return w.text;
 }
 
 TEST_CASE("cut bound: gradients held while another is recomputed, against exhaustive search") {
@@ -595,46 +594,33 @@ TEST_CASE("cut bound: gradients held while another is recomputed, against exhaus
 std::string BranchGradientTrace(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  std::string text = R"({"ANNOTATION":"START","INSTRUCTION":"ANNOTATE"})"
-                     "\n";
-  auto line = [&](const nlohmann::json& j) { text += j.dump() + "\n"; };
-  auto call = [&](const std::string& op, std::vector<std::string> args, const std::string& out,
-                  int size) {
-    line({{"INSTRUCTION", "CALL"}, {"NAME", op}, {"ARGS", args}, {"RESULT", {out}}, {"TIME", "1"}});
-    line({{"INSTRUCTION", "MEMORY"}, {"NAME", out}, {"MEMORY", std::to_string(size)}});
-    line({{"INSTRUCTION", "ALIAS"}, {"NAME", out}, {"ALIAS", "-1"}});
-  };
-  auto release = [&](const std::string& name) {
-    line({{"INSTRUCTION", "RELEASE"}, {"NAME", name}});
-  };
-  line({{"INSTRUCTION", "CONSTANT"}, {"NAME", "w"}});
-  line({{"INSTRUCTION", "MEMORY"}, {"NAME", "w"}, {"MEMORY", "1"}});
+  TraceWriter w;
   const int big = uniform(2, 12);
-  call("k", {"w"}, "x", uniform(1, 8));
-  call("j", {"w"}, "h", uniform(1, 16));
-  call("a", {"h"}, "y", uniform(1, 8));
-  release("h");
-  call("d", {"w"}, "gy", uniform(1, 8));
-  call("bn", {"y", "gy"}, "b", uniform(1, big));
-  release("y");
-  call("conv", {"x", "b"}, "g1", big);
-  release("b");
+  w.Call("k", {"w"}, "x", uniform(1, 8));
+  w.Call("j", {"w"}, "h", uniform(1, 16));
+  w.Call("a", {"h"}, "y", uniform(1, 8));
+  w.Release("h");
+  w.Call("d", {"w"}, "gy", uniform(1, 8));
+  w.Call("bn", {"y", "gy"}, "b", uniform(1, big));
+  w.Release("y");
+  w.Call("conv", {"x", "b"}, "g1", big);
+  w.Release("b");
   if (uniform(0, 1) == 1) {
-    call("o", {"gy"}, "z", uniform(1, 4));
-    release("z");
+    w.Call("o", {"gy"}, "z", uniform(1, 4));
+    w.Release("z");
   }
-  call("pool", {"gy", "x"}, "g2", uniform(2, 12));
-  release("gy");
+  w.Call("pool", {"gy", "x"}, "g2", uniform(2, 12));
+  w.Release("gy");
   if (uniform(0, 1) == 1)
-    call("add", {"g1", "g2"}, "s", uniform(2, 12));
+    w.Call("add", {"g1", "g2"}, "s", uniform(2, 12));
   else
-    call("add", {"g2", "g1"}, "s", uniform(2, 12));
-  release("g1");
-  release("g2");
-  call("t", {"s", "x"}, "r", uniform(1, 8));
-  release("s");
-  release("x");
-  return text;
+    w.Call("add", {"g2", "g1"}, "s", uniform(2, 12));
+  w.Release("g1");
+  w.Release("g2");
+  w.Call("t", {"s", "x"}, "r", uniform(1, 8));
+  w.Release("s");
+  w.Release("x");
+  return w.text;
 }
 
 TEST_CASE("cut bound: a dead storage only a later frame could remake, against exhaustive search") {

@@ -1179,9 +1179,7 @@ class Walk {
     FlowNetwork net = network(
         [&](StorageId x) {
           if (mark_[x]) return int64_t{0};
-          if (eager_ && f_.death[x] >= 0 && f_.death[x] < step &&
-              (f_.revival[x] > budget_ || (remade_ && !f_.Remade(x, p))))
-            return kInfinity;  // cannot be material at p (r), (r')
+          if (Gone(x, p)) return kInfinity;  // cannot be material at p (r), (r')
           return size(x);
         },
         &through);
@@ -1233,6 +1231,13 @@ class Walk {
 
   // c's argument and output bytes, less the arguments pinned in the program
   // (counted with the pinned bytes).
+  // (r), (r'): whether x, in the eager runtimes, died before program op c
+  // and cannot be material at c's computation point.
+  bool Gone(StorageId x, OpId c) const {
+    return eager_ && f_.death[x] >= 0 && f_.death[x] < f_.compute_step[c] &&
+           (f_.revival[x] > budget_ || (remade_ && !f_.Remade(x, c)));
+  }
+
   int64_t Unpinned(OpId c) const {
     int64_t bytes = f_.own[c];
     for (StorageId y : f_.arg_storages[c])
@@ -1529,8 +1534,7 @@ class Walk {
         capacity = kInfinity;  // evicted between c and p
       else if (mark_[s])
         capacity = 0;  // material anyway, or already counted
-      else if (eager_ && f_.death[s] >= 0 && f_.death[s] < from &&
-               (f_.revival[s] > budget_ || (remade_ && !f_.Remade(s, c))))
+      else if (Gone(s, c))
         capacity = kInfinity;  // dead before c and not revivable (r), (r')
       else
         capacity = size(s) / per_storage_[s];
