@@ -22,6 +22,9 @@ constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
 // Plans followed side by side: a fixed number, not the threads', so the
 // search takes the same plans at any -j.
 constexpr size_t kBatch = 2;
+// States kept along a followed plan in the local search, to follow a change
+// on from the last one before it (FollowOptions::snapshots).
+constexpr int32_t kSnapshots = 32;
 
 // A point of the plan space searched here.
 struct PlanPoint {
@@ -156,14 +159,20 @@ class Searcher {
     return timed_out_ || work_limited_ || (best_ && best_->peak_memory <= o_.good_enough);
   }
 
-  // The computations one plan may follow: its own limit, and the work left.
-  int64_t EventsAllowed() const {
-    return o_.max_work > 0 ? std::min(o_.max_events, o_.max_work - work_) : o_.max_events;
+  // The computations each of `plans` plans followed side by side may
+  // follow: its own limit, and a share of the work left (so that together
+  // they stay within it).
+  int64_t EventsAllowed(size_t plans) const {
+    if (o_.max_work <= 0) return o_.max_events;
+    const int64_t share = (o_.max_work - work_) / static_cast<int64_t>(std::max<size_t>(1, plans));
+    return std::min(o_.max_events, std::max<int64_t>(1, share));
   }
 
-  // Counts a followed plan's work; a plan cut by the work left marks the search done.
+  // Counts a followed plan's work (what it followed: not the steps before
+  // the state it went on from); a plan cut by the work left marks the search
+  // done.
   void Count(const FollowedPlan& f, int64_t allowed) {
-    work_ += f.events;
+    work_ += f.events - f.resumed_at;
     if (!f.completed && allowed < o_.max_events && f.events >= allowed) work_limited_ = true;
   }
 
@@ -215,7 +224,7 @@ class Searcher {
                                              p.small_bytes, p.to_last_need, p.hold_bytes}));
       FollowOptions fo;
       fo.runtime = o_.runtime;
-      fo.max_events = EventsAllowed();
+      fo.max_events = EventsAllowed(batch.size());
       fo.deadline = deadline_;
       // A plan cannot beat the best by going above it: stop it there.
       if (best_) fo.budget = best_->peak_memory;
@@ -293,30 +302,6 @@ class Searcher {
     return r;
   }
 
-  // Follows `plans` side by side with step peaks, each stopped above `cap`
-  // and all with the work left at the start; in order, each result if it
-  // completed within the limits (a plan whose evictions the runtime refuses
-  // is not a candidate).
-  std::vector<std::optional<FollowedPlan>> FollowRanked(const std::vector<RetentionPlan>& plans,
-                                                        int64_t cap) {
-    FollowOptions fo;
-    fo.runtime = o_.runtime;
-    fo.max_events = EventsAllowed();
-    fo.deadline = deadline_;
-    fo.record_steps = true;
-    fo.budget = cap;
-    std::vector<std::optional<FollowedPlan>> out = FollowAll(plans, fo);
-    for (std::optional<FollowedPlan>& f : out) {
-      if (!f) continue;
-      ++local_moves_;
-      Count(*f, fo.max_events);
-      if (f->stopped == "time limit") timed_out_ = true;
-      if (!f->completed || (o_.max_overhead && OverheadOf(f->compute) > *o_.max_overhead))
-        f.reset();
-    }
-    return out;
-  }
-
   // One storage's retention changed over some program steps.
   struct Move {
     StorageId s;
@@ -326,6 +311,51 @@ class Searcher {
       return std::tie(s, first, last, retain) < std::tie(o.s, o.first, o.last, o.retain);
     }
   };
+
+  // Follows `plans` side by side with step peaks and snapshots, each stopped
+  // above `cap` and all with the work left at the start; in order, each
+  // result if it completed within the limits (a plan whose evictions the
+  // runtime refuses is not a candidate). With `base`, plans[i] is base's
+  // plan changed by moves[i], followed on from base's last snapshot before
+  // the change (the same result as from the start, for less work).
+  std::vector<std::optional<FollowedPlan>> FollowRanked(const std::vector<RetentionPlan>& plans,
+                                                        int64_t cap,
+                                                        const FollowedPlan* base = nullptr,
+                                                        const std::vector<Move>* moves = nullptr) {
+    const int64_t left = EventsAllowed(plans.size());
+    std::vector<FollowOptions> fo(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+      fo[i].runtime = o_.runtime;
+      fo[i].max_events = left;
+      if (base) {
+        const int64_t from = ResumePoint(*base, (*moves)[i].first);
+        fo[i].max_events = std::min(o_.max_events, from + left);
+      }
+      fo[i].deadline = deadline_;
+      fo[i].record_steps = true;
+      fo[i].budget = cap;
+      fo[i].snapshots = kSnapshots;
+    }
+    std::vector<std::optional<FollowedPlan>> out(plans.size());
+    ParallelFor(plans.size(), o_.jobs, [&](size_t i) {
+      try {
+        out[i] = base ? ResumeRetentionPlan(trace_, facts_, plans[i], *base, (*moves)[i].s,
+                                            (*moves)[i].first, fo[i])
+                      : FollowRetentionPlan(trace_, facts_, plans[i], fo[i]);
+      } catch (const SimrdAssertionError&) {
+      }
+    });
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::optional<FollowedPlan>& f = out[i];
+      if (!f) continue;
+      ++local_moves_;
+      Count(*f, fo[i].max_events);
+      if (f->stopped == "time limit") timed_out_ = true;
+      if (!f->completed || (o_.max_overhead && OverheadOf(f->compute) > *o_.max_overhead))
+        f.reset();
+    }
+    return out;
+  }
 
   // The changes worth trying at the peak of `f`: stop retaining a storage the
   // plan holds there (drop it after its last use before the peak, recompute
@@ -389,7 +419,7 @@ class Searcher {
         }
         if (batch.empty()) break;
         const int64_t cap = kicks < kMaxKicks ? cur.peak_memory + cur.peak_memory / 50 : rank.peak;
-        std::vector<std::optional<FollowedPlan>> followed = FollowRanked(nexts, cap);
+        std::vector<std::optional<FollowedPlan>> followed = FollowRanked(nexts, cap, &cur, &batch);
         for (size_t i = 0; i < batch.size(); ++i) {
           std::optional<FollowedPlan>& f = followed[i];
           if (!f) continue;

@@ -155,6 +155,101 @@ TEST_CASE("planner: scripts pass the checker at their peak and never beat exhaus
   CHECK(checked > 500);
 }
 
+// Going on from a snapshot of a followed plan gives exactly what following
+// the changed plan from the start gives: the same script entry by entry, the
+// same peak and its state, the same step peaks; also when the base was
+// itself resumed (snapshots carrying earlier changes). Changes as the local
+// search makes them (one storage retained or not over some steps), drawn
+// at random, on random traces and generated ones, eager and not.
+void CheckSameFollow(const FollowedPlan& a, const FollowedPlan& b) {
+  CHECK(a.completed == b.completed);
+  CHECK(a.stopped == b.stopped);
+  CHECK(a.peak_memory == b.peak_memory);
+  CHECK(a.events == b.events);
+  CHECK(a.compute == b.compute);
+  CHECK(a.step_peaks == b.step_peaks);
+  REQUIRE(a.script.entries.size() == b.script.entries.size());
+  for (size_t i = 0; i < a.script.entries.size(); ++i) {
+    CHECK(a.script.entries[i].event == b.script.entries[i].event);
+    CHECK(a.script.entries[i].storage == b.script.entries[i].storage);
+  }
+  CHECK(a.peak.event == b.peak.event);
+  CHECK(a.peak.program_step == b.peak.program_step);
+  CHECK(a.peak.retained == b.peak.retained);
+  CHECK(a.peak.locked == b.peak.locked);
+  CHECK(a.retained_at_peak == b.retained_at_peak);
+  CHECK(a.recomputed_at_peak == b.recomputed_at_peak);
+}
+
+TEST_CASE("planner: a changed plan resumed from a snapshot follows exactly as from the start") {
+  std::vector<Trace> traces;
+  for (uint64_t seed = 1; seed <= 40; ++seed)
+    traces.push_back(RandomTrace(seed, VariedOptions(seed)));
+  traces.push_back(ParseTraceString(
+      GenerateRnn({.steps = 12, .hidden_size = 64, .input_size = 16, .param_size = 8}), "rnn.log"));
+  traces.push_back(
+      ParseTraceString(GenerateResNet({.blocks = 6, .size = 64, .inner_size = 32}), "resnet.log"));
+  traces.push_back(
+      ParseTraceString(LockChainText(7, {.steps = 24, .a = 4, .h = 1, .g = 2}), "lockchain.log"));
+  uint64_t rng = 12345;
+  auto draw = [&](uint64_t n) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((rng >> 33) % n);
+  };
+  int resumed = 0, compared = 0;
+  for (const Trace& t : traces) {
+    INFO(t.source);
+    ProgramFacts facts(t);
+    const int32_t steps = static_cast<int32_t>(t.program.size());
+    for (bool eager : {true, false}) {
+      INFO("eager ", eager);
+      FollowOptions o;
+      o.runtime = eager ? RuntimeKind::kV2EagerOptimized : RuntimeKind::kV2Optimized;
+      o.record_steps = true;
+      o.snapshots = 8;
+      RetentionPlan plan = PlanByRecomputeCost(t, facts, {.fraction = 0.2, .horizon = 1});
+      FollowedPlan base;
+      try {
+        base = FollowRetentionPlan(t, facts, plan, o);
+      } catch (const Error&) {
+        continue;  // a state where simrd asserts
+      }
+      if (!base.completed) continue;
+      // A chain of changes, each resumed from the last result.
+      for (int change = 0; change < 6; ++change) {
+        RetentionPlan next = plan;
+        const StorageId s = static_cast<StorageId>(draw(t.storages.size()));
+        const int32_t first = static_cast<int32_t>(draw(steps));
+        const int32_t last = first + static_cast<int32_t>(draw(steps - first));
+        next.Override(s, first, last, draw(2) == 1);
+        INFO("change ", change, ": storage ", s, " steps ", first, "..", last);
+        FollowedPlan fresh, again;
+        bool refused = false;
+        try {
+          fresh = FollowRetentionPlan(t, facts, next, o);
+        } catch (const Error&) {
+          refused = true;
+        }
+        if (refused) {
+          CHECK_THROWS_AS(ResumeRetentionPlan(t, facts, next, base, s, first, o), Error);
+          continue;
+        }
+        again = ResumeRetentionPlan(t, facts, next, base, s, first, o);
+        CheckSameFollow(again, fresh);
+        resumed += again.resumed_at > 0;
+        ++compared;
+        if (!again.completed) continue;
+        // The resumed run's own snapshots serve the next change.
+        plan = std::move(next);
+        base = std::move(again);
+      }
+    }
+  }
+  CHECK(compared > 300);
+  CHECK(resumed > compared / 3);
+  MESSAGE("resumed ", resumed, " of ", compared);
+}
+
 // Chen et al.'s sqrt(n) checkpointing on the uniform chain: retaining every
 // activation that costs more than 1/sqrt(n) of the compute to recompute
 // (checkpoints about sqrt(n) layers apart), and recomputed ones that are used

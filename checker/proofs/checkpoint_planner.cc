@@ -210,20 +210,35 @@ EngineOptions EngineFor(RuntimeKind runtime) {
 // computation point), or asleep in `sleep_[step]` (retained by the plan until
 // that step at least). Entries of storages evicted or pinned meanwhile are
 // dropped when met.
+//
+// Going on from a snapshot (ResumeRetentionPlan). The new plan differs from
+// the one the snapshot was taken with only in storage m's overrides at steps
+// >= first, and the snapshot is at a step <= first. RetainedUntil(s, t) for
+// t < first then says the same of every storage, but for m the step it
+// returns is cut at first when an override of the new plan begins there
+// (Override() cuts older ones at first, so the first override after t
+// starts at first or earlier): min(old, first). Only asleep storages carry
+// that step, so moving m, if asleep in a later slot, into slot `first`, at
+// the place in that slot's list where the new run would have put it (lists
+// are in the order storages fell asleep: `slept_`), gives the state the new
+// plan's run has there. Several moves in a row compose: the slot is the
+// least of their firsts.
 class Follower {
  public:
   Follower(const Trace& trace, const ProgramFacts& facts, const RetentionPlan& plan,
            const FollowOptions& o)
       : trace_(trace),
         facts_(facts),
-        plan_(plan),
-        o_(o),
+        plan_(&plan),
+        o_(&o),
         rt_(trace, EngineFor(o.runtime)),
         last_use_event_(trace.storages.size(), -1),
         dropped_at_(trace.storages.size(), -1),
         computed_in_step_(trace.storages.size(), -1),
         use_step_(trace.storages.size(), -1),
         tracked_(trace.storages.size(), 0),
+        slot_(trace.storages.size(), -1),
+        slept_(trace.storages.size(), 0),
         sleep_(trace.program.size() + 1) {
     if (plan.keep_until.size() != trace.storages.size() ||
         (!plan.overrides.empty() && plan.overrides.size() != trace.storages.size()))
@@ -231,58 +246,47 @@ class Follower {
     if (o.record_steps) step_peaks_.assign(trace.program.size(), 0);
   }
 
-  FollowedPlan Run() {
-    FollowedPlan out;
-    int32_t step = -1;
-    while (rt_.Advance()) {
-      if (rt_.event() >= o_.max_events) {
-        out.stopped = fmt::format("gave up after {} computations", o_.max_events);
-        return Finish(out);
-      }
-      if (o_.deadline && (rt_.event() & 1023) == 0 &&
-          std::chrono::steady_clock::now() > *o_.deadline) {
-        out.stopped = "time limit";
-        return Finish(out);
-      }
-      if (rt_.program_step() != step) {
-        step = rt_.program_step();
-        recomputed_.clear();
-        MarkStepUses(step);
-        Wake(step);
-      }
-      DropUnretained(step, out.script);
-      const int64_t need = rt_.memory() + rt_.request();
-      if (o_.record_steps) step_peaks_[step] = std::max(step_peaks_[step], need);
-      if (need > out.peak_memory) {
-        out.peak_memory = need;
-        RecordPeak(step, out);
-      }
-      if (need > o_.budget) {
-        out.stopped = fmt::format("computation {} does not fit: {} in use + {} requested > {}",
-                                  rt_.event(), rt_.memory(), rt_.request(), o_.budget);
-        return Finish(out);
-      }
-      const Operator& op = trace_.op_of(rt_.tensor());
-      out.compute += op.compute;
-      rt_.Compute();
-      for (int32_t i = 0; i < op.num_outputs; ++i) {
-        StorageId s = trace_.tensors[op.first_output + i].storage;
-        if (dropped_at_[s] >= 0 && computed_in_step_[s] != step) {
-          computed_in_step_[s] = step;
-          recomputed_.push_back(s);
-        }
-        Track(s);
-      }
+  // A copy of a snapshot's follower, to go on with `plan` after `fixes`
+  // (storage, first step its overrides changed) as explained above.
+  Follower(const Follower& from, const FollowedPlan& base, const RetentionPlan& plan,
+           const FollowOptions& o, const std::vector<std::pair<StorageId, int32_t>>& fixes)
+      : Follower(from) {
+    plan_ = &plan;
+    o_ = &o;
+    resumed_ = true;
+    out_.resumed_at = rt_.event();
+    out_.script.entries.assign(
+        base.script.entries.begin(),
+        base.script.entries.begin() + static_cast<std::ptrdiff_t>(script_size_));
+    if (o.record_steps) {
+      if (base.step_peaks.size() != trace_.program.size())
+        throw Error("ResumeRetentionPlan: the base run did not record its step peaks");
+      step_peaks_.assign(trace_.program.size(), 0);
+      std::copy(base.step_peaks.begin(), base.step_peaks.begin() + (step_ + 1),
+                step_peaks_.begin());
     }
-    out.completed = true;
-    return Finish(out);
+    for (auto [m, first] : fixes) Refile(m, first);
   }
 
+  FollowedPlan Run(const std::vector<std::shared_ptr<const FollowSnapshot>>* earlier = nullptr,
+                   const std::vector<std::pair<StorageId, int32_t>>* fixes = nullptr);
+
  private:
-  FollowedPlan& Finish(FollowedPlan& out) {
-    out.events = rt_.event();
-    out.step_peaks = std::move(step_peaks_);
-    return out;
+  void TakeSnapshot();
+
+  // Moves m, asleep in a slot after `first`, into slot `first` (see above).
+  void Refile(StorageId m, int32_t first) {
+    const int32_t from = slot_[m];
+    if (!tracked_[m] || from < woken_ || from <= first) return;
+    std::vector<StorageId>& old = sleep_[from];
+    auto at = std::find(old.begin(), old.end(), m);
+    if (at == old.end()) throw Error("internal error: a storage asleep is not in its slot");
+    old.erase(at);
+    std::vector<StorageId>& to = sleep_[first];
+    to.insert(std::upper_bound(to.begin(), to.end(), m,
+                               [&](StorageId a, StorageId b) { return slept_[a] < slept_[b]; }),
+              m);
+    slot_[m] = first;
   }
 
   // Storages the rest of program step `step` uses as arguments, with the
@@ -311,8 +315,8 @@ class Follower {
   // it does not retain s at `step`.
   int32_t RetainedUntil(StorageId s, int32_t step) const {
     const RetentionOverride* later = nullptr;  // the first override after `step`
-    if (!plan_.overrides.empty()) {
-      for (const RetentionOverride& o : plan_.overrides[s]) {
+    if (!plan_->overrides.empty()) {
+      for (const RetentionOverride& o : plan_->overrides[s]) {
         if (o.last < step) continue;
         if (o.first <= step) return o.retain ? o.last + 1 : -1;
         later = &o;
@@ -320,9 +324,10 @@ class Follower {
       }
     }
     int32_t until = -1;
-    if (plan_.keep_until[s] >= step) until = plan_.keep_until[s] + 1;
+    if (plan_->keep_until[s] >= step) until = plan_->keep_until[s] + 1;
     int32_t next = facts_.NextUseAfter(s, step);
-    if (next != kNoStep && static_cast<int64_t>(next) <= static_cast<int64_t>(step) + plan_.horizon)
+    if (next != kNoStep &&
+        static_cast<int64_t>(next) <= static_cast<int64_t>(step) + plan_->horizon)
       until = std::max(until, next);  // looked at again when that use is due
     if (later && until > later->first) until = later->first;
     return until;
@@ -353,7 +358,10 @@ class Follower {
       }
       const int32_t until = RetainedUntil(s, step);
       if (until > step) {
-        sleep_[std::min<int32_t>(until, static_cast<int32_t>(sleep_.size()) - 1)].push_back(s);
+        const int32_t slot = std::min<int32_t>(until, static_cast<int32_t>(sleep_.size()) - 1);
+        sleep_[slot].push_back(s);
+        slot_[s] = slot;
+        slept_[s] = ++sleeps_;
         continue;
       }
       if (rt_.Evictable(s) && !NeededLater(s, step)) {
@@ -403,8 +411,8 @@ class Follower {
 
   const Trace& trace_;
   const ProgramFacts& facts_;
-  const RetentionPlan& plan_;
-  const FollowOptions& o_;
+  const RetentionPlan* plan_;
+  const FollowOptions* o_;
   Engine rt_;
   StepLookahead lookahead_;
   std::vector<int64_t> last_use_event_;
@@ -414,16 +422,161 @@ class Follower {
   std::vector<int64_t> step_peaks_;
   std::vector<int32_t> use_step_;
   std::vector<uint8_t> tracked_;
+  std::vector<int32_t> slot_;    // per storage: the slot it last fell asleep in
+  std::vector<uint64_t> slept_;  // per storage: when it last fell asleep (sleeps_ then)
+  uint64_t sleeps_ = 0;
   std::vector<StorageId> active_;
   std::vector<std::vector<StorageId>> sleep_;
   int32_t woken_ = 0;
+  int32_t step_ = -1;            // the program step of the last computation point
+  bool resumed_ = false;         // the engine is at a point the loop has not looked at yet
+  FollowedPlan out_;             // so far (a snapshot keeps neither script nor step peaks)
+  size_t script_size_ = 0;       // in a snapshot: the script's entries so far
+  int32_t snapshot_after_ = -1;  // the step of the last snapshot taken
 };
+
+}  // namespace
+
+struct FollowSnapshot {
+  int32_t step = 0;
+  int64_t event = 0;
+  std::shared_ptr<const Follower> state;
+  // Storages whose overrides changed after it was taken, with the first
+  // step changed: applied when going on from it.
+  std::vector<std::pair<StorageId, int32_t>> fixes;
+};
+
+namespace {
+
+void Follower::TakeSnapshot() {
+  // The script and the step peaks so far are the base run's when going on
+  // (its prefix), so the copy leaves them out.
+  EvictionScript script = std::move(out_.script);
+  std::vector<int64_t> peaks = std::move(step_peaks_);
+  std::vector<std::shared_ptr<const FollowSnapshot>> snaps = std::move(out_.snapshots);
+  out_.script = {};
+  step_peaks_ = {};
+  out_.snapshots = {};
+  script_size_ = script.entries.size();
+  auto snap = std::make_shared<FollowSnapshot>();
+  snap->step = rt_.program_step();
+  snap->event = rt_.event();
+  snap->state = std::make_shared<const Follower>(*this);
+  out_.script = std::move(script);
+  step_peaks_ = std::move(peaks);
+  out_.snapshots = std::move(snaps);
+  out_.snapshots.push_back(std::move(snap));
+}
+
+FollowedPlan Follower::Run(const std::vector<std::shared_ptr<const FollowSnapshot>>* earlier,
+                           const std::vector<std::pair<StorageId, int32_t>>* fixes) {
+  FollowedPlan& out = out_;
+  out.snapshots.clear();
+  if (earlier) {
+    // The base run's states before this one stand for this run's as well,
+    // with one more fix each.
+    for (const auto& e : *earlier) {
+      auto snap = std::make_shared<FollowSnapshot>(*e);
+      snap->fixes.insert(snap->fixes.end(), fixes->begin(), fixes->end());
+      out.snapshots.push_back(std::move(snap));
+    }
+  }
+  const int32_t every =
+      o_->snapshots > 0
+          ? std::max<int32_t>(1, static_cast<int32_t>(trace_.program.size()) / o_->snapshots)
+          : 0;
+  auto finish = [&]() -> FollowedPlan {
+    out.events = rt_.event();
+    out.step_peaks = std::move(step_peaks_);
+    return std::move(out);
+  };
+  // A resumed follower starts at the point its snapshot was taken at.
+  for (bool at_point = resumed_; at_point || rt_.Advance(); at_point = false) {
+    resumed_ = false;
+    const int32_t due = snapshot_after_ < 0 ? every : snapshot_after_ + every;
+    if (every > 0 && !at_point && rt_.program_step() != step_ && rt_.program_step() >= due) {
+      snapshot_after_ = rt_.program_step();
+      TakeSnapshot();
+    }
+    if (rt_.event() >= o_->max_events) {
+      out.stopped = fmt::format("gave up after {} computations", o_->max_events);
+      return finish();
+    }
+    if (o_->deadline && (rt_.event() & 1023) == 0 &&
+        std::chrono::steady_clock::now() > *o_->deadline) {
+      out.stopped = "time limit";
+      return finish();
+    }
+    const int32_t step = rt_.program_step();
+    if (step != step_) {
+      step_ = step;
+      recomputed_.clear();
+      MarkStepUses(step);
+      Wake(step);
+    }
+    DropUnretained(step, out.script);
+    const int64_t need = rt_.memory() + rt_.request();
+    if (o_->record_steps) step_peaks_[step] = std::max(step_peaks_[step], need);
+    if (need > out.peak_memory) {
+      out.peak_memory = need;
+      RecordPeak(step, out);
+    }
+    if (need > o_->budget) {
+      out.stopped = fmt::format("computation {} does not fit: {} in use + {} requested > {}",
+                                rt_.event(), rt_.memory(), rt_.request(), o_->budget);
+      return finish();
+    }
+    const Operator& op = trace_.op_of(rt_.tensor());
+    out.compute += op.compute;
+    rt_.Compute();
+    for (int32_t i = 0; i < op.num_outputs; ++i) {
+      StorageId s = trace_.tensors[op.first_output + i].storage;
+      if (dropped_at_[s] >= 0 && computed_in_step_[s] != step) {
+        computed_in_step_[s] = step;
+        recomputed_.push_back(s);
+      }
+      Track(s);
+    }
+  }
+  out.completed = true;
+  return finish();
+}
 
 }  // namespace
 
 FollowedPlan FollowRetentionPlan(const Trace& trace, const ProgramFacts& facts,
                                  const RetentionPlan& plan, const FollowOptions& options) {
   return Follower(trace, facts, plan, options).Run();
+}
+
+namespace {
+
+// The snapshots of `base` after the last one at a step <= first.
+std::vector<std::shared_ptr<const FollowSnapshot>>::const_iterator SnapshotsAfter(
+    const FollowedPlan& base, int32_t first) {
+  return std::upper_bound(
+      base.snapshots.begin(), base.snapshots.end(), first,
+      [](int32_t f, const std::shared_ptr<const FollowSnapshot>& s) { return f < s->step; });
+}
+
+}  // namespace
+
+int64_t ResumePoint(const FollowedPlan& base, int32_t first) {
+  auto after = SnapshotsAfter(base, first);
+  return after == base.snapshots.begin() ? 0 : (*std::prev(after))->event;
+}
+
+FollowedPlan ResumeRetentionPlan(const Trace& trace, const ProgramFacts& facts,
+                                 const RetentionPlan& plan, const FollowedPlan& base,
+                                 StorageId moved, int32_t first, const FollowOptions& options) {
+  auto after = SnapshotsAfter(base, first);
+  if (after == base.snapshots.begin()) return FollowRetentionPlan(trace, facts, plan, options);
+  const FollowSnapshot& from = **std::prev(after);
+  std::vector<std::pair<StorageId, int32_t>> fixes = from.fixes;
+  fixes.emplace_back(moved, first);
+  const std::vector<std::shared_ptr<const FollowSnapshot>> earlier(base.snapshots.begin(), after);
+  const std::vector<std::pair<StorageId, int32_t>> mine{{moved, first}};
+  return Follower(*from.state, base, plan, options, fixes).Run(&earlier, &mine);
 }
 
 }  // namespace dtr

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,7 +154,14 @@ struct FollowOptions {
   // Stop (not completed) as soon as memory + request exceeds this.
   int64_t budget = std::numeric_limits<int64_t>::max();
   std::optional<std::chrono::steady_clock::time_point> deadline;  // give up after it
+  // Keep about this many states to go on from (FollowedPlan::snapshots),
+  // one at the start of every program.size() / snapshots steps (0: none).
+  int32_t snapshots = 0;
 };
+
+// A follower's state at the first computation point of a program step
+// (defined in checkpoint_planner.cc).
+struct FollowSnapshot;
 
 // Where memory peaked while following a plan, for people.
 struct PeakState {
@@ -185,10 +193,30 @@ struct FollowedPlan {
   // With record_steps: per program step, the most memory + request of its
   // computation points (0 where it has none).
   std::vector<int64_t> step_peaks;
+  // With FollowOptions::snapshots: states to go on from, ascending by step.
+  std::vector<std::shared_ptr<const FollowSnapshot>> snapshots;
+  // Computations before the state a ResumeRetentionPlan went on from (0:
+  // followed from the start): events - resumed_at were followed.
+  int64_t resumed_at = 0;
 };
 
 // REQUIRES: plan.keep_until has one entry per storage.
 FollowedPlan FollowRetentionPlan(const Trace& trace, const ProgramFacts& facts,
                                  const RetentionPlan& plan, const FollowOptions& options = {});
+
+// Exactly FollowRetentionPlan(trace, facts, plan, options), going on from
+// the last of base.snapshots at a step <= `first` (from the start if there
+// is none) instead of following the steps before it again. REQUIRES: base
+// is a completed follow (with the same trace, facts, runtime and
+// record_steps) of a plan that `plan` equals except in the overrides of
+// storage `moved` at steps >= `first`. Before `first` the two plans retain
+// the same storages at the same steps, so the two runs are the same up to
+// there but for when the follower next looks at `moved` (see the .cc).
+// The computations before the state ResumeRetentionPlan(..., base, ..., first, ...)
+// goes on from (0: it follows from the start).
+int64_t ResumePoint(const FollowedPlan& base, int32_t first);
+FollowedPlan ResumeRetentionPlan(const Trace& trace, const ProgramFacts& facts,
+                                 const RetentionPlan& plan, const FollowedPlan& base,
+                                 StorageId moved, int32_t first, const FollowOptions& options = {});
 
 }  // namespace dtr
