@@ -212,11 +212,12 @@ FollowedPlan FollowRetentionPlan(const Trace& trace, const ProgramFacts& facts,
 // storage `moved` at steps >= `first`. Before `first` the two plans retain
 // the same storages at the same steps, so the two runs are the same up to
 // there but for when the follower next looks at `moved` (see the .cc).
-// The computations before the state ResumeRetentionPlan(..., base, ..., first, ...)
-// goes on from (0: it follows from the start).
-int64_t ResumePoint(const FollowedPlan& base, int32_t first);
 FollowedPlan ResumeRetentionPlan(const Trace& trace, const ProgramFacts& facts,
                                  const RetentionPlan& plan, const FollowedPlan& base,
                                  StorageId moved, int32_t first, const FollowOptions& options = {});
+
+// The computations before the state ResumeRetentionPlan(..., base, ..., first, ...)
+// goes on from (0: it follows from the start).
+int64_t ResumePoint(const FollowedPlan& base, int32_t first);
 
 }  // namespace dtr
