@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -181,17 +182,17 @@ class Searcher {
            static_cast<double>(std::max<int64_t>(1, baseline_.compute));
   }
 
-  // Follows `plans` with the same options, side by side: each result, or
-  // nothing where the runtime refuses the plan's evictions (a state where
-  // simrd stops with an assertion; its message in *refused).
-  std::vector<std::optional<FollowedPlan>> FollowAll(const std::vector<RetentionPlan>& plans,
-                                                     const FollowOptions& fo,
-                                                     std::vector<std::string>* refused = nullptr) {
-    std::vector<std::optional<FollowedPlan>> out(plans.size());
-    std::vector<std::string> why(plans.size());
-    ParallelFor(plans.size(), o_.jobs, [&](size_t i) {
+  // Runs follow(i) for the n plans i, side by side: each result, or nothing
+  // where the runtime refuses the plan's evictions (a state where simrd
+  // stops with an assertion; its message in *refused).
+  std::vector<std::optional<FollowedPlan>> FollowAll(
+      size_t n, const std::function<FollowedPlan(size_t)>& follow,
+      std::vector<std::string>* refused = nullptr) {
+    std::vector<std::optional<FollowedPlan>> out(n);
+    std::vector<std::string> why(n);
+    ParallelFor(n, o_.jobs, [&](size_t i) {
       try {
-        out[i] = FollowRetentionPlan(trace_, facts_, plans[i], fo);
+        out[i] = follow(i);
       } catch (const SimrdAssertionError& e) {
         why[i] = e.what();
       }
@@ -230,7 +231,9 @@ class Searcher {
       if (best_) fo.budget = best_->peak_memory;
       const Clock::time_point t0 = Clock::now();
       std::vector<std::string> refused;
-      std::vector<std::optional<FollowedPlan>> followed = FollowAll(plans, fo, &refused);
+      std::vector<std::optional<FollowedPlan>> followed = FollowAll(
+          plans.size(), [&](size_t i) { return FollowRetentionPlan(trace_, facts_, plans[i], fo); },
+          &refused);
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       for (size_t i = 0; i < batch.size(); ++i) {
         FollowedPlan f;
@@ -336,14 +339,10 @@ class Searcher {
       fo[i].budget = cap;
       fo[i].snapshots = kSnapshots;
     }
-    std::vector<std::optional<FollowedPlan>> out(plans.size());
-    ParallelFor(plans.size(), o_.jobs, [&](size_t i) {
-      try {
-        out[i] = base ? ResumeRetentionPlan(trace_, facts_, plans[i], *base, (*moves)[i].s,
-                                            (*moves)[i].first, fo[i])
-                      : FollowRetentionPlan(trace_, facts_, plans[i], fo[i]);
-      } catch (const SimrdAssertionError&) {
-      }
+    std::vector<std::optional<FollowedPlan>> out = FollowAll(plans.size(), [&](size_t i) {
+      return base ? ResumeRetentionPlan(trace_, facts_, plans[i], *base, (*moves)[i].s,
+                                        (*moves)[i].first, fo[i])
+                  : FollowRetentionPlan(trace_, facts_, plans[i], fo[i]);
     });
     for (size_t i = 0; i < out.size(); ++i) {
       std::optional<FollowedPlan>& f = out[i];

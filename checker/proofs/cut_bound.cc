@@ -1229,8 +1229,6 @@ class Walk {
     return false;
   }
 
-  // c's argument and output bytes, less the arguments pinned in the program
-  // (counted with the pinned bytes).
   // (r), (r'): whether x, in the eager runtimes, died before program op c
   // and cannot be material at c's computation point.
   bool Gone(StorageId x, OpId c) const {
@@ -1238,6 +1236,8 @@ class Walk {
            (f_.revival[x] > budget_ || (remade_ && !f_.Remade(x, c)));
   }
 
+  // c's argument and output bytes, less the arguments pinned in the program
+  // (counted with the pinned bytes).
   int64_t Unpinned(OpId c) const {
     int64_t bytes = f_.own[c];
     for (StorageId y : f_.arg_storages[c])
