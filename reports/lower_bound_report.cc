@@ -105,8 +105,9 @@ std::string CutArgumentText(const Trace& t, const CutArgument& a) {
       return fmt::format(
           "checkpoints: at the computation of {} memory holds its static need {} + at least {} "
           "bytes of checkpoints for {} later operators (each needs an argument whose "
-          "recomputation before it, in any frame within the budget, runs back to a storage "
-          "material here: one per disjoint span, the smallest counted) = {} > budget {}; {}",
+          "recomputation before it, in any frame within the budget beside the checkpoints the "
+          "operators after that frame need, runs back to a storage material here: one per "
+          "disjoint span, the smallest counted) = {} > budget {}; {}",
           OpLabel(t, a.op), a.need, a.cut, a.spans.size(), a.need + a.cut, a.budget, held);
     }
     case CutArgument::Kind::kEvicted:

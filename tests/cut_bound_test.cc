@@ -249,17 +249,32 @@ TEST_CASE("cut bound: never above the exhaustive optimum on small generated netw
   CHECK(CrossCheckShaped(1, 24) > 0);
 }
 
-// Returns how many bounds the checkpoints argument raised, of how many compared.
-std::pair<int, int> CrossCheckChains(uint64_t first, uint64_t seeds) {
-  int compared = 0, raised = 0, exact = 0;
+struct ChainCounts {
+  int compared = 0, raised = 0, beside = 0, beside_exact = 0;
+};
+// Lock chains against exhaustive search: how many bounds the checkpoints
+// argument raised, and how many were raised by the checkpoints beside a
+// recomputation ((C+)) alone (and of those, how many to the optimum), of how
+// many compared. Long chains have 9 to 12 steps, where a backward step's
+// recomputation runs while the checkpoints of the steps after it are held.
+ChainCounts CrossCheckChains(uint64_t first, uint64_t seeds, bool long_chains = false) {
+  ChainCounts n;
+  int exact = 0;
   for (uint64_t seed = first; seed < first + seeds; ++seed) {
-    Trace trace = ParseTraceString(LockChainText(seed), "chain.log");
+    LockChainOptions shape;  // from the seed
+    if (long_chains) {
+      std::mt19937_64 rng(seed);
+      auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+      shape = {.steps = pick(9, 12), .a = pick(2, 4), .h = pick(1, 2), .g = 1, .swaps = pick(0, 1) == 1};
+    }
+    Trace trace = ParseTraceString(LockChainText(seed, shape), "chain.log");
     MemoryBound stat = ComputeMemoryBound(trace);
     for (bool eager : {true, false}) {
-      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"));
-      const int64_t best = SmallestFeasibleBudget(trace, eager, 500'000);
+      INFO("seed ", seed, std::string(eager ? " eager" : " not eager"),
+           std::string(long_chains ? " long" : ""));
+      const int64_t best = SmallestFeasibleBudget(trace, eager, long_chains ? 2'000'000 : 500'000);
       if (best < 0) continue;
-      ++compared;
+      ++n.compared;
       CutOptions o;
       o.eager = eager;
       const CutBound cut = ComputeCutBound(trace, stat, best, o);
@@ -269,8 +284,17 @@ std::pair<int, int> CrossCheckChains(uint64_t first, uint64_t seeds) {
       without.checkpoints = false;
       const int64_t before = ComputeCutBound(trace, stat, best, without).bytes;
       CHECK(before <= cut.bytes);
+      CutOptions alone = o;
+      alone.checkpoints_beside = false;
+      const int64_t plain = ComputeCutBound(trace, stat, best, alone).bytes;
+      CHECK(plain <= cut.bytes);
+      if (plain < cut.bytes) {
+        ++n.beside;
+        n.beside_exact += cut.bytes == best;
+        CHECK_FALSE(RefuteByCut(trace, stat, cut.bytes - 1, alone, nullptr));
+      }
       if (before < cut.bytes) {
-        ++raised;
+        ++n.raised;
         REQUIRE(cut.attained_by.kind == CutArgument::Kind::kCheckpoints);
         CheckSpans(trace, cut.attained_by);
         CutArgument arg;
@@ -279,14 +303,20 @@ std::pair<int, int> CrossCheckChains(uint64_t first, uint64_t seeds) {
       }
     }
   }
-  MESSAGE(compared, " chains: checkpoints raise the bound on ", raised,
-          "; it meets the optimum on ", exact);
-  return {raised, compared};
+  MESSAGE(n.compared, std::string(long_chains ? " long" : ""), " chains: checkpoints raise the bound on ",
+          n.raised, " (", n.beside, " of them only with the checkpoints beside a recomputation, ",
+          n.beside_exact, " of those to the optimum); it meets the optimum on ", exact);
+  return n;
 }
 
 TEST_CASE("cut bound: checkpoints on chains whose frames lock, against exhaustive search") {
-  auto [raised, compared] = CrossCheckChains(1, 60);
-  CHECK(raised * 3 > compared);
+  const ChainCounts counts = CrossCheckChains(1, 60);
+  CHECK(counts.raised * 3 > counts.compared);
+  CHECK(counts.beside > 0);
+}
+
+TEST_CASE("cut bound: checkpoints beside a recomputation on long chains, against exhaustive search") {
+  CHECK(CrossCheckChains(1, 24, /*long_chains=*/true).beside > 0);
 }
 
 // The bisection walks the end of the program first and the whole program
@@ -637,6 +667,7 @@ TEST_CASE("cut bound: long cross-check (run with --no-skip)" * doctest::skip()) 
   CrossCheckShaped(100, 600);
   CrossCheckShaped(2000, 300, 1);
   CrossCheckChains(1000, 2000);
+  CrossCheckChains(1000, 300, /*long_chains=*/true);
 }
 
 TEST_CASE("cut bound: ResNet-32 never refutes the peak of a passing run, and beats the static bound") {

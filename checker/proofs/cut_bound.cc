@@ -182,6 +182,26 @@
 //     need of p + the sum over disjoint spans of their smallest member. It
 //     uses nothing of the walk, deaths nor the runtime's eagerness; and a
 //     span at B is one at every B' < B, so it refutes those too.
+// (C+) Checkpoints beside a recomputation. Take a computation of an
+//     operator c in the frame of a program operator r (before r's own
+//     computation point), and a span Y of (C) for an argument of an
+//     operator q >= r made before some r' - 1 <= r - 1, with the frames of
+//     r'..q (so its last storage's maker is computed in none of r..q). Some
+//     member of Y is material then: if none is, the first member made
+//     afterwards is made before q's computation point, in a frame of r..q,
+//     from the member after it, which was not material then and was not made
+//     since; so it is the last member, which no such frame can make. At that
+//     moment memory holds what (r) counts for c in r's frame (the pinned
+//     storages, c's arguments and outputs, the pre-locks of the chain of
+//     frames from r down to c) and one member of each of such pairwise
+//     disjoint spans that has no member among those: none of c's arguments
+//     or outputs, nor a storage that an operator which can be on such a
+//     chain (c descends to it, it descends to r) can pre-lock. If that sum
+//     exceeds B, c is not computed in r's frame: (C) then treats r's frame
+//     as unable to make that storage, which only shortens its spans. The
+//     inner spans are (C)'s own (each frame with (r)'s test alone), found at
+//     every stride_-th operator r' and used for the frames r >= r' up to the
+//     next, less those of operators before r.
 // Everything used of the schedule (D0, D, the chains) ranges over all
 // possibilities, so a refutation holds for every eviction script. Lowering B
 // only enlarges E, the makers late(c, p) forbids, the unrevivable storages,
@@ -662,12 +682,17 @@ class Spans {
         ops_.push_back(p);
     std::stable_sort(ops_.begin(), ops_.end(), [&](OpId a, OpId b) { return Need(a) > Need(b); });
     if (ops_.size() > static_cast<size_t>(std::max(0, candidates))) ops_.resize(candidates);
+    stride_ = std::max<OpId>(1, static_cast<OpId>(trace.ops.size()) / 128);
   }
 
+  // With `inner`, a frame computes a storage's maker only if it can hold,
+  // beside that computation, the spans the inner argument finds for the
+  // operators after it (C+ in the comment at the top); `inner` itself uses
+  // the plain test. It must be built on the same trace and facts.
+  void SetInner(Spans* inner) { inner_ = inner; }
+
   bool Refutes(int64_t budget, CutArgument* why) {
-    budget_ = budget;
-    roots_.clear();
-    work_ = 0;
+    Reset(budget);
     for (OpId p : ops_) {
       if (work_ > kMaxWork) break;
       if (Need(p) > budget) continue;  // the static bound's, not ours
@@ -783,20 +808,113 @@ class Spans {
   // Whether y's maker may be computed within the budget in the frame of a
   // program operator r with p < r <= q.
   bool ComputableIn(StorageId y, OpId p, OpId q) {
-    const Roots& r = RootsOf(y);
+    Roots& r = RootsOf(y);
     if (r.all) return true;
-    auto it = std::upper_bound(r.ops.begin(), r.ops.end(), p);
-    return it != r.ops.end() && *it <= q;
+    for (auto it = std::upper_bound(r.ops.begin(), r.ops.end(), p); it != r.ops.end() && *it <= q;
+         ++it) {
+      const size_t i = it - r.ops.begin();
+      if (!inner_) return true;
+      if (r.fits[i] < 0) r.fits[i] = FitsBeside(f_.maker[y], *it, r.need[i]);
+      if (r.fits[i]) return true;
+    }
+    return false;
+  }
+
+  void Reset(int64_t budget) {
+    budget_ = budget;
+    roots_.clear();
+    families_.clear();
+    work_ = 0;
+    if (inner_) inner_->Reset(budget);
+  }
+
+  // (C+): whether a computation of c, needing `need` bytes in the frame of
+  // r by the plain test, can also hold one member of each inner span at r
+  // that has no member the plain test counts: c's arguments and outputs,
+  // and the storages an operator that can be on a chain of frames from r
+  // down to c can pre-lock. The spans are those found at the last multiple
+  // r' <= r of stride_ (spans for operators from r' on, with the frames
+  // from r' on), less those for operators before r.
+  bool FitsBeside(OpId c, OpId r, int64_t need) {
+    if (work_ > kMaxWork) return true;  // past the work limit: the plain test
+    const Family& family = FamilyAt(r / stride_ * stride_);
+    auto counted = [&](StorageId y) {
+      const auto& args = f_.arg_storages[c];
+      if (std::find(args.begin(), args.end(), y) != args.end()) return true;
+      if (f_.maker[y] == c) return true;  // an output (a span member is a root's storage)
+      for (OpId o : f_.prelockers[y])
+        if (o != c && o <= r && f_.Descends(c, o) && (o == r || f_.Descends(o, r))) return true;
+      return false;
+    };
+    int64_t held = 0;
+    for (size_t k = 0; k < family.spans.size(); ++k) {
+      if (family.ops[k] < r) continue;  // computed before r's frame
+      ++work_;
+      bool disjoint = true;
+      // Only an operator in [c, r] that uses a member (or makes it) can
+      // count it: most spans have none.
+      const std::vector<OpId>& touch = family.touch[k];
+      auto it = std::lower_bound(touch.begin(), touch.end(), c);
+      if (it != touch.end() && *it <= r)
+        for (StorageId y : family.spans[k]) {
+          ++work_;
+          if (counted(y)) {
+            disjoint = false;
+            break;
+          }
+        }
+      if (disjoint) held += family.least[k];
+    }
+    return need + held <= budget_;
+  }
+
+  // The inner argument's spans at r (its ChargeAt(r - 1)): for operators
+  // q >= r, arguments made before r - 1, with the frames from r to q.
+  struct Family {
+    std::vector<std::vector<StorageId>> spans;
+    std::vector<int64_t> least;
+    std::vector<OpId> ops;                 // per span: the operator whose argument it holds
+    std::vector<std::vector<OpId>> touch;  // per span: its makers and users, ascending
+  };
+  const Family& FamilyAt(OpId r) {
+    auto found = families_.find(r);
+    if (found != families_.end()) return found->second;
+    Family& out = families_[r];
+    if (r < 1) return out;
+    if (inner_->work_ > kMaxWork) return out;
+    CutArgument arg;
+    inner_->ChargeAt(r - 1, &arg);
+    out.spans = std::move(arg.spans);
+    out.ops = std::move(arg.span_ops);
+    for (StorageId y : arg.cut_storages) out.least.push_back(SizeOf(trace_, y));
+    if (users_.empty()) {
+      users_.resize(trace_.storages.size());
+      for (OpId o = 0; o < static_cast<OpId>(trace_.ops.size()); ++o)
+        for (StorageId y : f_.arg_storages[o]) users_[y].push_back(o);
+    }
+    for (const auto& span : out.spans) {
+      std::vector<OpId>& touch = out.touch.emplace_back();
+      for (StorageId y : span) {
+        touch.push_back(f_.maker[y]);
+        touch.insert(touch.end(), users_[y].begin(), users_[y].end());
+      }
+      std::sort(touch.begin(), touch.end());
+      touch.erase(std::unique(touch.begin(), touch.end()), touch.end());
+    }
+    return out;
   }
 
   // The program operators in whose frames y's maker may be computed within
   // the budget (lower bound as in (r)), ascending; `all` if the search gave
-  // up (then every frame counts).
+  // up (then every frame counts). need: that lower bound per root; fits:
+  // whether it also fits beside the inner spans (-1: not asked yet).
   struct Roots {
     bool all = false;
     std::vector<OpId> ops;
+    std::vector<int64_t> need;
+    std::vector<int8_t> fits;
   };
-  const Roots& RootsOf(StorageId y) {
+  Roots& RootsOf(StorageId y) {
     constexpr int64_t kMaxPops = 200000;
     auto found = roots_.find(y);
     if (found != roots_.end()) return found->second;
@@ -824,11 +942,17 @@ class Spans {
       out.all = true;
       return out;
     }
+    std::vector<std::pair<OpId, int64_t>> affordable;
     for (auto [u, d] : paths)
       if (u != c && f_.compute_step[u] >= 0 && !trace_.ops[u].is_constant &&
           base + f_.pinned_before[u] + d <= budget_)
-        out.ops.push_back(u);
-    std::sort(out.ops.begin(), out.ops.end());
+        affordable.emplace_back(u, base + f_.pinned_before[u] + d);
+    std::sort(affordable.begin(), affordable.end());
+    for (auto [u, need] : affordable) {
+      out.ops.push_back(u);
+      out.need.push_back(need);
+    }
+    out.fits.assign(out.ops.size(), -1);
     return out;
   }
 
@@ -838,9 +962,15 @@ class Spans {
   const TraceFacts& f_;
   const MemoryBound& static_;
   std::vector<OpId> ops_;  // the candidates, largest static need first
+  // FitsBeside reads the spans at every stride_-th operator only (about 128
+  // in all): a family found at r' serves the frames after it.
+  OpId stride_ = 1;
   int64_t budget_ = 0;
   int64_t work_ = 0;                            // search steps at budget_
   std::unordered_map<StorageId, Roots> roots_;  // at budget_
+  Spans* inner_ = nullptr;                      // SetInner
+  std::vector<std::vector<OpId>> users_;        // per storage: the ops taking it (FamilyAt)
+  std::unordered_map<OpId, Family> families_;   // FamilyAt, at budget_
   std::vector<uint8_t> blocked_;                // ChargeAt: taken, p's, or searched in vain
   std::vector<StorageId> parent_;               // Find's search tree
   std::vector<StorageId> order_;                // Find's storages, in the order met
@@ -1669,9 +1799,11 @@ bool RefuteByCut(const Trace& trace, const MemoryBound& /*static_bound*/, int64_
   WalkInput in(trace, options.eager);
   if (Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument))
     return true;
-  return options.checkpoints &&
-         Spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates)
-             .Refutes(budget, argument);
+  if (!options.checkpoints) return false;
+  Spans spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
+  Spans inner(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
+  if (options.checkpoints_beside) spans.SetInner(&inner);
+  return spans.Refutes(budget, argument);
 }
 
 CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
@@ -1742,6 +1874,8 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
   // any budget it refutes is proven infeasible, and so is every budget below.
   if (options.checkpoints && !b.timed_out && hi - lo <= resolution) {
     Spans spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
+    Spans inner(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
+    if (options.checkpoints_beside) spans.SetInner(&inner);
     hi = std::max(feasible, static_bound.bytes);
     next = lo + 1;
     while (next < hi) {

@@ -144,6 +144,10 @@ struct CutOptions {
   // static needs (this many; ties by id). Off only to measure what it adds.
   bool checkpoints = true;
   int32_t checkpoint_candidates = 64;
+  // (C+) in cut_bound.cc: a frame recomputes a span's storage only if the
+  // computation also fits beside the checkpoints the operators after it
+  // need then. Off only to measure what it adds.
+  bool checkpoints_beside = true;
 };
 
 // eager set for RuntimeV2Eager and RuntimeV2EagerOptimized. Throws Error for
