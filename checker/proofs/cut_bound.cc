@@ -806,7 +806,8 @@ class Spans {
   }
 
   // Whether y's maker may be computed within the budget in the frame of a
-  // program operator r with p < r <= q.
+  // program operator r with p < r <= q (with an inner argument, also beside
+  // its spans there: FitsBeside).
   bool ComputableIn(StorageId y, OpId p, OpId q) {
     Roots& r = RootsOf(y);
     if (r.all) return true;
