@@ -16,7 +16,9 @@
 #   bench/lower_bounds.sh [DTRCHECK] [STORE_DIR] [TRACE_NAME...]
 #
 # DTRCHECK defaults to build/dtrcheck, STORE_DIR to a temporary directory,
-# the traces to all eight of ../shared/traces. Extra flags for `bounds` go in
+# the traces to all eight of ../shared/traces. Give a new STORE_DIR for a
+# table: a reused store keeps the first schedule it stored at a peak, so the
+# overhead column would be that older schedule's. Extra flags for `bounds` go in
 # $BOUNDS_FLAGS (none: the defaults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
