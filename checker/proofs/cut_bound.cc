@@ -1792,6 +1792,24 @@ struct WalkInput {
   TraceFacts facts;
 };
 
+// (C), with (C+) unless the options turn it off: the spans beside a frame
+// come from a second Spans on the same input.
+class Checkpoints {
+ public:
+  Checkpoints(const WalkInput& in, const CutOptions& options)
+      : inner_(in.trace, in.facts, in.static_bound, options.checkpoint_candidates),
+        spans_(in.trace, in.facts, in.static_bound, options.checkpoint_candidates) {
+    if (options.checkpoints_beside) spans_.SetInner(&inner_);
+  }
+  Checkpoints(const Checkpoints&) = delete;
+  Checkpoints& operator=(const Checkpoints&) = delete;
+
+  bool Refutes(int64_t budget, CutArgument* why) { return spans_.Refutes(budget, why); }
+
+ private:
+  Spans inner_, spans_;
+};
+
 }  // namespace
 
 // The walk reads the static needs of the trace with P, computed in WalkInput.
@@ -1800,11 +1818,7 @@ bool RefuteByCut(const Trace& trace, const MemoryBound& /*static_bound*/, int64_
   WalkInput in(trace, options.eager);
   if (Walk(in.trace, in.facts, in.static_bound, in.final_pins, options).Refutes(budget, argument))
     return true;
-  if (!options.checkpoints) return false;
-  Spans spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
-  Spans inner(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
-  if (options.checkpoints_beside) spans.SetInner(&inner);
-  return spans.Refutes(budget, argument);
+  return options.checkpoints && Checkpoints(in, options).Refutes(budget, argument);
 }
 
 CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, int64_t feasible,
@@ -1874,9 +1888,7 @@ CutBound ComputeCutBound(const Trace& trace, const MemoryBound& static_bound, in
   // monotone), so bisect the checkpoints' test alone. It need not be monotone:
   // any budget it refutes is proven infeasible, and so is every budget below.
   if (options.checkpoints && !b.timed_out && hi - lo <= resolution) {
-    Spans spans(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
-    Spans inner(in.trace, in.facts, in.static_bound, options.checkpoint_candidates);
-    if (options.checkpoints_beside) spans.SetInner(&inner);
+    Checkpoints spans(in, options);
     hi = std::max(feasible, static_bound.bytes);
     next = lo + 1;
     while (next < hi) {
