@@ -385,37 +385,21 @@ SideBySide ReplaySideBySide(const Trace& trace, const Baseline& baseline, const 
   return out;
 }
 
-}  // namespace
-
-FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                                  const RunSpec& b, RunRecord* run_a, RunRecord* run_b) {
-  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/false);
-  const int64_t first = s.alike;
-  std::map<int64_t, StorageId> want_a, want_b;
-  if (first < s.a.result.heuristic_evictions) want_a.emplace(first, -1);
-  if (first < s.b.result.heuristic_evictions) want_b.emplace(first, -1);
-  Probe probe_a(trace, s.ca, std::move(want_a)), probe_b(trace, s.cb, std::move(want_b));
-  ParallelFor(2, 2, [&](size_t k) { (k == 0 ? probe_a : probe_b).Run(); });
-  FirstDivergence f = ClassifyDivergence(first, probe_a.point(first), s.a.result,
-                                         probe_b.point(first), s.b.result);
-  if (run_a) *run_a = std::move(s.a);
-  if (run_b) *run_b = std::move(s.b);
-  return f;
+// Whether two runs can differ only where a budget comparison does.
+bool DifferInBudgetAlone(const ReplayConfig& a, const ReplayConfig& b) {
+  return a.heuristic == b.heuristic && a.runtime == b.runtime && a.remat_limit == b.remat_limit &&
+         a.seed == b.seed && a.work_limit == b.work_limit && a.overrides.empty() &&
+         b.overrides.empty() && a.script == nullptr && b.script == nullptr;
 }
 
-RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                          const RunSpec& b, std::array<ReplayObserver*, 2> watchers) {
+// CompareRuns from the two runs, their trails and the decisions they made
+// alike from the start.
+RunComparison CompareMade(const Trace& trace, const ReplayConfig& ca, const ReplayConfig& cb,
+                          const RunRecord& run_a, const RunRecord& run_b, const DecisionTrail& la,
+                          const DecisionTrail& lb, int64_t first) {
   RunComparison cmp;
-  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/true, watchers);
-  const ReplayConfig& ca = s.ca;
-  const ReplayConfig& cb = s.cb;
-  const RunRecord& run_a = s.a;
-  const RunRecord& run_b = s.b;
   cmp.a = ProfileRun(run_a);
   cmp.b = ProfileRun(run_b);
-  const DecisionTrail& la = s.la;
-  const DecisionTrail& lb = s.lb;
-  const int64_t first = s.alike;
   cmp.after = AlignDecisions(la, lb, first);
   cmp.jaccard_all = EvictedJaccard(run_a.result.evict_count, run_b.result.evict_count);
   cmp.jaccard_heuristic =
@@ -424,7 +408,7 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
 
   // The decisions to see whole: the first divergence, and for each differing
   // pair the other run's choice as it stood in this run.
-  const bool explain = a.heuristic == b.heuristic && a.heuristic->cost != CostTerm::kRandom;
+  const bool explain = ca.heuristic == cb.heuristic && ca.heuristic->cost != CostTerm::kRandom;
   std::map<int64_t, StorageId> want_a, want_b;
   const auto& pairs = cmp.after.differing_pairs;
   if (explain)
@@ -457,7 +441,7 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
     if (!y_in_a) r.y_evicted_in_a_at = LastEvictionBefore(la, i, y);
     if (!x_in_b) r.x_evicted_in_b_at = LastEvictionBefore(lb, j, x);
     if (y_in_a && x_in_b)
-      r.flip = ExplainRankFlip(*a.heuristic, r.a.terms, *y_in_a, *x_in_b, r.b.terms);
+      r.flip = ExplainRankFlip(*ca.heuristic, r.a.terms, *y_in_a, *x_in_b, r.b.terms);
     if (k == 0) cmp.first_rank_flip = r;
     if (r.flip) {
       cmp.first_term_flip = r;
@@ -465,6 +449,45 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
     }
   }
   return cmp;
+}
+
+}  // namespace
+
+FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                                  const RunSpec& b, RunRecord* run_a, RunRecord* run_b) {
+  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/false);
+  const int64_t first = s.alike;
+  std::map<int64_t, StorageId> want_a, want_b;
+  if (first < s.a.result.heuristic_evictions) want_a.emplace(first, -1);
+  if (first < s.b.result.heuristic_evictions) want_b.emplace(first, -1);
+  Probe probe_a(trace, s.ca, std::move(want_a)), probe_b(trace, s.cb, std::move(want_b));
+  ParallelFor(2, 2, [&](size_t k) { (k == 0 ? probe_a : probe_b).Run(); });
+  FirstDivergence f =
+      ClassifyDivergence(first, probe_a.point(first), s.a.result, probe_b.point(first), s.b.result);
+  if (run_a) *run_a = std::move(s.a);
+  if (run_b) *run_b = std::move(s.b);
+  return f;
+}
+
+RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                          const RunSpec& b, std::array<ReplayObserver*, 2> watchers) {
+  SideBySide s = ReplaySideBySide(trace, baseline, a, b, /*keep_trails=*/true, watchers);
+  return CompareMade(trace, s.ca, s.cb, s.a, s.b, s.la, s.lb, s.alike);
+}
+
+RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunRecord& a,
+                          const RunRecord& b) {
+  const ReplayConfig ca = ConfigFor(a.spec, baseline), cb = ConfigFor(b.spec, baseline);
+  if (!a.trail || !b.trail || !DifferInBudgetAlone(ca, cb))
+    return CompareRuns(trace, baseline, a.spec, b.spec);
+  const RunTrail& ta = *a.trail;
+  const RunTrail& tb = *b.trail;
+  const size_t n = std::min(ta.events.size(), tb.events.size());
+  size_t first = 0;
+  while (first < n && ta.events[first] == tb.events[first] &&
+         ta.steps[first].chosen == tb.steps[first].chosen)
+    ++first;
+  return CompareMade(trace, ca, cb, a, b, ta.steps, tb.steps, static_cast<int64_t>(first));
 }
 
 }  // namespace dtr

@@ -12,10 +12,10 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
+#include "checker/drivers/decision_trail.h"
 #include "checker/drivers/sweep.h"
 #include "diagnose/decision_log.h"
 #include "diagnose/score_terms.h"
@@ -70,17 +70,6 @@ FirstDivergence FindFirstDivergence(const DecisionLog& a, const RunResult& ra, c
 FirstDivergence ClassifyDivergence(int64_t index, const std::optional<DecisionPoint>& a,
                                    const RunResult& ra, const std::optional<DecisionPoint>& b,
                                    const RunResult& rb);
-
-// What pairing decisions across runs reads of each decision, 16 bytes: a
-// run of millions of decisions keeps its trail, not its decision log. (The
-// request is the tensor's operator's output size, so the tensor decides it.)
-struct TrailStep {
-  int32_t program_step = 0;
-  TensorId tensor = 0;
-  int32_t remat_depth = 0;
-  StorageId chosen = -1;
-};
-using DecisionTrail = std::deque<TrailStep>;
 
 constexpr int kMaxRankFlipProbes = 64;
 
@@ -143,6 +132,11 @@ FirstDivergence FirstDivergenceOf(const Trace& trace, const Baseline& baseline, 
 // (ReplayConfig::watcher), from two threads.
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunSpec& a,
                           const RunSpec& b, std::array<ReplayObserver*, 2> watchers = {});
+// The same for two runs already made: from their trails (RunMany's
+// trail_decisions) when both have one and they differ in budget alone, with
+// only the replays up to the decisions it explains; else as above.
+RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunRecord& a,
+                          const RunRecord& b);
 
 // The score and terms `storage` has at decision `index` of the run `config`
 // describes (replayed up to that decision with an override); nullopt if the

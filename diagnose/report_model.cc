@@ -154,7 +154,7 @@ std::vector<RegimeDivergence> CompareRegimes(const Trace& trace, const Baseline&
         RegimeDivergence& d = out[k];
         const RunRecord& a = m.rows[d.run_a].run;
         const RunRecord& b = m.rows[d.run_b].run;
-        d.comparison = CompareRuns(trace, baseline, a.spec, b.spec);
+        d.comparison = CompareRuns(trace, baseline, a, b);
         std::string pair = a.spec.ratio && b.spec.ratio
                                ? "--ratios " + a.spec.ratio->text + "," + b.spec.ratio->text
                                : fmt::format("--budgets {},{}", a.result.budget, b.result.budget);
@@ -363,7 +363,14 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     specs.push_back(s);
   }
   StartStage(options, "grid");
-  AddRows(m, RunMany(trace, baseline, specs, options.jobs, options.progress), {});
+  // The runs keep their trails, so that the divergences need not replay
+  // them; at most about 200 MB of trails over the grid.
+  const int64_t trail_decisions =
+      options.divergence ? std::max<int64_t>(int64_t{1} << 16, (int64_t{1} << 23) / specs.size())
+                         : 0;
+  AddRows(m,
+          RunMany(trace, baseline, specs, options.jobs, options.progress, nullptr, trail_decisions),
+          {});
 
   // 2. The atlas over the grid's range, and 3. the rows chosen from it.
   if (!options.atlas) {
@@ -391,7 +398,10 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
             s.budget = a.budget;
           more.push_back(s);
         }
-        AddRows(m, RunMany(trace, baseline, more, options.jobs, options.progress), additions);
+        AddRows(m,
+                RunMany(trace, baseline, more, options.jobs, options.progress, nullptr,
+                        trail_decisions),
+                additions);
       }
     }
   }
@@ -409,21 +419,26 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
 
   // 5. The timelines.
   std::vector<std::pair<size_t, std::string>> chosen = TimelineRuns(m, options);
+  // The memory stack of the first passing one (else the first): each a
+  // replay, made side by side.
+  size_t stacked = 0;
+  for (size_t k = 0; k < chosen.size(); ++k)
+    if (m.rows[chosen[k].first].run.result.outcome == Outcome::kPass) {
+      stacked = k;
+      break;
+    }
   m.timelines.resize(chosen.size());
-  for (size_t k = 0; k < chosen.size(); ++k) {
+  ParallelFor(chosen.size() + 1, options.jobs, [&](size_t k) {
+    if (k == chosen.size()) {
+      m.memory_stack = RecordMemoryStack(trace, baseline, m.rows[chosen[stacked].first].run.spec);
+      m.memory_stack.run = chosen[stacked].first;
+      return;
+    }
     m.timelines[k] = RecordTimeline(trace, baseline, m.rows[chosen[k].first].run.spec,
                                     options.max_timeline_points);
     m.timelines[k].run = chosen[k].first;
     m.timelines[k].role = chosen[k].second;
-  }
-  size_t stacked = 0;
-  for (size_t k = 0; k < m.timelines.size(); ++k)
-    if (m.timelines[k].outcome == Outcome::kPass) {
-      stacked = k;
-      break;
-    }
-  m.memory_stack = RecordMemoryStack(trace, baseline, m.rows[m.timelines[stacked].run].run.spec);
-  m.memory_stack.run = m.timelines[stacked].run;
+  });
 
   // 6. One frontier per distinct failure state.
   std::vector<std::vector<size_t>> groups;

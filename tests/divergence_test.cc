@@ -268,10 +268,7 @@ void CheckSameFlip(const std::optional<RankFlipAt>& got, const std::optional<Ran
   CHECK(got->flip == want->flip);
 }
 
-void CheckAgainstLogs(const Trace& trace, const Baseline& baseline, const RunSpec& a,
-                      const RunSpec& b) {
-  const RunComparison cmp = CompareRuns(trace, baseline, a, b);
-  const Reference ref = CompareByLogs(trace, baseline, a, b);
+void CheckComparison(const RunComparison& cmp, const Reference& ref) {
   CHECK(cmp.first.kind == ref.first.kind);
   CHECK(cmp.first.index == ref.first.index);
   CHECK(cmp.first.in == ref.first.in);
@@ -287,6 +284,23 @@ void CheckAgainstLogs(const Trace& trace, const Baseline& baseline, const RunSpe
         std::vector<std::pair<int64_t, int64_t>>(all.begin(), all.begin() + kept));
   CheckSameFlip(cmp.first_rank_flip, ref.first_rank_flip);
   CheckSameFlip(cmp.first_term_flip, ref.first_term_flip);
+}
+
+void CheckAgainstLogs(const Trace& trace, const Baseline& baseline, const RunSpec& a,
+                      const RunSpec& b) {
+  const RunComparison cmp = CompareRuns(trace, baseline, a, b);
+  const Reference ref = CompareByLogs(trace, baseline, a, b);
+  CheckComparison(cmp, ref);
+  // The same from a grid's runs and the trails it kept (the report's way),
+  // and from runs without trails (replayed again).
+  std::vector<RunRecord> made = RunMany(trace, baseline, {a, b}, 2, nullptr, nullptr, 1 << 20);
+  REQUIRE(made[0].trail);
+  REQUIRE(made[1].trail);
+  CHECK(static_cast<int64_t>(made[0].trail->events.size()) == cmp.a.decisions);
+  CHECK(static_cast<int64_t>(made[1].trail->steps.size()) == cmp.b.decisions);
+  CheckComparison(CompareRuns(trace, baseline, made[0], made[1]), ref);
+  made[0].trail = nullptr;
+  CheckComparison(CompareRuns(trace, baseline, made[0], made[1]), ref);
   // Blame's first divergence, which keeps no trail, and its runs' records.
   RunRecord run_a, run_b;
   const FirstDivergence first = FirstDivergenceOf(trace, baseline, a, b, &run_a, &run_b);

@@ -3,7 +3,8 @@
 // replaying it. Every run it returns is compared, field by field, with an
 // independent replay at the point's own budget (RunOne), on random traces at
 // every few bytes of budget and on ResNet-32 around its feasibility holes,
-// and the comparison sees points that were taken, not replayed.
+// and the comparison sees points that were taken, not replayed. The trails
+// RunMany keeps when asked are checked against each run's decisions.
 #include "checker/drivers/sweep.h"
 
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "checker/engine/heuristic.h"
@@ -22,7 +24,24 @@
 namespace dtr::testing {
 namespace {
 
-// Compares every run of RunMany(specs) with RunOne of its spec; returns how
+// Each decision's event and choice, replayed alone.
+std::vector<std::pair<int64_t, StorageId>> Decisions(const Trace& trace, const Baseline& baseline,
+                                                     const RunSpec& spec) {
+  struct Recorder : ReplayObserver {
+    std::vector<std::pair<int64_t, StorageId>> seen;
+    Flow OnDecision(const DecisionPoint& d) override {
+      seen.emplace_back(d.event, d.chosen);
+      return Flow::kContinue;
+    }
+  } recorder;
+  ReplayConfig config = ConfigFor(spec, baseline);
+  config.observer = &recorder;
+  Replay(trace, config);
+  return recorder.seen;
+}
+
+// Compares every run of RunMany(specs) with RunOne of its spec, and with
+// trails kept, each trail with the run's decisions; returns how
 // many points RunMany took from another run. Specs whose replay stops at one
 // of simrd's assertions (random traces find some) are left out.
 int64_t CheckAgainstReplays(const Trace& trace, const Baseline& baseline,
@@ -39,13 +58,29 @@ int64_t CheckAgainstReplays(const Trace& trace, const Baseline& baseline,
   const int64_t reused_before = RunsReused();
   std::vector<RunRecord> runs = RunMany(trace, baseline, specs, jobs);
   const int64_t reused = RunsReused() - reused_before;
+  // Again keeping the trails of runs of at most kTrail decisions.
+  constexpr int64_t kTrail = 3;
+  std::vector<RunRecord> trailed = RunMany(trace, baseline, specs, jobs, nullptr, nullptr, kTrail);
   REQUIRE(runs.size() == alone.size());
+  REQUIRE(trailed.size() == alone.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     INFO(trace.source, " ", specs[i].heuristic->name, " ", RuntimeName(specs[i].runtime),
          " budget ", alone[i].result.budget, " (-j ", jobs, ")");
     CHECK(runs[i].result.budget == alone[i].result.budget);
     CHECK(EncodeForFarm(runs[i].result) == EncodeForFarm(alone[i].result));
     CHECK(std::bit_cast<uint64_t>(runs[i].overhead) == std::bit_cast<uint64_t>(alone[i].overhead));
+    CHECK(!runs[i].trail);
+    CHECK(EncodeForFarm(trailed[i].result) == EncodeForFarm(alone[i].result));
+    if (alone[i].result.heuristic_evictions > kTrail) {
+      CHECK(!trailed[i].trail);
+      continue;
+    }
+    REQUIRE(trailed[i].trail);
+    const std::vector<std::pair<int64_t, StorageId>> want = Decisions(trace, baseline, specs[i]);
+    std::vector<std::pair<int64_t, StorageId>> got;
+    for (size_t k = 0; k < trailed[i].trail->events.size(); ++k)
+      got.emplace_back(trailed[i].trail->events[k], trailed[i].trail->steps[k].chosen);
+    CHECK(got == want);
   }
   return reused;
 }

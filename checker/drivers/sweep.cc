@@ -42,6 +42,38 @@ namespace {
 
 std::atomic<int64_t> g_runs_reused{0};
 
+// A run made here: its result and, when kept, its trail.
+struct MadeRun {
+  RunResult result;
+  std::shared_ptr<const RunTrail> trail;
+};
+
+// Keeps a run's trail while it has made at most `cap` decisions.
+class TrailKeeper : public ReplayObserver {
+ public:
+  explicit TrailKeeper(int64_t cap) : cap_(cap) {}
+  Flow OnDecision(const DecisionPoint& d) override {
+    if (over_) return Flow::kContinue;
+    if (static_cast<int64_t>(trail_.events.size()) == cap_) {
+      over_ = true;
+      trail_ = RunTrail();
+      return Flow::kContinue;
+    }
+    trail_.steps.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
+    trail_.events.push_back(d.event);
+    return Flow::kContinue;
+  }
+  bool WantsScores() const override { return false; }
+  std::shared_ptr<const RunTrail> Take() {
+    return over_ ? nullptr : std::make_shared<const RunTrail>(std::move(trail_));
+  }
+
+ private:
+  int64_t cap_;
+  bool over_ = false;
+  RunTrail trail_;
+};
+
 // Runs this process made in one RunMany call, for the points after them: a
 // point whose budget lies in a run's [budget_lo, budget_hi] takes that run's
 // result, since every budget comparison, hence every decision and count,
@@ -51,31 +83,30 @@ std::atomic<int64_t> g_runs_reused{0};
 // the runs an earlier, interrupted RunMany finished (the journal's).
 class ReusedRuns {
  public:
-  // The result of a run at config.budget, if one kept covers it.
-  std::optional<RunResult> Find(const ReplayConfig& config, size_t part) {
+  // The run at config.budget, if one kept covers it.
+  std::optional<MadeRun> Find(const ReplayConfig& config, size_t part) {
     if (!Reusable(config)) return std::nullopt;
     std::lock_guard<std::mutex> lock(mu_);
     auto covers = [&](const RunResult* r) {
       return r->budget_lo <= config.budget && config.budget <= r->budget_hi;
     };
-    const RunResult* found = nullptr;
+    std::optional<MadeRun> found;
     if (auto it = latest_.find({KeyOf(config), part});
-        it != latest_.end() && covers(it->second.get()))
-      found = it->second.get();
+        it != latest_.end() && covers(&it->second->result))
+      found = *it->second;
     if (auto it = finished_.find(KeyOf(config)); !found && it != finished_.end())
       if (auto at = std::find_if(it->second.begin(), it->second.end(), covers);
           at != it->second.end())
-        found = *at;
+        found = MadeRun{**at, nullptr};
     if (!found) return std::nullopt;
-    RunResult copy = *found;
-    copy.budget = config.budget;
+    found->result.budget = config.budget;
     ++g_runs_reused;
-    return copy;
+    return found;
   }
   // A run this process made for a point of `part`.
-  void Keep(const ReplayConfig& config, size_t part, const RunResult& r) {
-    if (!Reusable(config) || r.outcome == Outcome::kStopped) return;
-    auto kept = std::make_shared<const RunResult>(r);
+  void Keep(const ReplayConfig& config, size_t part, const MadeRun& r) {
+    if (!Reusable(config) || r.result.outcome == Outcome::kStopped) return;
+    auto kept = std::make_shared<const MadeRun>(r);
     std::lock_guard<std::mutex> lock(mu_);
     latest_[{KeyOf(config), part}] = std::move(kept);
   }
@@ -96,7 +127,7 @@ class ReusedRuns {
            c.heuristic != nullptr;
   }
   std::mutex mu_;
-  std::map<std::pair<Key, size_t>, std::shared_ptr<const RunResult>> latest_;
+  std::map<std::pair<Key, size_t>, std::shared_ptr<const MadeRun>> latest_;
   std::map<Key, std::vector<const RunResult*>> finished_;
 };
 
@@ -104,9 +135,13 @@ class ReusedRuns {
 
 int64_t RunsReused() { return g_runs_reused.load(); }
 
-std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
-                               int jobs, const ProgressFn& progress, const GridJournal* journal) {
+std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
+                               const std::vector<RunSpec>& specs, int jobs,
+                               const ProgressFn& progress, const GridJournal* journal,
+                               int64_t trail_decisions) {
   std::vector<std::optional<RunResult>> results(specs.size());
+  // Each spec's trail, from the worker that replayed it in this process.
+  std::vector<std::shared_ptr<const RunTrail>> trails(specs.size());
   ReusedRuns reused_runs;  // on each MPI rank: the journal's, then the replays made there
   // The specs replayed here, one per point not finished yet (all of them
   // without a journal); `same_as[i]`: the spec whose result spec i takes.
@@ -168,11 +203,25 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, con
       todo.size(), jobs,
       [&](size_t t) {
         const ReplayConfig config = ConfigFor(specs[todo[t]], baseline);
-        std::optional<RunResult> reused = reused_runs.Find(config, part_of[t]);
-        RunResult r = reused ? std::move(*reused) : Replay(trace, config);
-        if (!reused) reused_runs.Keep(config, part_of[t], r);
-        if (FarmCollectsHere()) record(t, r);
-        return r;
+        std::optional<MadeRun> made = reused_runs.Find(config, part_of[t]);
+        if (!made) {
+          made.emplace();
+          if (trail_decisions > 0 && FarmCollectsHere()) {
+            TrailKeeper keeper(trail_decisions);
+            ReplayConfig observed = config;
+            observed.observer = &keeper;
+            made->result = Replay(trace, observed);
+            made->trail = keeper.Take();
+          } else {
+            made->result = Replay(trace, config);
+          }
+          reused_runs.Keep(config, part_of[t], *made);
+        }
+        if (FarmCollectsHere()) {
+          record(t, made->result);
+          trails[todo[t]] = std::move(made->trail);  // one worker per spec
+        }
+        return std::move(made->result);
       },
       [&](size_t t, RunResult&& r) {
         results[todo[t]] = std::move(r);
@@ -188,6 +237,7 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, con
   for (size_t i = specs.size(); i-- > 0;) {
     runs[i].spec = specs[i];
     runs[i].result = same_as[i] == i ? std::move(*results[i]) : *results[same_as[i]];
+    runs[i].trail = trails[same_as[i]];
     runs[i].overhead = Overhead(runs[i].result.clock, baseline.compute);
   }
   return runs;

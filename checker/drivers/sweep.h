@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "checker/drivers/budget_choice.h"
+#include "checker/drivers/decision_trail.h"
 #include "checker/drivers/ratio_grid.h"
 #include "checker/engine/replay.h"
 #include "checker/engine/replay_settings.h"
@@ -33,6 +35,10 @@ struct RunRecord {
   RunSpec spec;
   RunResult result;
   double overhead = 0;  // clock / baseline compute
+  // The run's decisions, when RunMany was asked to keep them (its
+  // trail_decisions) and the run made no more; shared by the points that
+  // took this run's result.
+  std::shared_ptr<const RunTrail> trail;
 };
 
 // Called after each finished run with (done, total); from worker threads, serialized.
@@ -71,9 +77,14 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 // [budget_lo, budget_hi] of a run already made here with the same heuristic,
 // runtime, limit and seed (no overrides) takes that run's result with its
 // own budget instead of replaying: the same run (RunResult::budget_lo).
-std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline, const std::vector<RunSpec>& specs,
-                               int jobs, const ProgressFn& progress = nullptr,
-                               const GridJournal* journal = nullptr);
+// With trail_decisions > 0, each run replayed in this process that makes at
+// most that many decisions keeps its trail (RunRecord::trail, 24 bytes a
+// decision), so that runs can be compared later without replaying them
+// (CompareRuns); a point taken from a journal has none.
+std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
+                               const std::vector<RunSpec>& specs, int jobs,
+                               const ProgressFn& progress = nullptr,
+                               const GridJournal* journal = nullptr, int64_t trail_decisions = 0);
 // Points RunMany() took from a run covering their budget instead of
 // replaying, since the process started (for tests and benchmarks).
 int64_t RunsReused();
