@@ -160,7 +160,8 @@ void Validate(const SweepRequest& r) {
   CheckJobs(r.jobs);
 }
 
-std::vector<RunRecord> Sweep(const LoadedTrace& t, const SweepRequest& r, const ProgressFn& progress) {
+std::vector<RunRecord> Sweep(const LoadedTrace& t, const SweepRequest& r,
+                             const ProgressFn& progress, RunWatch* watch) {
   Validate(r);
   std::vector<Ratio> ratios = GridOption("--ratios", r.ratios);
   std::vector<RunSpec> specs;
@@ -181,7 +182,8 @@ std::vector<RunRecord> Sweep(const LoadedTrace& t, const SweepRequest& r, const 
                        GridHeader("sweep", GridKeyOf(t.Fingerprint(), r.settings.Resolve(), heuristics, r.ratios)));
     journal = checkpoint->Journal();
   }
-  return RunMany(t.trace, t.baseline, specs, r.jobs, progress, checkpoint ? &journal : nullptr);
+  return RunMany(t.trace, t.baseline, specs, r.jobs, progress, checkpoint ? &journal : nullptr, 0,
+                 watch);
 }
 
 // atlas
@@ -636,10 +638,12 @@ void Validate(const ReportRequest& r) {
 }
 
 ReportAnswer Report(const LoadedTrace& t, const ReportRequest& r,
-                    const std::function<void(const std::string&)>& stage, const ProgressFn& progress,
-                    const std::function<void(const std::string&)>& planned) {
+                    const std::function<void(const std::string&)>& stage,
+                    const ProgressFn& progress,
+                    const std::function<void(const std::string&)>& planned, RunWatch* watch) {
   Validate(r);
   ReportOptions o;
+  o.watch = watch;
   static_cast<ReplaySettings&>(o) = r.settings.Resolve();
   o.heuristics = r.settings.Heuristics();
   o.cliff_factor = r.cliff_factor;

@@ -79,7 +79,7 @@ struct SweepRequest {
 };
 void Validate(const SweepRequest& request);
 std::vector<RunRecord> Sweep(const LoadedTrace& trace, const SweepRequest& request,
-                             const ProgressFn& progress = nullptr);
+                             const ProgressFn& progress = nullptr, RunWatch* watch = nullptr);
 
 // `dtrcheck atlas`: every budget interval of a range on which the replay is
 // identical.
@@ -306,13 +306,14 @@ struct ReportAnswer {
 void Validate(const ReportRequest& request);
 // On `trace`, or on the embedded demo when its path is "" (LoadDemoTrace):
 // then demo.log is written beside the report, for the commands it prints.
-// `stage` and `progress` as ReportOptions' (diagnose/report_model.h);
+// `stage`, `progress` and `watch` as ReportOptions' (diagnose/report_model.h);
 // `planned` is given ReportAnswer::plan before any replay, so that a caller
 // can say up front what the report will do.
 ReportAnswer Report(const LoadedTrace& trace, const ReportRequest& request,
                     const std::function<void(const std::string&)>& stage = nullptr,
                     const ProgressFn& progress = nullptr,
-                    const std::function<void(const std::string&)>& planned = nullptr);
+                    const std::function<void(const std::string&)>& planned = nullptr,
+                    RunWatch* watch = nullptr);
 nlohmann::ordered_json ReportJson(const LoadedTrace& trace, const ReportAnswer& answer);
 
 }  // namespace dtr::api

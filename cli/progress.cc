@@ -101,25 +101,27 @@ void ProgressBar::Status(const std::string& text) {
   std::fflush(stderr);
 }
 
-ReplayProgress::ReplayProgress(ProgressBar& bar, size_t steps, std::string thrash_hint, int runs)
-    : bar_(bar), steps_(steps), thrash_hint_(std::move(thrash_hint)), seen_(runs) {
-  watchers_.reserve(runs);
-  for (int i = 0; i < runs; ++i) watchers_.emplace_back(this, i);
-}
-
-Flow ReplayProgress::Watcher::OnComputation(const Computation& c) {
+Flow RunGauge::OnComputation(const Computation& c) {
   // A new run (explain: the run, then its frontier).
-  if (c.event == 0) *this = Watcher(owner_, run_);
+  if (c.event == 0) computations_ = 0, clock_ = 1, remat_ = 0;
   if (c.remat) remat_ += c.clock - clock_;
   clock_ = c.clock;
   if ((++computations_ & 4095) == 0) {
     const int64_t model = clock_ - 1 - remat_;  // simrd's clock starts at 1
-    owner_->Report(run_, {c.program_step, model > 0 ? Overhead(clock_, model) : 1});
+    report_({c.program_step, model > 0 ? Overhead(clock_, model) : 1});
   }
   return Flow::kContinue;
 }
 
-void ReplayProgress::Report(int run, Seen seen) {
+ReplayProgress::ReplayProgress(ProgressBar& bar, size_t steps, std::string thrash_hint, int runs)
+    : bar_(bar), steps_(steps), thrash_hint_(std::move(thrash_hint)), seen_(runs) {
+  watchers_.reserve(runs);
+  for (int i = 0; i < runs; ++i)
+    watchers_.push_back(
+        std::make_unique<RunGauge>([this, i](RunGauge::Seen seen) { Report(i, seen); }));
+}
+
+void ReplayProgress::Report(int run, RunGauge::Seen seen) {
   std::lock_guard<std::mutex> lock(mu_);
   seen_[run] = seen;
   size_t done = 0;
@@ -134,6 +136,58 @@ void ReplayProgress::Report(int run, Seen seen) {
   }
   if (worst > 10 && !thrash_hint_.empty()) note += " " + thrash_hint_;
   bar_.UpdatePercent(done, steps_ * seen_.size(), note);
+}
+
+void GridProgress::SetBar(ProgressBar* bar) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bar_ = bar;
+  done_ = total_ = 0;
+  gauges_.clear();
+  seen_.clear();
+}
+
+ReplayObserver* GridProgress::Begin(size_t point) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!bar_) return nullptr;
+  seen_[point] = {};
+  auto& gauge = gauges_[point];
+  gauge = std::make_unique<RunGauge>([this, point](RunGauge::Seen seen) {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_[point] = seen;
+    Draw();
+  });
+  return gauge.get();
+}
+
+void GridProgress::End(size_t point) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seen_.erase(point);
+  gauges_.erase(point);  // its replay has returned
+}
+
+void GridProgress::Done(size_t done, size_t total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_ = done;
+  total_ = total;
+  Draw();
+}
+
+void GridProgress::Draw() {
+  if (!bar_ || total_ == 0) return;
+  // Each run under way counts as the share of its program steps done.
+  size_t units = done_ * steps_;
+  double worst = 1;
+  std::string note = fmt::format("{}/{} runs", done_, total_);
+  const char* sep = "; under way:";
+  for (const auto& [point, seen] : seen_) {
+    units += static_cast<size_t>(seen.step);
+    worst = std::max(worst, seen.overhead);
+    note +=
+        fmt::format("{} step {}/{}, overhead {:.2f} so far", sep, seen.step, steps_, seen.overhead);
+    sep = ";";
+  }
+  if (worst > 10 && !thrash_hint_.empty()) note += " " + thrash_hint_;
+  bar_->UpdatePercent(std::min(units, total_ * steps_), total_ * steps_, note);
 }
 
 }  // namespace dtr::cli

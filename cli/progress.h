@@ -7,10 +7,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "checker/drivers/sweep.h"
 #include "checker/engine/run_result.h"
 #include "cli/remaining_time.h"
 
@@ -46,6 +50,23 @@ class ProgressBar {
   RemainingTime remaining_;  // the "~N s left" of each line drawn
 };
 
+// What a progress display shows of a run under way: its program step and
+// its overhead so far (clock over the model compute done), handed to
+// `report` every 4,096 computations.
+class RunGauge : public ReplayObserver {
+ public:
+  struct Seen {
+    int32_t step = 0;
+    double overhead = 1;
+  };
+  explicit RunGauge(std::function<void(Seen)> report) : report_(std::move(report)) {}
+  Flow OnComputation(const Computation& c) override;
+
+ private:
+  std::function<void(Seen)> report_;
+  int64_t computations_ = 0, clock_ = 1, remat_ = 0;
+};
+
 // The progress of replays that may be long (a thrashing run has no end in
 // sight without --overhead-limit), drawn on `bar`: each run's program step
 // and its overhead so far (clock over the model compute done), looked at
@@ -58,31 +79,43 @@ class ReplayProgress {
   // The hint for commands that take --overhead-limit.
   static constexpr const char* kLimitHint = "(thrashing? --overhead-limit ends such a run)";
   ReplayProgress(ProgressBar& bar, size_t steps, std::string thrash_hint, int runs = 1);
-  ReplayObserver& watcher(int run) { return watchers_[run]; }
+  ReplayObserver& watcher(int run) { return *watchers_[run]; }
 
  private:
-  class Watcher : public ReplayObserver {
-   public:
-    Watcher(ReplayProgress* owner, int run) : owner_(owner), run_(run) {}
-    Flow OnComputation(const Computation& c) override;
-
-   private:
-    ReplayProgress* owner_;
-    int run_;
-    int64_t computations_ = 0, clock_ = 1, remat_ = 0;
-  };
-  struct Seen {
-    int32_t step = 0;
-    double overhead = 1;
-  };
-  void Report(int run, Seen seen);
+  void Report(int run, RunGauge::Seen seen);
 
   ProgressBar& bar_;
   size_t steps_;
   std::string thrash_hint_;
-  std::vector<Watcher> watchers_;
+  std::vector<std::unique_ptr<RunGauge>> watchers_;
   std::mutex mu_;  // guards seen_ and bar_
-  std::vector<Seen> seen_;
+  std::vector<RunGauge::Seen> seen_;
+};
+
+// The progress of a grid of replays (RunMany), some of which may be long:
+// the runs done of the total, and each run under way's program step and
+// overhead so far, on the bar given by SetBar (none: nothing drawn). Watches
+// the runs (RunWatch) and takes RunMany's (done, total) in Done().
+class GridProgress : public RunWatch {
+ public:
+  GridProgress(size_t steps, std::string thrash_hint)
+      : steps_(steps), thrash_hint_(std::move(thrash_hint)) {}
+  // A new grid on `bar` (may be null); no run of the last one is under way.
+  void SetBar(ProgressBar* bar);
+  ReplayObserver* Begin(size_t point) override;
+  void End(size_t point) override;
+  void Done(size_t done, size_t total);
+
+ private:
+  void Draw();  // under mu_
+
+  size_t steps_;
+  std::string thrash_hint_;
+  std::mutex mu_;  // guards what follows
+  ProgressBar* bar_ = nullptr;
+  size_t done_ = 0, total_ = 0;
+  std::map<size_t, std::unique_ptr<RunGauge>> gauges_;  // the runs under way, by point
+  std::map<size_t, RunGauge::Seen> seen_;
 };
 
 }  // namespace dtr::cli

@@ -162,7 +162,11 @@ int RunSweep(const SweepFlags& f) {
   std::vector<RunRecord> runs;
   {
     ProgressBar bar("sweep");
-    runs = api::Sweep(trace, f.request, [&](size_t d, size_t t) { bar.Update(d, t); });
+    GridProgress grid(trace.trace.program.size(),
+                      f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint);
+    grid.SetBar(&bar);
+    runs = api::Sweep(
+        trace, f.request, [&](size_t d, size_t t) { grid.Done(d, t); }, &grid);
   }
   PrintRuns(trace.trace, trace.summary, runs, f.json, f.csv);
   return 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "api/front_door.h"
 #include "cli/flag_ranges.h"
@@ -74,20 +75,32 @@ int RunReport(const ReportFlags& f) {
   api::LoadedTrace trace = f.trace.empty() ? api::LoadDemoTrace() : api::LoadTraceFile(f.trace);
   api::ReportAnswer answer;
   {
-    // One bar per stage; the atlas counts replays of its budget, the others runs.
+    // One bar per stage; the atlas counts replays of its budget, the grid
+    // and refine stages runs and the steps of the runs under way, the others
+    // runs.
     std::unique_ptr<ProgressBar> bar;
     std::string stage;
+    GridProgress grid(trace.trace.program.size(),
+                      f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint);
+    auto ends_with = [&](std::string_view tail) {
+      return stage.size() >= tail.size() &&
+             stage.compare(stage.size() - tail.size(), tail.size(), tail) == 0;
+    };
     answer = api::Report(
         trace, f.request,
         [&](const std::string& s) {
+          grid.SetBar(nullptr);
           bar.reset();
           bar = std::make_unique<ProgressBar>("report: " + s);
           stage = s;
+          if (ends_with("grid") || ends_with("refine")) grid.SetBar(bar.get());
         },
         [&](size_t d, size_t t) {
           if (!bar) return;
-          if (stage.size() >= 5 && stage.compare(stage.size() - 5, 5, "atlas") == 0)
+          if (ends_with("atlas"))
             bar->UpdatePercent(d, t, "of the atlas's cap (--atlas-max-runs, --atlas-max-evals)");
+          else if (ends_with("grid") || ends_with("refine"))
+            grid.Done(d, t);
           else
             bar->Update(d, t);
         },
@@ -95,7 +108,9 @@ int RunReport(const ReportFlags& f) {
           // Up front, before the first replay: what the report will do.
           fmt::print("{}\n", plan);
           std::fflush(stdout);
-        });
+        },
+        &grid);
+    grid.SetBar(nullptr);
   }
   for (const ReportModel& model : answer.report.heuristics) PrintSummary(model);
   for (const std::string& p : answer.files) fmt::print("wrote {}\n", p);

@@ -369,7 +369,8 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
       options.divergence ? std::max<int64_t>(int64_t{1} << 16, (int64_t{1} << 23) / specs.size())
                          : 0;
   AddRows(m,
-          RunMany(trace, baseline, specs, options.jobs, options.progress, nullptr, trail_decisions),
+          RunMany(trace, baseline, specs, options.jobs, options.progress, nullptr, trail_decisions,
+                  options.watch),
           {});
 
   // 2. The atlas over the grid's range, and 3. the rows chosen from it.
@@ -400,7 +401,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
         }
         AddRows(m,
                 RunMany(trace, baseline, more, options.jobs, options.progress, nullptr,
-                        trail_decisions),
+                        trail_decisions, options.watch),
                 additions);
       }
     }

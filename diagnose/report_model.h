@@ -142,6 +142,7 @@ struct ReportOptions : ReplaySettings {
   int max_timeline_points = 3000;
   int jobs = 0;         // sweep threads (0: one per core)
   ProgressFn progress;  // called as runs finish (done, total), per stage
+  RunWatch* watch = nullptr;  // sees the replays of the grid and refine stages as they go
   // Called when a stage starts: "grid", "atlas", "refine", "frontiers",
   // "verdicts", "divergence" (prefixed with "HEURISTIC: " by
   // BuildBudgetReport when there are several).

@@ -138,7 +138,7 @@ int64_t RunsReused() { return g_runs_reused.load(); }
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
                                const std::vector<RunSpec>& specs, int jobs,
                                const ProgressFn& progress, const GridJournal* journal,
-                               int64_t trail_decisions) {
+                               int64_t trail_decisions, RunWatch* watch) {
   std::vector<std::optional<RunResult>> results(specs.size());
   // Each spec's trail, from the worker that replayed it in this process.
   std::vector<std::shared_ptr<const RunTrail>> trails(specs.size());
@@ -189,7 +189,7 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
         }
     todo = std::move(order);
   }
-  if (progress && known > 0) progress(known, known + todo.size());
+  if (progress) progress(known, known + todo.size());  // the total, before the first run ends
   std::mutex mu;  // serializes journal records
   auto record = [&](size_t t, const RunResult& r) {
     if (!journal || !journal->record) return;
@@ -206,15 +206,14 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
         std::optional<MadeRun> made = reused_runs.Find(config, part_of[t]);
         if (!made) {
           made.emplace();
-          if (trail_decisions > 0 && FarmCollectsHere()) {
-            TrailKeeper keeper(trail_decisions);
-            ReplayConfig observed = config;
-            observed.observer = &keeper;
-            made->result = Replay(trace, observed);
-            made->trail = keeper.Take();
-          } else {
-            made->result = Replay(trace, config);
-          }
+          const bool here = FarmCollectsHere();
+          ReplayConfig observed = config;
+          TrailKeeper keeper(trail_decisions);
+          if (trail_decisions > 0 && here) observed.observer = &keeper;
+          if (watch && here) observed.watcher = watch->Begin(todo[t]);
+          made->result = Replay(trace, observed);
+          if (watch && here) watch->End(todo[t]);
+          if (observed.observer) made->trail = keeper.Take();
           reused_runs.Keep(config, part_of[t], *made);
         }
         if (FarmCollectsHere()) {

@@ -44,6 +44,17 @@ struct RunRecord {
 // Called after each finished run with (done, total); from worker threads, serialized.
 using ProgressFn = std::function<void(size_t, size_t)>;
 
+// Sees the runs RunMany replays in this process as they go (a progress
+// display): Begin(point) before the replay of specs[point] starts returns
+// its watcher (ReplayConfig::watcher; null: none), End(point) after it
+// ends. From worker threads, several runs at once.
+class RunWatch {
+ public:
+  virtual ~RunWatch() = default;
+  virtual ReplayObserver* Begin(size_t point) = 0;
+  virtual void End(size_t point) = 0;
+};
+
 // One finished point of a grid: the heuristic and the result (whose budget
 // is the point's budget in bytes).
 struct GridPointResult {
@@ -73,18 +84,21 @@ RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& sp
 // jobs <= 0 means one per hardware thread (WorkerCount). With a journal
 // (see above), replays only the points it has not finished, each once, and
 // returns what an uninterrupted run returns; progress then counts the
-// finished points as done from the start. A point whose budget lies in the
+// finished points as done from the start (progress is called once before
+// the first replay, with the total). A point whose budget lies in the
 // [budget_lo, budget_hi] of a run already made here with the same heuristic,
 // runtime, limit and seed (no overrides) takes that run's result with its
 // own budget instead of replaying: the same run (RunResult::budget_lo).
 // With trail_decisions > 0, each run replayed in this process that makes at
 // most that many decisions keeps its trail (RunRecord::trail, 24 bytes a
 // decision), so that runs can be compared later without replaying them
-// (CompareRuns); a point taken from a journal has none.
+// (CompareRuns); a point taken from a journal has none. `watch` (may be
+// null) sees each replay made in this process.
 std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
                                const std::vector<RunSpec>& specs, int jobs,
                                const ProgressFn& progress = nullptr,
-                               const GridJournal* journal = nullptr, int64_t trail_decisions = 0);
+                               const GridJournal* journal = nullptr, int64_t trail_decisions = 0,
+                               RunWatch* watch = nullptr);
 // Points RunMany() took from a run covering their budget instead of
 // replaying, since the process started (for tests and benchmarks).
 int64_t RunsReused();
