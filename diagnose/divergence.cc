@@ -274,7 +274,7 @@ class TrailRecorder : public ReplayObserver {
   TrailRecorder(PrefixMatcher& matcher, int side, bool keep)
       : matcher_(matcher), side_(side), keep_(keep) {}
   Flow OnDecision(const DecisionPoint& d) override {
-    if (keep_) trail_.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
+    if (keep_) trail_.push_back(StepOf(d));
     matcher_.Add(side_, d);
     return Flow::kContinue;
   }
@@ -385,13 +385,6 @@ SideBySide ReplaySideBySide(const Trace& trace, const Baseline& baseline, const 
   return out;
 }
 
-// Whether two runs can differ only where a budget comparison does.
-bool DifferInBudgetAlone(const ReplayConfig& a, const ReplayConfig& b) {
-  return a.heuristic == b.heuristic && a.runtime == b.runtime && a.remat_limit == b.remat_limit &&
-         a.seed == b.seed && a.work_limit == b.work_limit && a.overrides.empty() &&
-         b.overrides.empty() && a.script == nullptr && b.script == nullptr;
-}
-
 // CompareRuns from the two runs, their trails and the decisions they made
 // alike from the start.
 RunComparison CompareMade(const Trace& trace, const ReplayConfig& ca, const ReplayConfig& cb,
@@ -478,7 +471,9 @@ RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const Ru
 RunComparison CompareRuns(const Trace& trace, const Baseline& baseline, const RunRecord& a,
                           const RunRecord& b) {
   const ReplayConfig ca = ConfigFor(a.spec, baseline), cb = ConfigFor(b.spec, baseline);
-  if (!a.trail || !b.trail || !DifferInBudgetAlone(ca, cb))
+  // Runs that differ in budget alone.
+  const std::optional<RunKey> key = KeyBesidesBudget(ca);
+  if (!a.trail || !b.trail || !key || key != KeyBesidesBudget(cb))
     return CompareRuns(trace, baseline, a.spec, b.spec);
   const RunTrail& ta = *a.trail;
   const RunTrail& tb = *b.trail;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <vector>
 
+#include "checker/engine/run_result.h"
 #include "model/trace.h"
 
 namespace dtr {
@@ -19,6 +20,10 @@ struct TrailStep {
   StorageId chosen = -1;
 };
 using DecisionTrail = std::deque<TrailStep>;
+
+inline TrailStep StepOf(const DecisionPoint& d) {
+  return {d.program_step, d.tensor, d.remat_depth, d.chosen};
+}
 
 // A run's trail and the event of each decision (the computations before
 // it), as RunMany keeps them (RunRecord::trail). Two runs that differ in

@@ -59,7 +59,7 @@ class TrailKeeper : public ReplayObserver {
       trail_ = RunTrail();
       return Flow::kContinue;
     }
-    trail_.steps.push_back({d.program_step, d.tensor, d.remat_depth, d.chosen});
+    trail_.steps.push_back(StepOf(d));
     trail_.events.push_back(d.event);
     return Flow::kContinue;
   }
@@ -85,16 +85,16 @@ class ReusedRuns {
  public:
   // The run at config.budget, if one kept covers it.
   std::optional<MadeRun> Find(const ReplayConfig& config, size_t part) {
-    if (!Reusable(config)) return std::nullopt;
+    const std::optional<RunKey> key = KeyBesidesBudget(config);
+    if (!key) return std::nullopt;
     std::lock_guard<std::mutex> lock(mu_);
     auto covers = [&](const RunResult* r) {
       return r->budget_lo <= config.budget && config.budget <= r->budget_hi;
     };
     std::optional<MadeRun> found;
-    if (auto it = latest_.find({KeyOf(config), part});
-        it != latest_.end() && covers(&it->second->result))
+    if (auto it = latest_.find({*key, part}); it != latest_.end() && covers(&it->second->result))
       found = *it->second;
-    if (auto it = finished_.find(KeyOf(config)); !found && it != finished_.end())
+    if (auto it = finished_.find(*key); !found && it != finished_.end())
       if (auto at = std::find_if(it->second.begin(), it->second.end(), covers);
           at != it->second.end())
         found = MadeRun{**at, nullptr};
@@ -105,33 +105,33 @@ class ReusedRuns {
   }
   // A run this process made for a point of `part`.
   void Keep(const ReplayConfig& config, size_t part, const MadeRun& r) {
-    if (!Reusable(config) || r.result.outcome == Outcome::kStopped) return;
+    const std::optional<RunKey> key = KeyBesidesBudget(config);
+    if (!key || r.result.outcome == Outcome::kStopped) return;
     auto kept = std::make_shared<const MadeRun>(r);
     std::lock_guard<std::mutex> lock(mu_);
-    latest_[{KeyOf(config), part}] = std::move(kept);
+    latest_[{*key, part}] = std::move(kept);
   }
   // A run an earlier RunMany finished (r outlives this object).
   void KeepFinished(const ReplayConfig& config, const RunResult* r) {
-    if (Reusable(config) && r->outcome != Outcome::kStopped) finished_[KeyOf(config)].push_back(r);
+    const std::optional<RunKey> key = KeyBesidesBudget(config);
+    if (key && r->outcome != Outcome::kStopped) finished_[*key].push_back(r);
   }
 
  private:
-  // The configuration but its budget: heuristic, runtime, limits, seed.
-  using Key = std::tuple<const HeuristicSpec*, RuntimeKind, double, uint64_t, int64_t>;
-  static Key KeyOf(const ReplayConfig& c) {
-    return {c.heuristic, c.runtime, c.remat_limit, c.seed, c.work_limit};
-  }
-  // Runs with an observer, a script or overrides are not kept nor taken.
-  static bool Reusable(const ReplayConfig& c) {
-    return c.observer == nullptr && c.script == nullptr && c.overrides.empty() &&
-           c.heuristic != nullptr;
-  }
+  // Runs without a key (an observer, a script, overrides) are not kept nor taken.
   std::mutex mu_;
-  std::map<std::pair<Key, size_t>, std::shared_ptr<const MadeRun>> latest_;
-  std::map<Key, std::vector<const RunResult*>> finished_;
+  std::map<std::pair<RunKey, size_t>, std::shared_ptr<const MadeRun>> latest_;
+  std::map<RunKey, std::vector<const RunResult*>> finished_;
 };
 
 }  // namespace
+
+std::optional<RunKey> KeyBesidesBudget(const ReplayConfig& c) {
+  if (c.observer != nullptr || c.script != nullptr || !c.overrides.empty() ||
+      c.heuristic == nullptr)
+    return std::nullopt;
+  return RunKey{c.heuristic, c.runtime, c.remat_limit, c.seed, c.work_limit};
+}
 
 int64_t RunsReused() { return g_runs_reused.load(); }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,13 @@ struct GridJournal {
 };
 
 ReplayConfig ConfigFor(const RunSpec& spec, const Baseline& baseline);
+// What a run is besides its budget: heuristic, runtime, limits, seed. Runs
+// with equal keys decide alike until a budget comparison comes out
+// differently. nullopt for a configuration whose decisions come from more
+// than its heuristic and budget (an observer, a script, overrides) or that
+// has no heuristic.
+using RunKey = std::tuple<const HeuristicSpec*, RuntimeKind, double, uint64_t, int64_t>;
+std::optional<RunKey> KeyBesidesBudget(const ReplayConfig& config);
 // The record of spec's run, given its result (the overhead from the baseline).
 RunRecord RecordOf(const RunSpec& spec, const Baseline& baseline, RunResult result);
 RunRecord RunOne(const Trace& trace, const Baseline& baseline, const RunSpec& spec);
