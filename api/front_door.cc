@@ -241,9 +241,11 @@ void Validate(const ScanRequest& r) {
   if (r.refine && r.exact) throw Error("scan takes --refine or --exact, not both");
 }
 
-ScanResult Scan(const LoadedTrace& t, const ScanRequest& r, const ProgressFn& progress) {
+ScanResult Scan(const LoadedTrace& t, const ScanRequest& r, const ProgressFn& progress,
+                RunWatch* watch) {
   Validate(r);
   ScanOptions o = ScanOptionsOf(r.settings, r.jobs, r.cliff_factor);
+  o.watch = watch;
   o.refine = r.refine;
   o.exact = r.exact;
   o.max_walk = r.max_walk;
@@ -466,10 +468,12 @@ void Validate(const AblateRequest& r) {
   CheckOption(kMaxEvals, r.max_evals);
 }
 
-AblationResult Ablate(const LoadedTrace& t, const AblateRequest& r, const ProgressFn& progress) {
+AblationResult Ablate(const LoadedTrace& t, const AblateRequest& r, const ProgressFn& progress,
+                      RunWatch* watch) {
   Validate(r);
-  return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios),
-                     ScanOptionsOf(r.settings, r.jobs, r.cliff_factor), r.max_evals, progress);
+  ScanOptions o = ScanOptionsOf(r.settings, r.jobs, r.cliff_factor);
+  o.watch = watch;
+  return dtr::Ablate(t.trace, t.baseline, ParseRatios(r.ratios), o, r.max_evals, progress);
 }
 
 // frontier
@@ -559,9 +563,10 @@ void Validate(const BoundsRequest& r) {
 }
 
 BoundsAnswer Bounds(const LoadedTrace& t, const BoundsRequest& r, const BoundsProgress& stage,
-                    const BoundsStatus& status) {
+                    const BoundsStatus& status, RunWatch* watch) {
   Validate(r);
-  const BoundsOptions o = BoundsOptionsOf(r);
+  BoundsOptions o = BoundsOptionsOf(r);
+  o.watch = watch;
   BoundsAnswer a;
   a.header = HeaderFor(t, o.runtime, nullptr);
   a.store = OpenStore(StoreDir(r.store), t.path, t.trace, t.baseline.memory);

@@ -116,7 +116,9 @@ struct ScanRequest {
   std::string checkpoint;
 };
 void Validate(const ScanRequest& request);
-ScanResult Scan(const LoadedTrace& trace, const ScanRequest& request, const ProgressFn& progress = nullptr);
+// `watch` sees the grid's replays (not an exact scan's walk).
+ScanResult Scan(const LoadedTrace& trace, const ScanRequest& request,
+                const ProgressFn& progress = nullptr, RunWatch* watch = nullptr);
 // ScanJson (reports/instability_report.h) of the result.
 nlohmann::ordered_json ScanJson(const LoadedTrace& trace, const ScanResult& scan);
 
@@ -155,8 +157,9 @@ struct AblateRequest {
       kDefaultAblateEvals;  // kMaxEvals; shared by the runs (diagnose/ablation.h); 0: none
 };
 void Validate(const AblateRequest& request);
+// `watch` sees the runs as they go.
 AblationResult Ablate(const LoadedTrace& trace, const AblateRequest& request,
-                      const ProgressFn& progress = nullptr);
+                      const ProgressFn& progress = nullptr, RunWatch* watch = nullptr);
 
 // `dtrcheck explain` (why a heuristic's run ran out of memory) and `dtrcheck
 // prove` (whether any eviction order fits): a verdict with its certificate.
@@ -256,8 +259,10 @@ struct BoundsAnswer {
 void Validate(const BoundsRequest& request);
 // stage(name, done, total) as each part of the search goes; status(text) for
 // what a long part is doing (ComputeBounds).
+// `watch` sees the heuristics' grid runs as they go.
 BoundsAnswer Bounds(const LoadedTrace& trace, const BoundsRequest& request,
-                    const BoundsProgress& stage = nullptr, const BoundsStatus& status = nullptr);
+                    const BoundsProgress& stage = nullptr, const BoundsStatus& status = nullptr,
+                    RunWatch* watch = nullptr);
 nlohmann::ordered_json BoundsJson(const LoadedTrace& trace, const BoundsAnswer& answer);
 
 // `dtrcheck plan`: which modules of a captured PyTorch step to wrap in

@@ -73,12 +73,18 @@ int RunScan(const ScanFlags& f) {
   ScanResult scan;
   {
     ProgressBar bar("scan");
-    scan = api::Scan(trace, f.request, [&](size_t d, size_t t) {
-      if (f.request.exact)
-        bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
-      else
-        bar.Update(d, t);
-    });
+    GridProgress grid(trace.trace.program.size(),
+                      f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint);
+    grid.SetBar(&bar);
+    scan = api::Scan(
+        trace, f.request,
+        [&](size_t d, size_t t) {
+          if (f.request.exact)
+            bar.UpdatePercent(d, t, "of the range");  // bytes: a count would mean nothing
+          else
+            grid.Done(d, t);
+        },
+        &grid);
   }
   if (f.json)
     std::cout << ScanJson(trace.summary, scan).dump() << "\n";
@@ -207,7 +213,13 @@ int RunAblate(const AblateFlags& f) {
       std::cout.flush();
     }
     ProgressBar bar("ablate");
-    result = api::Ablate(t, f.request, [&](size_t d, size_t total) { bar.Update(d, total); });
+    // Each run ends at its share of --max-evals unless that is 0.
+    const bool endless = f.request.max_evals <= 0 && !f.request.settings.overhead_limit;
+    GridProgress grid(t.trace.program.size(), endless ? ReplayProgress::kLimitHint : "",
+                      /*name_heuristics=*/true);
+    grid.SetBar(&bar);
+    result = api::Ablate(
+        t, f.request, [&](size_t d, size_t total) { grid.Done(d, total); }, &grid);
   }
   if (f.json)
     std::cout << AblateJson(t.summary, result).dump() << "\n";

@@ -146,14 +146,22 @@ void GridProgress::SetBar(ProgressBar* bar) {
   seen_.clear();
 }
 
-ReplayObserver* GridProgress::Begin(size_t point) {
+ReplayObserver* GridProgress::Begin(size_t point, const RunSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!bar_) return nullptr;
-  seen_[point] = {};
+  std::string label =
+      spec.ratio ? spec.ratio->text : fmt::format("{} bytes", spec.budget.value_or(0));
+  if (name_heuristics_ && spec.heuristic)
+    label = fmt::format("{} {}", spec.heuristic->name, label);
+  else if (spec.ratio)
+    label = "ratio " + label;
+  seen_[point] = {std::move(label), {}};
   auto& gauge = gauges_[point];
   gauge = std::make_unique<RunGauge>([this, point](RunGauge::Seen seen) {
     std::lock_guard<std::mutex> lock(mu_);
-    seen_[point] = seen;
+    auto it = seen_.find(point);
+    if (it == seen_.end()) return;  // ended meanwhile
+    it->second.second = seen;
     Draw();
   });
   return gauge.get();
@@ -179,11 +187,12 @@ void GridProgress::Draw() {
   double worst = 1;
   std::string note = fmt::format("{}/{} runs", done_, total_);
   const char* sep = "; under way:";
-  for (const auto& [point, seen] : seen_) {
+  for (const auto& [point, run] : seen_) {
+    const auto& [label, seen] = run;
     units += static_cast<size_t>(seen.step);
     worst = std::max(worst, seen.overhead);
-    note +=
-        fmt::format("{} step {}/{}, overhead {:.2f} so far", sep, seen.step, steps_, seen.overhead);
+    note += fmt::format("{} {}: step {}/{}, overhead {:.2f} so far", sep, label, seen.step, steps_,
+                        seen.overhead);
     sep = ";";
   }
   if (worst > 10 && !thrash_hint_.empty()) note += " " + thrash_hint_;

@@ -93,16 +93,17 @@ class ReplayProgress {
 };
 
 // The progress of a grid of replays (RunMany), some of which may be long:
-// the runs done of the total, and each run under way's program step and
-// overhead so far, on the bar given by SetBar (none: nothing drawn). Watches
-// the runs (RunWatch) and takes RunMany's (done, total) in Done().
+// the runs done of the total, and each run under way's ratio (with
+// `name_heuristics`, its heuristic too), program step and overhead so far,
+// on the bar given by SetBar (none: nothing drawn). Watches the runs
+// (RunWatch) and takes RunMany's (done, total) in Done().
 class GridProgress : public RunWatch {
  public:
-  GridProgress(size_t steps, std::string thrash_hint)
-      : steps_(steps), thrash_hint_(std::move(thrash_hint)) {}
+  GridProgress(size_t steps, std::string thrash_hint, bool name_heuristics = false)
+      : steps_(steps), thrash_hint_(std::move(thrash_hint)), name_heuristics_(name_heuristics) {}
   // A new grid on `bar` (may be null); no run of the last one is under way.
   void SetBar(ProgressBar* bar);
-  ReplayObserver* Begin(size_t point) override;
+  ReplayObserver* Begin(size_t point, const RunSpec& spec) override;
   void End(size_t point) override;
   void Done(size_t done, size_t total);
 
@@ -111,11 +112,14 @@ class GridProgress : public RunWatch {
 
   size_t steps_;
   std::string thrash_hint_;
+  bool name_heuristics_;
   std::mutex mu_;  // guards what follows
   ProgressBar* bar_ = nullptr;
   size_t done_ = 0, total_ = 0;
-  std::map<size_t, std::unique_ptr<RunGauge>> gauges_;  // the runs under way, by point
-  std::map<size_t, RunGauge::Seen> seen_;
+  // The runs under way, by point: their gauges, and what was seen of each
+  // with its label ("ratio 0.05", or "LRU 0.05").
+  std::map<size_t, std::unique_ptr<RunGauge>> gauges_;
+  std::map<size_t, std::pair<std::string, RunGauge::Seen>> seen_;
 };
 
 }  // namespace dtr::cli

@@ -282,18 +282,30 @@ int RunBounds(const BoundsFlags& f) {
   {
     std::unique_ptr<ProgressBar> bar;
     std::string stage;
+    // The grid stages show their runs under way (each ends at --run-max-evals
+    // unless that is 0).
+    const bool endless = f.request.options.run_max_evals <= 0 && !f.request.settings.overhead_limit;
+    // (the stage names the heuristic).
+    GridProgress grid(t.trace.program.size(), endless ? ReplayProgress::kLimitHint : "");
+    auto is_grid = [](const std::string& s) { return s.find(" grid") != std::string::npos; };
     a = api::Bounds(
         t, f.request,
         [&](const std::string& s, size_t d, size_t total) {
           if (s != stage) {
+            grid.SetBar(nullptr);
             bar = std::make_unique<ProgressBar>(s);
             stage = s;
+            if (is_grid(s)) grid.SetBar(bar.get());
           }
-          bar->Update(d, total);
+          if (is_grid(s))
+            grid.Done(d, total);
+          else
+            bar->Update(d, total);
         },
         [&](const std::string& text) {
           if (bar) bar->Status(text);
-        });
+        },
+        &grid);
   }
   if (f.json)
     std::cout << api::BoundsJson(t, a).dump() << "\n";

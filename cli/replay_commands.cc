@@ -163,7 +163,8 @@ int RunSweep(const SweepFlags& f) {
   {
     ProgressBar bar("sweep");
     GridProgress grid(trace.trace.program.size(),
-                      f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint);
+                      f.request.settings.overhead_limit ? "" : ReplayProgress::kLimitHint,
+                      /*name_heuristics=*/f.request.settings.heuristics.size() > 1);
     grid.SetBar(&bar);
     runs = api::Sweep(
         trace, f.request, [&](size_t d, size_t t) { grid.Done(d, t); }, &grid);

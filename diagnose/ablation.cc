@@ -102,7 +102,8 @@ AblationResult Ablate(const Trace& trace, const Baseline& baseline,
       s.ratio = r;
       specs.push_back(s);
     }
-  std::vector<RunRecord> runs = RunMany(trace, baseline, specs, options.jobs, progress);
+  std::vector<RunRecord> runs =
+      RunMany(trace, baseline, specs, options.jobs, progress, nullptr, 0, options.watch);
   AblationResult out;
   out.runtime = options.runtime;
   out.cliff_factor = options.cliff_factor;

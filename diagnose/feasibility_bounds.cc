@@ -229,9 +229,12 @@ BoundsReport ComputeBounds(const Trace& trace, const Baseline& baseline,
   auto run_all = [&](const std::string& stage, const std::vector<RunSpec>& specs,
                      HeuristicBound& hb) {
     try {
-      return RunMany(trace, baseline, specs, options.jobs, [&](size_t d, size_t t) {
-        if (progress) progress(stage, d, t);
-      });
+      return RunMany(
+          trace, baseline, specs, options.jobs,
+          [&](size_t d, size_t t) {
+            if (progress) progress(stage, d, t);
+          },
+          nullptr, 0, options.watch);
     } catch (const InputError&) {
       std::vector<RunRecord> runs;
       int32_t asserted = 0;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "checker/drivers/ratio_grid.h"
+#include "checker/drivers/sweep.h"
 #include "checker/engine/replay.h"
 #include "checker/proofs/cut_bound.h"
 #include "checker/proofs/eviction_script.h"
@@ -95,6 +96,7 @@ struct BoundsOptions {
   // static bound and the best schedule to its resolution, within this many
   // seconds (0: none; infinite: no time limit, the same answer everywhere).
   double cut_seconds = std::numeric_limits<double>::infinity();
+  RunWatch* watch = nullptr;  // sees the grid runs as they go (RunMany's)
 };
 
 struct HeuristicBound {

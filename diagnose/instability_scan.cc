@@ -295,7 +295,8 @@ ScanResult ScanInstability(const Trace& trace, const Baseline& baseline,
     s.ratio = r;
     specs.push_back(s);
   }
-  for (const RunRecord& run : RunMany(trace, baseline, specs, options.jobs, progress, options.grid_journal))
+  for (const RunRecord& run : RunMany(trace, baseline, specs, options.jobs, progress,
+                                      options.grid_journal, 0, options.watch))
     out.points.push_back(MakeScanPoint(run));
   out.analysis = AnalyzeScan(out.points, options.cliff_factor);
   if (!options.refine) {

@@ -42,6 +42,7 @@ struct ScanOptions : ReplaySettings {
   // (BuildAtlas's). Refinement searches are not journaled.
   const GridJournal* grid_journal = nullptr;
   const AtlasJournal* atlas_journal = nullptr;
+  RunWatch* watch = nullptr;  // sees the grid's replays as they go (RunMany's)
 };
 
 // A feasibility inversion (diagnose/budget_curve.h) of the atlas intervals

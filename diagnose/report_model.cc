@@ -417,6 +417,13 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
            FindExactInversions(m.atlas->sections[k], m.curve.points, m.curve.analysis))
         m.curve.exact_inversions->push_back({k, v});
   }
+  // The regimes are final: only rows beside a row of another regime are
+  // compared (8.), so the other rows' trails go now.
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    const bool changes = (i > 0 && m.rows[i - 1].regime != m.rows[i].regime) ||
+                         (i + 1 < m.rows.size() && m.rows[i + 1].regime != m.rows[i].regime);
+    if (!changes) m.rows[i].run.trail.reset();
+  }
 
   // 5. The timelines.
   std::vector<std::pair<size_t, std::string>> chosen = TimelineRuns(m, options);
@@ -487,6 +494,7 @@ ReportModel BuildReport(const Trace& trace, const ReportOptions& options) {
     m.divergence_skipped = "turned off (--no-divergence)";
   else
     m.divergence = CompareRegimes(trace, baseline, m, options);
+  for (BudgetRow& row : m.rows) row.run.trail.reset();  // used by 8. alone
   if (m.divergence && m.timelines.size() == 2)
     for (const RegimeDivergence& d : *m.divergence)
       if (d.run_a == m.timelines[0].run && d.run_b == m.timelines[1].run)

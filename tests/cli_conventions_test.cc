@@ -402,7 +402,7 @@ TEST_CASE("cli conventions: progress in a pipe is plain lines, none before the i
     const size_t at = line.find(runs);
     REQUIRE(at != std::string::npos);
     const std::string rest = line.substr(at + runs.size());
-    CHECK((rest.rfind("  ", 0) == 0 || rest.rfind("; under way: step ", 0) == 0));
+    CHECK((rest.rfind("  ", 0) == 0 || rest.rfind("; under way: ratio 0.", 0) == 0));
     CHECK(line.find("s elapsed, ~") != std::string::npos);
     ++n;
   }
@@ -460,29 +460,68 @@ bool AnyHas(const std::vector<std::string>& lines, const std::string& text) {
                      [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
-TEST_CASE("cli conventions: report's grid shows the step and overhead of the runs under way") {
-  Workspace w;
-  REQUIRE(w.Run("gen rnn --steps 1666 -o rnn.log").status == 0);  // 10,001 operators
+// The grid lines (starting with `label`) of a grid of two runs at ratios 0.5
+// and 0.6 (`named`: heuristic `named` before each ratio) on a generated rnn
+// of 10^4 operators: the runs done, and each run under way by its ratio with
+// its step and overhead so far.
+void CheckGridLines(const Workspace& w, const std::string& args, const std::string& label,
+                    const std::string& named = "") {
   std::string of_steps = "/";
   of_steps += std::to_string(LoadTrace(w.Path("rnn.log").string()).program.size());
   of_steps += ", overhead ";
-  const std::string err = ProgressOf(
-      w, "report rnn.log --ratios 0.5,0.6 --no-atlas --no-proofs --no-divergence -o out");
+  const std::string err = ProgressOf(w, args);
   std::istringstream in(err);
   std::string line;
   size_t under_way = 0, finished = 0;
+  bool seen[2] = {false, false};
   while (std::getline(in, line)) {
     INFO(line);
-    if (line.rfind("report: grid ", 0) != 0) continue;
-    if (line.find("/2 runs; under way: step ") != std::string::npos) {
+    if (line.rfind(label + " ", 0) != 0) continue;
+    const size_t at = line.find("/2 runs; under way: ");
+    if (at != std::string::npos) {
       CHECK(line.find(of_steps) != std::string::npos);
       CHECK(line.find(" so far") != std::string::npos);
+      const std::string first = line.substr(at + 20);
+      const std::string prefix = named.empty() ? "ratio " : named + " ";
+      CHECK((first.rfind(prefix + "0.5: step ", 0) == 0 ||
+             first.rfind(prefix + "0.6: step ", 0) == 0));
+      seen[0] |= line.find(prefix + "0.5: step ") != std::string::npos;
+      seen[1] |= line.find(prefix + "0.6: step ") != std::string::npos;
       ++under_way;
     }
     finished += line.find("100.0% 2/2 runs ") != std::string::npos;
   }
   CHECK(under_way >= 2);  // each run passes 4,096 computations
+  CHECK(seen[0]);
+  CHECK(seen[1]);
   CHECK(finished == 1);
+}
+
+TEST_CASE("cli conventions: report's and scan's grids show the runs under way") {
+  Workspace w;
+  REQUIRE(w.Run("gen rnn --steps 1666 -o rnn.log").status == 0);  // 10,001 operators
+  CheckGridLines(w, "report rnn.log --ratios 0.5,0.6 --no-atlas --no-proofs --no-divergence -o out",
+                 "report: grid");
+  CheckGridLines(w, "scan rnn.log --ratios 0.5,0.6", "scan");
+  CheckGridLines(w, "sweep rnn.log --ratios 0.5,0.6", "sweep");
+  // ablate's runs differ in heuristic: each named, then its ratio.
+  std::istringstream in(ProgressOf(w, "ablate rnn.log --ratios 0.5,0.6"));
+  std::string line;
+  size_t named = 0;
+  while (std::getline(in, line)) {
+    INFO(line);
+    CHECK(line.rfind("ablate ", 0) == 0);
+    const size_t at = line.find(" runs; under way: ");
+    if (at == std::string::npos) continue;
+    const std::string first = line.substr(at + 18);
+    const size_t space = first.find(' ');
+    REQUIRE(space != std::string::npos);
+    CHECK(space > 0);  // the heuristic's name
+    CHECK((first.compare(space, 11, " 0.5: step ") == 0 ||
+           first.compare(space, 11, " 0.6: step ") == 0));
+    ++named;
+  }
+  CHECK(named >= 1);
 }
 
 TEST_CASE("cli conventions: a long replay shows its step and overhead, and a thrashing hint") {

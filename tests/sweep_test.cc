@@ -10,8 +10,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -40,6 +42,39 @@ std::vector<std::pair<int64_t, StorageId>> Decisions(const Trace& trace, const B
   return recorder.seen;
 }
 
+// Sees RunMany's replays: each point begun with its own spec, once, and
+// ended; the watchers it hands out see computations.
+struct CountingWatch : RunWatch {
+  const std::vector<RunSpec>* specs = nullptr;
+  std::mutex mu;
+  std::vector<int> begun, ended;  // per point
+  int wrong_spec = 0;
+  std::atomic<int64_t> computations{0};
+  struct Counter : ReplayObserver {
+    std::atomic<int64_t>* n;
+    Flow OnComputation(const Computation&) override {
+      ++*n;
+      return Flow::kContinue;
+    }
+  } counter;
+  explicit CountingWatch(const std::vector<RunSpec>& s)
+      : specs(&s), begun(s.size(), 0), ended(s.size(), 0) {
+    counter.n = &computations;
+  }
+  ReplayObserver* Begin(size_t point, const RunSpec& spec) override {
+    std::lock_guard<std::mutex> lock(mu);
+    const RunSpec& want = (*specs)[point];
+    wrong_spec += spec.heuristic != want.heuristic || spec.runtime != want.runtime ||
+                  spec.budget != want.budget;
+    ++begun[point];
+    return &counter;  // counts with atomics: shared by the workers
+  }
+  void End(size_t point) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++ended[point];
+  }
+};
+
 // Compares every run of RunMany(specs) with RunOne of its spec, and with
 // trails kept, each trail with the run's decisions; returns how
 // many points RunMany took from another run. Specs whose replay stops at one
@@ -59,8 +94,20 @@ int64_t CheckAgainstReplays(const Trace& trace, const Baseline& baseline,
   std::vector<RunRecord> runs = RunMany(trace, baseline, specs, jobs);
   const int64_t reused = RunsReused() - reused_before;
   // Again keeping the trails of runs of at most kTrail decisions.
+  // and watching them: the points replayed, not those taken from another run.
   constexpr int64_t kTrail = 3;
-  std::vector<RunRecord> trailed = RunMany(trace, baseline, specs, jobs, nullptr, nullptr, kTrail);
+  CountingWatch watch(specs);
+  const int64_t reused_before_trailed = RunsReused();
+  std::vector<RunRecord> trailed =
+      RunMany(trace, baseline, specs, jobs, nullptr, nullptr, kTrail, &watch);
+  // (Which points are taken depends on which runs end first, with -j > 1.)
+  const int64_t taken = RunsReused() - reused_before_trailed;
+  CHECK(watch.wrong_spec == 0);
+  CHECK(watch.begun == watch.ended);
+  CHECK(std::count(watch.begun.begin(), watch.begun.end(), 1) ==
+        static_cast<std::ptrdiff_t>(specs.size()) - taken);
+  CHECK(std::count(watch.begun.begin(), watch.begun.end(), 0) == taken);
+  if (!specs.empty()) CHECK(watch.computations > 0);
   REQUIRE(runs.size() == alone.size());
   REQUIRE(trailed.size() == alone.size());
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -210,9 +210,15 @@ std::vector<RunRecord> RunMany(const Trace& trace, const Baseline& baseline,
           ReplayConfig observed = config;
           TrailKeeper keeper(trail_decisions);
           if (trail_decisions > 0 && here) observed.observer = &keeper;
-          if (watch && here) observed.watcher = watch->Begin(todo[t]);
+          if (watch && here) observed.watcher = watch->Begin(todo[t], specs[todo[t]]);
+          struct Ended {  // End() also when the replay throws
+            RunWatch* watch;
+            size_t point;
+            ~Ended() {
+              if (watch) watch->End(point);
+            }
+          } ended{watch && here ? watch : nullptr, todo[t]};
           made->result = Replay(trace, observed);
-          if (watch && here) watch->End(todo[t]);
           if (observed.observer) made->trail = keeper.Take();
           reused_runs.Keep(config, part_of[t], *made);
         }

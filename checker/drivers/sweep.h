@@ -46,13 +46,14 @@ struct RunRecord {
 using ProgressFn = std::function<void(size_t, size_t)>;
 
 // Sees the runs RunMany replays in this process as they go (a progress
-// display): Begin(point) before the replay of specs[point] starts returns
-// its watcher (ReplayConfig::watcher; null: none), End(point) after it
-// ends. From worker threads, several runs at once.
+// display): Begin(point, specs[point]) before the replay of specs[point]
+// starts returns its watcher (ReplayConfig::watcher; null: none),
+// End(point) after it ends (or throws). From worker threads, several runs
+// at once.
 class RunWatch {
  public:
   virtual ~RunWatch() = default;
-  virtual ReplayObserver* Begin(size_t point) = 0;
+  virtual ReplayObserver* Begin(size_t point, const RunSpec& spec) = 0;
   virtual void End(size_t point) = 0;
 };
 
