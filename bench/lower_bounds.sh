@@ -17,8 +17,9 @@
 #
 # DTRCHECK defaults to build/dtrcheck, STORE_DIR to a temporary directory,
 # the traces to all eight of ../shared/traces. Give a new STORE_DIR for a
-# table: a reused store keeps the first schedule it stored at a peak, so the
-# overhead column would be that older schedule's. Extra flags for `bounds` go in
+# table: a reused store keeps its schedule unless one with a lower peak, or
+# the same peak and less compute, comes, so the overhead column can be an
+# older run's. Extra flags for `bounds` go in
 # $BOUNDS_FLAGS (none: the defaults).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -90,6 +90,7 @@ std::string RecordBounds(CertificateStore& store, const Trace& trace, RuntimeKin
     s.description = r.best->description;
     s.found_by = "bounds";
     s.script = r.best->script;
+    s.clock = r.best->check.run.clock;
     schedule = store.OfferSchedule(runtime, s);
   }
   StoredBound b;
@@ -125,8 +126,10 @@ std::string RecordClassification(CertificateStore& store, const Trace& trace, Ru
     const Witness& w = *c.witness_search.witness;
     peak = w.check.run.max_memory;
     // The claim stored is about the peak itself: check it there.
-    if (CheckSchedule(trace, peak, w.script, runtime).passed()) {
+    const ScheduleCheck check = CheckSchedule(trace, peak, w.script, runtime);
+    if (check.passed()) {
       StoredSchedule s;
+      s.clock = check.run.clock;
       s.peak = peak;
       s.source = w.source;
       s.description = w.description;

@@ -68,6 +68,7 @@ std::string CertificateFileText(const Trace& trace, const CertificateFile& file)
                        {"found_by", c.schedule->found_by},
                        {"evictions", c.schedule->script.entries.size()},
                        {"script", script.str()}};
+      if (c.schedule->clock) r["schedule"]["clock"] = *c.schedule->clock;
     }
     if (c.bound) {
       ordered_json b = {{"bytes", c.bound->bytes},
@@ -120,6 +121,7 @@ CertificateFile ParseCertificateFile(const std::string& text, const std::string&
         sc.found_by = s.value("found_by", "");
         sc.script = ParseEvictionScriptString(s.at("script").get<std::string>(),
                                               fmt::format("{} ({} schedule)", path, name), trace);
+        if (s.contains("clock")) sc.clock = s.at("clock").get<int64_t>();
         c.schedule = std::move(sc);
       }
       if (r.contains("lower_bound")) {
@@ -145,6 +147,11 @@ CertificateFile ParseCertificateFile(const std::string& text, const std::string&
     throw fail(message);
   }
   return f;
+}
+
+bool BetterSchedule(const StoredSchedule& a, const StoredSchedule& b) {
+  if (a.peak != b.peak) return a.peak < b.peak;
+  return a.clock && (!b.clock || *a.clock < *b.clock);
 }
 
 bool SameSchedule(const StoredSchedule& a, const StoredSchedule& b) {
@@ -236,7 +243,7 @@ const RuntimeCertificates* CertificateStore::Find(RuntimeKind runtime) const {
 bool CertificateStore::OfferSchedule(RuntimeKind runtime, const StoredSchedule& schedule) {
   const std::string name(RuntimeName(runtime));
   RuntimeCertificates& c = file_.runtimes[name];
-  if (c.schedule && c.schedule->peak <= schedule.peak) return false;
+  if (c.schedule && !BetterSchedule(schedule, *c.schedule)) return false;
   c.schedule = schedule;
   offered_.runtimes[name].schedule = schedule;
   dirty_ = true;
@@ -303,7 +310,7 @@ bool CertificateStore::Save() {
   }
   for (const auto& [name, ours] : offered_.runtimes) {
     RuntimeCertificates& c = merged.runtimes[name];
-    if (ours.schedule && (!c.schedule || ours.schedule->peak < c.schedule->peak))
+    if (ours.schedule && (!c.schedule || BetterSchedule(*ours.schedule, *c.schedule)))
       c.schedule = ours.schedule;
     if (ours.bound && (!c.bound || ours.bound->bytes > c.bound->bytes)) c.bound = ours.bound;
   }

@@ -39,7 +39,13 @@ struct StoredSchedule {
   std::string description;
   std::string found_by;  // the command that stored it ("bounds", "prove", "explain")
   EvictionScript script;
+  // The compute of the script's run (the checker's clock), when known: of two
+  // schedules with the same peak the store keeps the one with less.
+  std::optional<int64_t> clock;
 };
+// Whether `a` is a better schedule than `b`: a lower peak, or the same peak
+// with a known clock below b's (or b's unknown).
+bool BetterSchedule(const StoredSchedule& a, const StoredSchedule& b);
 
 // Which argument proves the stored bound.
 enum class BoundArgument { kStatic, kCut, kWindow };

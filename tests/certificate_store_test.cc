@@ -133,6 +133,55 @@ TEST_CASE("certificate store: keeps the lower schedule and the higher bound") {
   CHECK(store.Find(RuntimeKind::kV2EagerOptimized)->bound->bytes == 9);
 }
 
+TEST_CASE("certificate store: at an equal peak, keeps the schedule with less compute") {
+  TempDir dir;
+  TraceFile tf(dir, 13);
+  int64_t optimum = 0;
+  StoredSchedule s = OptimalSchedule(tf.trace, &optimum);
+  const int64_t clock = CheckSchedule(tf.trace, optimum, s.script).run.clock;
+  const RuntimeKind rt = RuntimeKind::kV2EagerOptimized;
+  StoredSchedule unknown = s, more = s, less = s;
+  more.clock = clock + 5;
+  more.description = "more";
+  less.clock = clock;
+  less.description = "less";
+  {
+    CertificateStore store(dir.path.string(), tf.path, tf.trace, tf.baseline.memory);
+    CHECK(store.OfferSchedule(rt, unknown));
+    CHECK(store.OfferSchedule(rt, more));  // a known clock beats an unknown one
+    CHECK_FALSE(store.OfferSchedule(rt, unknown));
+    CHECK(store.OfferSchedule(rt, less));
+    CHECK_FALSE(store.OfferSchedule(rt, more));
+    CHECK(store.Find(rt)->schedule->description == "less");
+    store.Save();
+  }
+  // The clock survives the file, and a lower peak still wins whatever its clock.
+  CertificateStore again(dir.path.string(), tf.path, tf.trace, tf.baseline.memory);
+  REQUIRE(again.Find(rt));
+  CHECK(again.Find(rt)->schedule->clock == clock);
+  CHECK_FALSE(again.OfferSchedule(rt, more));
+  StoredSchedule higher = more;
+  higher.peak = optimum + 1;
+  higher.clock = 0;
+  CHECK_FALSE(again.OfferSchedule(rt, higher));
+  // Two processes offer schedules at the same peak: the one saved last
+  // merges with the file and keeps the one with less compute.
+  StoredSchedule fewer = less, fewest = less;
+  fewer.clock = clock - 1;  // (as if: the store takes the clock it is given)
+  fewer.description = "fewer";
+  fewest.clock = clock - 2;
+  fewest.description = "fewest";
+  CHECK(again.OfferSchedule(rt, fewest));
+  {
+    CertificateStore other(dir.path.string(), tf.path, tf.trace, tf.baseline.memory);
+    CHECK(other.OfferSchedule(rt, fewer));
+    other.Save();
+  }
+  again.Save();
+  CertificateStore last(dir.path.string(), tf.path, tf.trace, tf.baseline.memory);
+  CHECK(last.Find(rt)->schedule->description == "fewest");
+}
+
 TEST_CASE("certificate store: refuses the file of another trace with a clear error") {
   TempDir dir;
   TraceFile a(dir, 13), b(dir, 14);

@@ -174,6 +174,12 @@ TEST_CASE("issue 51: a stored bound that does not hold is dropped from the store
   REQUIRE(after.Find(rt));
   REQUIRE(after.Find(rt)->bound);
   CHECK(after.Find(rt)->bound->bytes == r.proven_infeasible_below);
+  // The schedule kept (prove's above, or bounds') carries its run's compute,
+  // the checker's clock for its script.
+  REQUIRE(after.Find(rt)->schedule);
+  const StoredSchedule& kept = *after.Find(rt)->schedule;
+  REQUIRE(kept.clock);
+  CHECK(*kept.clock == CheckSchedule(tf.trace, kept.peak, kept.script, rt).run.clock);
 }
 
 // Item 10: store errors exited with status 2 ("usage") where docs/cli.md
