@@ -282,10 +282,9 @@ int RunBounds(const BoundsFlags& f) {
   {
     std::unique_ptr<ProgressBar> bar;
     std::string stage;
-    // The grid stages show their runs under way (each ends at --run-max-evals
-    // unless that is 0).
+    // The grid stages show their runs under way by ratio (the stage names the
+    // heuristic); each run ends at --run-max-evals unless that is 0.
     const bool endless = f.request.options.run_max_evals <= 0 && !f.request.settings.overhead_limit;
-    // (the stage names the heuristic).
     GridProgress grid(t.trace.program.size(), endless ? ReplayProgress::kLimitHint : "");
     auto is_grid = [](const std::string& s) { return s.find(" grid") != std::string::npos; };
     a = api::Bounds(
